@@ -1,0 +1,372 @@
+/**
+ * The small ports the interaction engine runs on: {@link SessApi} (talking to Sess),
+ * {@link HandleStore} (where records live), {@link Authority} (who is calling and what a handle
+ * is bound to) and {@link Clock}. Interfaces and the few plain helpers their contracts need.
+ *
+ * Nothing here knows a transport or Sess's wire format: `src/sess` adapts the wire to
+ * {@link SessApi}; stores and faces implement the rest.
+ */
+import type { ErrorCode } from './errors.js';
+import type { InteractionRecord } from './record.js';
+import type { Answer, Surface } from './surface.js';
+
+// ---------------------------------------------------------------------------------------------
+// Sess
+
+/** Per-call options every {@link SessApi} method takes. */
+export interface SessCallOptions {
+  /** Aborting MUST end the call with a {@link SessApiError} of kind `aborted`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Where a Session is. `active`: waiting for an answer at `revision`; `answered`: an answer at
+ * `revision` waits for the agent; `lapsed`: past `expiresAt` but the person may still ask for more
+ * time; `completed`: closed by the agent; `expired`: closed for good without completion.
+ */
+export type SessionStatus = 'active' | 'answered' | 'lapsed' | 'completed' | 'expired';
+
+/** One answer a person gave, with its signed receipt (a compact JWS). */
+export interface ResponseEvent {
+  eventId: string;
+  revision: number;
+  answer: Answer;
+  submittedAt: string;
+  receipt: string;
+}
+
+/** A Session as Sess reports it. Decoded strictly: a self-contradictory view never gets here. */
+export interface SessionView {
+  sessionId: string;
+  workspaceId: string;
+  revision: number;
+  status: SessionStatus;
+  /** The link a person opens. A bearer capability: never log it. */
+  humanUrl: string;
+  expiresAt: string;
+  /** Set on links of 20 hours or less: how far the person may extend a lapsed link. */
+  extendableUntil?: string;
+  /** Every answer so far, oldest first, at most one per revision, none above `revision`. */
+  responses: ResponseEvent[];
+}
+
+/** One person (one browser) answering an Ask. */
+export interface AskRespondentView {
+  respondentId: string;
+  sessionId: string;
+  name?: string;
+  status: 'started' | 'answered' | 'expired';
+  response?: ResponseEvent;
+}
+
+/** An Ask: one link, many respondents, an exact cap. */
+export interface AskView {
+  askId: string;
+  workspaceId: string;
+  status: 'open' | 'closed';
+  humanUrl: string;
+  expiresAt: string;
+  max: number;
+  started: number;
+  answered: number;
+  respondents: AskRespondentView[];
+}
+
+/** Options of an Ask (`respondents` on `sess_ask`), in seconds. */
+export interface AskRespondentsOptions {
+  max: number;
+  name?: boolean;
+  expiresIn?: number;
+  respondentExpiresIn?: number;
+}
+
+/** A create request, exactly as it is saved before it is sent. */
+export interface CreateSessionInput {
+  surface: Surface;
+  expiresIn?: number;
+  idempotencyKey: string;
+}
+
+/** A create-Ask request, exactly as it is saved before it is sent. */
+export interface CreateAskInput {
+  surface: Surface;
+  expiresIn?: number;
+  respondents: AskRespondentsOptions;
+  idempotencyKey: string;
+}
+
+/** A publish request, exactly as it is saved before it is sent. */
+export interface PublishInput {
+  expectedRevision: number;
+  responseEventId: string;
+  surface: Surface;
+  idempotencyKey: string;
+}
+
+/** A complete request, exactly as it is saved before it is sent. */
+export interface CompleteInput {
+  expectedRevision: number;
+  responseEventId: string;
+  idempotencyKey: string;
+}
+
+/** What a receipt check proved. */
+export interface VerifiedReceipt {
+  workspaceId: string;
+  sessionId: string;
+  revision: number;
+  eventId: string;
+  keyId: string;
+  issuedAt: string;
+  actorAssurance: 'link_holder';
+}
+
+/** The exact answer a receipt must prove. */
+export interface VerifyResponseInput {
+  sessionId: string;
+  revision: number;
+  eventId: string;
+  /** The immutable Surface the engine sent for that revision. */
+  surface: Surface;
+  answer: Answer;
+  receipt: string;
+}
+
+/**
+ * The kinds of failure a {@link SessApi} reports, as an SDK would:
+ * - `api`: Sess answered with an error (`status`, `apiCode`).
+ * - `transport`: the connection failed after the request may have been sent.
+ * - `not_sent`: the request was definitely not sent (`notSentKind` says why).
+ * - `timeout`: no answer in time; for a mutation the outcome is unknown.
+ * - `unknown_outcome`: the request was sent and its answer was lost.
+ * - `aborted`: the caller's signal ended the call.
+ * - `configuration`: the client is misconfigured (origin, key, trusted workspace).
+ * - `protocol`: a response was malformed or self-contradictory; fail closed.
+ * - `verification`: a receipt did not verify (`reason`).
+ */
+export type SessApiErrorKind =
+  | 'api'
+  | 'transport'
+  | 'not_sent'
+  | 'timeout'
+  | 'unknown_outcome'
+  | 'aborted'
+  | 'configuration'
+  | 'protocol'
+  | 'verification';
+
+/**
+ * Why a receipt did not verify. `key_set_unavailable` and `key_refresh_cooldown` are retryable
+ * (nothing is recorded); `context_missing` means no trusted workspace is configured; every other
+ * reason blocks the interaction.
+ */
+export type VerificationReason =
+  | 'malformed'
+  | 'bad_signature'
+  | 'unknown_key_id'
+  | 'foreign_key'
+  | 'claims_mismatch'
+  | 'key_set_unavailable'
+  | 'key_refresh_cooldown'
+  | 'context_missing';
+
+/** Details of a {@link SessApiError}. */
+export interface SessApiErrorDetails {
+  status?: number;
+  /** Sess's own error code from the error body, e.g. `conflict`, `plan_limit`, `invalid_request`. */
+  apiCode?: string;
+  field?: string;
+  limit?: number;
+  length?: number;
+  reason?: VerificationReason;
+  /** For `not_sent`: `configuration` (a deterministic client check) or `transport`. */
+  notSentKind?: 'configuration' | 'transport';
+  cause?: unknown;
+}
+
+/** The one error a {@link SessApi} implementation throws. Its message never holds a secret. */
+export class SessApiError extends Error {
+  override readonly name = 'SessApiError';
+  readonly kind: SessApiErrorKind;
+  readonly status?: number;
+  readonly apiCode?: string;
+  readonly field?: string;
+  readonly limit?: number;
+  readonly length?: number;
+  readonly reason?: VerificationReason;
+  readonly notSentKind?: 'configuration' | 'transport';
+
+  constructor(kind: SessApiErrorKind, message: string, details: SessApiErrorDetails = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.kind = kind;
+    if (details.status !== undefined) this.status = details.status;
+    if (details.apiCode !== undefined) this.apiCode = details.apiCode;
+    if (details.field !== undefined) this.field = details.field;
+    if (details.limit !== undefined) this.limit = details.limit;
+    if (details.length !== undefined) this.length = details.length;
+    if (details.reason !== undefined) this.reason = details.reason;
+    if (details.notSentKind !== undefined) this.notSentKind = details.notSentKind;
+  }
+}
+
+/**
+ * Talking to Sess, already bound to one credential.
+ *
+ * Implementations MUST decode every response strictly and throw {@link SessApiError} of kind
+ * `protocol` for anything malformed or self-contradictory; MUST send `idempotencyKey` so a
+ * repeated create/publish/complete with the same key is answered with the original outcome;
+ * MUST throw only {@link SessApiError}; MUST NOT log links, keys, receipts or answers.
+ */
+export interface SessApi {
+  /** Create a Session at revision 1. */
+  createSession(input: CreateSessionInput, options?: SessCallOptions): Promise<SessionView>;
+  /** Read a Session. */
+  getSession(sessionId: string, options?: SessCallOptions): Promise<SessionView>;
+  /**
+   * Wait at most `timeoutMs` (≤ 45 000) until the Session is no longer at (`revision`, `status`);
+   * MUST return at once when it already differs, and return the current view when time runs out.
+   */
+  waitSession(
+    sessionId: string,
+    known: { revision: number; status: SessionStatus; timeoutMs: number },
+    options?: SessCallOptions,
+  ): Promise<SessionView>;
+  /** Publish the next revision after the answer `responseEventId` at `expectedRevision`. */
+  publish(sessionId: string, input: PublishInput, options?: SessCallOptions): Promise<SessionView>;
+  /** Complete the Session after the answer `responseEventId` at `expectedRevision`. */
+  complete(sessionId: string, input: CompleteInput, options?: SessCallOptions): Promise<SessionView>;
+  /** Create an Ask. */
+  createAsk(input: CreateAskInput, options?: SessCallOptions): Promise<AskView>;
+  /** Read an Ask with every respondent. */
+  getAsk(askId: string, options?: SessCallOptions): Promise<AskView>;
+  /**
+   * Verify the receipt of one answer for that exact Session, revision, event, Surface and answer,
+   * against the trusted workspace. Throws kind `verification` with a {@link VerificationReason}.
+   */
+  verifyResponse(input: VerifyResponseInput, options?: SessCallOptions): Promise<VerifiedReceipt>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bindings and authority
+
+/** A stdio handle belongs to one profile, API origin and credential generation. */
+export interface StdioBinding {
+  kind: 'stdio';
+  profile: string;
+  apiOrigin: string;
+  /** A keyed digest of the API key; the key itself is never stored. */
+  credentialGeneration: string;
+}
+
+/** An HTTP handle belongs to one origin, workspace, principal, client, grant and generation. */
+export interface HttpBinding {
+  kind: 'http';
+  origin: string;
+  workspaceId: string;
+  principalId: string;
+  clientId: string;
+  grantId: string;
+  grantGeneration: string;
+}
+
+/** What a handle is bound to. */
+export type Binding = StdioBinding | HttpBinding;
+
+/**
+ * The identity part of a binding (everything but the credential or grant generation), as a
+ * stable string. Records are scoped by it: another scope never sees them (`HANDLE_NOT_FOUND`);
+ * the same scope with another generation gets `BINDING_MISMATCH`.
+ */
+export function bindingScope(binding: Binding): string {
+  const parts =
+    binding.kind === 'stdio'
+      ? ['stdio', binding.profile, binding.apiOrigin]
+      : ['http', binding.origin, binding.workspaceId, binding.principalId, binding.clientId, binding.grantId];
+  return JSON.stringify(parts);
+}
+
+/** The generation part of a binding. */
+export function bindingGeneration(binding: Binding): string {
+  return binding.kind === 'stdio' ? binding.credentialGeneration : binding.grantGeneration;
+}
+
+/** Everything one tool call runs with, resolved by an {@link Authority}. */
+export interface CallAuthority {
+  binding: Binding;
+  /** Sess, bound to this caller's credential. */
+  sess: SessApi;
+  /** Records, scoped to `bindingScope(binding)`. */
+  store: HandleStore;
+}
+
+/**
+ * Who is calling. `resolve` MUST be called at most once per tool call and MUST throw a
+ * `SessMcpError` `NOT_CONFIGURED` when no credential can be had (stdio reads `SESS_API_KEY` here,
+ * on the first tool call, never at start-up).
+ */
+export interface Authority {
+  resolve(): Promise<CallAuthority>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Store
+
+/** A record with the version compare-and-set works on. */
+export interface VersionedRecord {
+  /** Starts at 1 on create and goes up by exactly 1 on every successful update. */
+  version: number;
+  record: InteractionRecord;
+}
+
+/** How many unfinished interactions one binding scope may hold. */
+export const MAX_UNFINISHED = 100;
+
+/**
+ * Where records of one binding scope live.
+ *
+ * Implementations MUST: make `create` fail with `SessMcpError` `INVALID_STATE` (reason
+ * `exists`) when the handle exists; enforce {@link MAX_UNFINISHED} atomically in `create` (an
+ * unfinished record over the cap fails with `STATE_STORE_FULL` and writes nothing, exact under
+ * concurrency); make `update` a compare-and-set that fails with `INVALID_STATE` (reason
+ * `stale_version`) and changes nothing when `expectedVersion` is not the current version; never
+ * return a record of another scope; report unreadable, inconsistent or unsupported-version
+ * records as non-retryable `STATE_STORE_ERROR` and transient failures as retryable
+ * `STATE_STORE_ERROR`; write each change whole or not at all.
+ */
+export interface HandleStore {
+  get(handle: string): Promise<VersionedRecord | undefined>;
+  create(record: InteractionRecord): Promise<VersionedRecord>;
+  update(record: InteractionRecord, expectedVersion: number): Promise<VersionedRecord>;
+  /** Remove a record; with `expectedVersion`, only if it is still at that version. */
+  delete(handle: string, expectedVersion?: number): Promise<boolean>;
+  /** Unfinished records of this scope, oldest first. */
+  listUnfinished(): Promise<VersionedRecord[]>;
+  countUnfinished(): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clock and diagnostics
+
+/** Time, replaceable in tests. */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+/** The system clock. */
+export const systemClock: Clock = { now: () => Date.now() };
+
+/**
+ * A diagnostic event: a fixed event name and, at most, a code and numbers. Sinks receive nothing
+ * else: never a link, key, handle secret, receipt or answer value.
+ */
+export interface DiagnosticEvent {
+  event: string;
+  code?: ErrorCode;
+  tool?: string;
+  state?: string;
+  ms?: number;
+}
+
+/** Where diagnostics go (stderr for stdio, the host's sink for HTTP). */
+export type DiagnosticsSink = (event: DiagnosticEvent) => void;

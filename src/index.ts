@@ -1,0 +1,17 @@
+/**
+ * `@sess.si/mcp`: the transport-agnostic interaction core of `sess-mcp-tools/5`.
+ *
+ * This entry holds the tool contract (schemas, limits, errors, results), the interaction engine,
+ * the ports and the memory store. It imports neither `@modelcontextprotocol/*` nor any `node:`
+ * module; the stdio and HTTP faces live behind `@sess.si/mcp/stdio` and `@sess.si/mcp/http`.
+ */
+
+// -- errors
+export * from './core/errors.js';
+// -- ports, surface and record
+export * from './core/ports.js';
+export * from './core/record.js';
+export type * from './core/surface.js';
+// -- contract (schemas, limits, results, tool definitions)
+// -- engine and registration
+// -- memory store
