@@ -1,0 +1,14 @@
+/**
+ * The answer page of the local Sess runtime: what a person sees when they open a Sess link, and
+ * how their form post becomes an answer. The runtime (`src/testing`) mounts these functions in
+ * its `node:http` server and decides which view to show; this module holds no state, opens no
+ * socket and never logs.
+ *
+ * - {@link renderPage}: a whole HTML document for a {@link PageView}.
+ * - {@link formToAnswer} / {@link answerToForm}: the form encoding, both ways.
+ * - {@link validateAnswer}: the field-schema checks with messages for the person.
+ */
+export { answerToForm, type FieldKind, fieldKind, formName, formToAnswer, surfaceFields } from './fields.js';
+export { escapeHtml, PAGE_CSP } from './html.js';
+export { type PageView, renderPage, WAITING_REFRESH_SECONDS } from './render.js';
+export { ACTION_ERROR_KEY, type AnswerCheck, validateAnswer } from './validate.js';

@@ -1,0 +1,400 @@
+/**
+ * Renders every state of the answer page a person opens from a Sess link: the form of a Surface
+ * (every component and field type, errors inline, the person's input kept), "waiting for the
+ * agent", the follow-up, "done", an expired or lapsed link (with "Ask for more time"), the Ask
+ * name page, a full Ask and an unknown link. Server-rendered, mobile-first, accessible, no
+ * script; every person-visible string is escaped.
+ *
+ * It decides nothing: which view to show, URLs and status codes are the runtime's business.
+ */
+import type {
+  FieldComponent,
+  MultiChoiceFieldSchema,
+  RatingFieldSchema,
+  RecordComponent,
+  Surface,
+  SurfaceAction,
+  SurfaceComponent,
+} from '../../core/surface.js';
+import { fieldKind, formName, hasOwn } from './fields.js';
+import { documentHtml, escapeHtml as esc } from './html.js';
+import { ACTION_ERROR_KEY } from './validate.js';
+
+/** What the answer page shows. The runtime picks the view; {@link renderPage} draws it. */
+export type PageView =
+  /** The Surface at `revision`, posting to `actionUrl`; `values`/`errors` after a refused submit. */
+  | {
+      kind: 'form';
+      surface: Surface;
+      revision: number;
+      actionUrl: string;
+      values?: Record<string, unknown>;
+      errors?: Record<string, string>;
+    }
+  /** Answered; waiting for the agent to publish a follow-up or complete. Reloads by itself. */
+  | { kind: 'waiting'; title: string }
+  /** Completed: the agent has the answer. */
+  | { kind: 'done'; title: string }
+  /** Closed or lapsed. `extendUrl` (lapsed links of 20 h or less) shows "Ask for more time". */
+  | { kind: 'expired'; title: string; extendUrl?: string }
+  /** An Ask that wants the respondent's name before the form. */
+  | { kind: 'ask_name'; title: string; actionUrl: string; error?: string }
+  /** An Ask that reached its cap. */
+  | { kind: 'ask_full'; title: string }
+  /** No such link. */
+  | { kind: 'not_found' };
+
+/** Seconds between reloads of the waiting page. */
+export const WAITING_REFRESH_SECONDS = 3;
+
+/**
+ * A whole HTML document for `view`.
+ *
+ * @example
+ * ```ts
+ * res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+ * res.end(renderPage({ kind: 'form', surface, revision: 1, actionUrl: req.url }));
+ * ```
+ */
+export function renderPage(view: PageView): string {
+  switch (view.kind) {
+    case 'form':
+      return renderForm(view);
+    case 'waiting':
+      return documentHtml({
+        title: view.title,
+        refreshSeconds: WAITING_REFRESH_SECONDS,
+        body: stateBody(
+          view.title,
+          '⏳',
+          'Thanks — your answer was sent.',
+          '<p>Waiting for the agent to carry on. This page updates by itself.</p>\n<p><a href="">Check now</a></p>',
+        ),
+      });
+    case 'done':
+      return documentHtml({
+        title: view.title,
+        body: stateBody(
+          view.title,
+          '✓',
+          'Done — the agent has your answer.',
+          '<p>Thank you. You can close this page.</p>',
+        ),
+      });
+    case 'expired':
+      return documentHtml({
+        title: view.title,
+        body:
+          view.extendUrl === undefined
+            ? stateBody(
+                view.title,
+                '⌛',
+                'This link has expired.',
+                '<p>It no longer takes answers. If you still want to answer, ask the sender for a new link.</p>',
+              )
+            : stateBody(
+                view.title,
+                '⌛',
+                'This link has run out of time.',
+                `<p>You can still answer if you ask for more time.</p>
+<form method="post" action="${esc(view.extendUrl)}" class="actions"><button type="submit">Ask for more time</button></form>`,
+              ),
+      });
+    case 'ask_name':
+      return documentHtml({ title: view.title, body: askNameBody(view) });
+    case 'ask_full':
+      return documentHtml({
+        title: view.title,
+        body: stateBody(
+          view.title,
+          '✋',
+          'This Ask is full.',
+          '<p>It already has all the answers it can take. Thank you for stopping by.</p>',
+        ),
+      });
+    case 'not_found':
+      return documentHtml({
+        title: 'Link not found',
+        body: stateBody(
+          'Link not found',
+          '?',
+          'This link does not work.',
+          '<p>Check that you opened the whole link, or ask the sender for a new one.</p>',
+        ),
+      });
+  }
+}
+
+function stateBody(title: string, icon: string, status: string, more: string): string {
+  return `<h1>${esc(title)}</h1>
+<div class="state" role="status">
+<p class="icon" aria-hidden="true">${icon}</p>
+<h2>${esc(status)}</h2>
+${more}
+</div>`;
+}
+
+function askNameBody(view: Extract<PageView, { kind: 'ask_name' }>): string {
+  const invalid = view.error !== undefined;
+  return `<h1>${esc(view.title)}</h1>
+${invalid ? `<div class="summary" role="alert"><p>${esc(view.error!)}</p></div>\n` : ''}<form method="post" action="${esc(view.actionUrl)}" novalidate>
+<div class="field${invalid ? ' invalid' : ''}">
+<label for="name">Your name <span class="req">(required)</span></label>
+<p class="help" id="name-help">The person who asked sees it with your answer.</p>
+<input type="text" id="name" name="name" autocomplete="name" required aria-describedby="name-help${invalid ? ' name-err' : ''}"${invalid ? ' aria-invalid="true"' : ''}>
+${invalid ? `<p class="error" id="name-err">${esc(view.error!)}</p>\n` : ''}</div>
+<div class="actions"><button type="submit">Continue</button></div>
+</form>`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The form
+
+type FormView = Extract<PageView, { kind: 'form' }>;
+
+interface FieldContext {
+  id: string;
+  field: FieldComponent;
+  value: unknown;
+  error: string | undefined;
+}
+
+function renderForm(view: FormView): string {
+  const { surface } = view;
+  const errors = view.errors ?? {};
+  const errorKeys = Object.keys(errors);
+  const fieldIds = new Map<string, string>();
+  surface.source.components.forEach((c, i) => {
+    if (c.type === 'field' && !fieldIds.has(c.name)) fieldIds.set(c.name, `f${i}`);
+  });
+  const fieldLabels = new Map(
+    surface.source.components
+      .filter((c): c is FieldComponent => c.type === 'field')
+      .map((c) => [c.name, c.label] as const),
+  );
+
+  const parts: string[] = [`<h1>${esc(surface.title)}</h1>`];
+  if (surface.description) parts.push(`<p class="lead">${esc(surface.description)}</p>`);
+  if (errorKeys.length > 0) parts.push(errorSummary(errors, errorKeys, fieldIds, fieldLabels));
+  parts.push(`<form method="post" action="${esc(view.actionUrl)}" novalidate>`);
+  parts.push(`<input type="hidden" name="_revision" value="${esc(String(view.revision))}">`);
+  surface.source.components.forEach((component, i) => {
+    parts.push(renderComponent(component, i, view, errors));
+  });
+  parts.push(
+    renderActions(surface.actions, hasOwn(errors, ACTION_ERROR_KEY) ? errors[ACTION_ERROR_KEY] : undefined),
+  );
+  parts.push('</form>');
+  parts.push('<p class="muted">Anyone with this link can answer. Do not share it.</p>');
+  return documentHtml({ title: surface.title, body: parts.join('\n') });
+}
+
+function errorSummary(
+  errors: Record<string, string>,
+  keys: string[],
+  fieldIds: Map<string, string>,
+  fieldLabels: Map<string, string>,
+): string {
+  const items = keys.map((key) => {
+    const message = errors[key]!;
+    if (key === ACTION_ERROR_KEY) return `<li><a href="#actions">${esc(message)}</a></li>`;
+    const id = fieldIds.get(key);
+    if (id !== undefined) {
+      return `<li><a href="#${id}">${esc(fieldLabels.get(key) ?? key)}: ${esc(message)}</a></li>`;
+    }
+    return `<li>${esc(message)}</li>`;
+  });
+  const count = keys.length;
+  return `<div class="summary" role="alert" aria-labelledby="summary-title">
+<h2 id="summary-title">${count === 1 ? 'Please check one thing' : `Please check ${count} things`}</h2>
+<ul>
+${items.join('\n')}
+</ul>
+</div>`;
+}
+
+function renderComponent(
+  component: SurfaceComponent,
+  index: number,
+  view: FormView,
+  errors: Record<string, string>,
+): string {
+  switch (component.type) {
+    case 'heading':
+      return `<h2>${esc(component.text)}</h2>`;
+    case 'text':
+      return component.text
+        .split(/\n[ \t]*\n+/)
+        .filter((p) => p.trim() !== '')
+        .map((p) => `<p class="text">${esc(p)}</p>`)
+        .join('\n');
+    case 'record':
+      return renderRecord(component);
+    case 'field': {
+      const value =
+        view.values === undefined
+          ? component.value
+          : hasOwn(view.values, component.name)
+            ? view.values[component.name]
+            : undefined;
+      return renderField({
+        id: `f${index}`,
+        field: component,
+        value,
+        error: hasOwn(errors, component.name) ? errors[component.name] : undefined,
+      });
+    }
+  }
+}
+
+function recordValue(value: string | number | boolean | null): string {
+  if (value === null) return '—';
+  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
+  return String(value);
+}
+
+function renderRecord(component: RecordComponent): string {
+  const rows = Object.entries(component.fields).map(
+    ([key, value]) => `<div><dt>${esc(key)}</dt><dd>${esc(recordValue(value))}</dd></div>`,
+  );
+  const caption = component.label ? `<p class="caption">${esc(component.label)}</p>\n` : '';
+  return `<section class="record">
+${caption}<dl>
+${rows.join('\n')}
+</dl>
+</section>`;
+}
+
+function describedBy(ctx: FieldContext): string {
+  const ids: string[] = [];
+  if (ctx.field.description) ids.push(`${ctx.id}-help`);
+  if (ctx.error !== undefined) ids.push(`${ctx.id}-err`);
+  return ids.length > 0 ? ` aria-describedby="${ids.join(' ')}"` : '';
+}
+
+function helpHtml(ctx: FieldContext): string {
+  return ctx.field.description
+    ? `<p class="help" id="${ctx.id}-help">${esc(ctx.field.description)}</p>\n`
+    : '';
+}
+
+function errorHtml(ctx: FieldContext): string {
+  return ctx.error !== undefined ? `<p class="error" id="${ctx.id}-err">${esc(ctx.error)}</p>\n` : '';
+}
+
+function labelText(field: FieldComponent): string {
+  return `${esc(field.label)}${field.required ? ' <span class="req">(required)</span>' : ''}`;
+}
+
+function textValue(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  return typeof value === 'string' ? value : String(value);
+}
+
+function renderField(ctx: FieldContext): string {
+  const { field, id } = ctx;
+  const name = esc(formName(field));
+  const invalid = ctx.error !== undefined;
+  const wrapClass = `field${invalid ? ' invalid' : ''}`;
+  const aria = `${describedBy(ctx)}${invalid ? ' aria-invalid="true"' : ''}${field.required ? ' required' : ''}`;
+  const kind = fieldKind(field.schema, field.multiline);
+
+  switch (kind) {
+    case 'text':
+    case 'textarea':
+    case 'number':
+    case 'integer': {
+      let control: string;
+      const value = esc(textValue(ctx.value));
+      if (kind === 'textarea') {
+        // The HTML parser drops one newline right after <textarea>; add one so a value that
+        // starts with a line break keeps it.
+        const raw = textValue(ctx.value);
+        control = `<textarea id="${id}" name="${name}" rows="6"${aria}>${raw.startsWith('\n') ? '\n' : ''}${value}</textarea>`;
+      } else if (kind === 'text') {
+        control = `<input type="text" id="${id}" name="${name}" value="${value}"${aria}>`;
+      } else {
+        const schema = field.schema as { minimum?: number; maximum?: number };
+        const bounds = `${schema.minimum !== undefined ? ` min="${schema.minimum}"` : ''}${schema.maximum !== undefined ? ` max="${schema.maximum}"` : ''}`;
+        const step = kind === 'integer' ? '1' : 'any';
+        const mode = kind === 'integer' ? 'numeric' : 'decimal';
+        control = `<input type="number" id="${id}" name="${name}" value="${value}" step="${step}" inputmode="${mode}"${bounds}${aria}>`;
+      }
+      return `<div class="${wrapClass}">
+<label for="${id}">${labelText(field)}</label>
+${helpHtml(ctx)}${control}
+${errorHtml(ctx)}</div>`;
+    }
+    case 'boolean': {
+      const checked = ctx.value === true ? ' checked' : '';
+      return `<div class="${wrapClass}">
+<div class="opt"><input type="checkbox" id="${id}" name="${name}" value="true"${checked}${describedBy(ctx)}${invalid ? ' aria-invalid="true"' : ''}><label for="${id}">${labelText(field)}</label></div>
+${helpHtml(ctx)}${errorHtml(ctx)}</div>`;
+    }
+    case 'choice':
+    case 'multi_choice':
+    case 'rating': {
+      const options = optionsOf(ctx, kind);
+      const type = kind === 'multi_choice' ? 'checkbox' : 'radio';
+      const inputs = options.map((o, j) => {
+        const oid = `${id}-${j}`;
+        const aria = o.ariaLabel === undefined ? '' : ` aria-label="${esc(o.ariaLabel)}"`;
+        return `<div class="opt"><input type="${type}" id="${oid}" name="${name}" value="${esc(o.value)}"${o.checked ? ' checked' : ''}${aria}><label for="${oid}">${esc(o.label)}</label></div>`;
+      });
+      const groupClass = kind === 'rating' ? 'rating' : 'options';
+      return `<fieldset class="${wrapClass}" id="${id}"${describedBy(ctx)}${invalid ? ' aria-invalid="true"' : ''}>
+<legend>${labelText(field)}</legend>
+${helpHtml(ctx)}<div class="${groupClass}">
+${inputs.join('\n')}
+</div>
+${errorHtml(ctx)}</fieldset>`;
+    }
+  }
+}
+
+interface OptionView {
+  value: string;
+  label: string;
+  checked: boolean;
+  ariaLabel?: string;
+}
+
+function optionsOf(ctx: FieldContext, kind: 'choice' | 'multi_choice' | 'rating'): OptionView[] {
+  const { field, value } = ctx;
+  if (kind === 'rating') {
+    const schema = field.schema as RatingFieldSchema;
+    const out: OptionView[] = [];
+    for (let n = schema.minimum; n <= schema.maximum; n++) {
+      out.push({
+        value: String(n),
+        label: String(n),
+        checked: value !== undefined && value !== null && String(value) === String(n),
+        ariaLabel: `${n} of ${schema.maximum}`,
+      });
+    }
+    return out;
+  }
+  const schema = field.schema as {
+    enum?: string[];
+    items?: { enum: string[] };
+    option_labels?: Record<string, string>;
+  };
+  const ids = kind === 'multi_choice' ? (schema as MultiChoiceFieldSchema).items.enum : (schema.enum ?? []);
+  const chosen = kind === 'multi_choice' ? (Array.isArray(value) ? value : []) : [value];
+  return ids.map((optionId) => ({
+    value: optionId,
+    label: hasOwn(schema.option_labels, optionId) ? schema.option_labels![optionId]! : optionId,
+    checked: chosen.includes(optionId),
+  }));
+}
+
+function renderActions(actions: SurfaceAction[], error: string | undefined): string {
+  const describe = error !== undefined ? ' aria-describedby="actions-err"' : '';
+  const buttons = actions.map((a) => {
+    const cls = a.intent === 'reject' ? ' class="reject"' : '';
+    return `<button type="submit" name="_action" value="${esc(a.id)}"${cls}${describe}>${esc(a.label)}</button>`;
+  });
+  return `<div class="actions" id="actions">
+${error !== undefined ? `<p class="error" id="actions-err">${esc(error)}</p>\n` : ''}${buttons.join('\n')}
+</div>`;
+}
