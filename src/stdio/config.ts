@@ -1,0 +1,216 @@
+/**
+ * The stdio server's configuration, read from the environment of the server process only (the
+ * spec's "Configuration" table). Every variable is checked here with a specific message that names
+ * the variable and the rule, and never echoes a value: a misplaced API key in `SESS_API_ORIGIN`
+ * must not end up in a tool result.
+ *
+ * This module deliberately does not read `SESS_API_KEY`: the key is read by the authority on each
+ * tool call, never at start-up. It touches no file either; it only computes paths.
+ */
+import { homedir as osHomedir } from 'node:os';
+import { posix as posixPath, win32 as win32Path } from 'node:path';
+import { SessMcpError } from '../core/errors.js';
+import { SessApiError } from '../core/ports.js';
+import { validateSessOrigin } from '../sess/origin.js';
+
+/** The environment variables the stdio server reads, by name. */
+export const STDIO_ENV = {
+  apiKey: 'SESS_API_KEY',
+  apiOrigin: 'SESS_API_ORIGIN',
+  profile: 'SESS_MCP_PROFILE',
+  stateDir: 'SESS_MCP_STATE_DIR',
+  maxWaitMs: 'SESS_MCP_MAX_WAIT_MS',
+  receiptIssuer: 'SESS_RECEIPT_ISSUER',
+  expectedWorkspaceId: 'SESS_EXPECTED_WORKSPACE_ID',
+  allowInsecureLocalhost: 'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST',
+  crashAt: 'SESS_MCP_TEST_CRASH_AT',
+} as const;
+
+/** The environment shape the server reads (`process.env` fits). */
+export type EnvLike = Readonly<Record<string, string | undefined>>;
+
+/** The default Sess API origin. */
+export const DEFAULT_API_ORIGIN = 'https://api.sess.si';
+
+/** The default profile name. */
+export const DEFAULT_PROFILE = 'default';
+
+/** The wait ceiling of `sess_response`; `SESS_MCP_MAX_WAIT_MS` may only lower it. */
+export const WAIT_CEILING_MS = 45_000;
+
+/** Everything but the API key, checked. */
+export interface StdioConfig {
+  /** The Sess API origin, as validated (`SESS_API_ORIGIN`). @default 'https://api.sess.si' */
+  apiOrigin: string;
+  /** The profile name (`SESS_MCP_PROFILE`). @default 'default' */
+  profile: string;
+  /** The absolute state directory (`SESS_MCP_STATE_DIR` or the platform default). */
+  stateDir: string;
+  /** The profile's own directory: `<stateDir>/profiles/<profile>`. */
+  profileDir: string;
+  /** The lowered wait ceiling (`SESS_MCP_MAX_WAIT_MS`), when set. */
+  maxWaitMs?: number;
+  /** The receipt issuer when it differs from the API origin (`SESS_RECEIPT_ISSUER`). */
+  receiptIssuer?: string;
+  /** The trusted workspace (`SESS_EXPECTED_WORKSPACE_ID`). */
+  expectedWorkspaceId?: string;
+  /** Testing only (`SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1`): allow `http://` loopback origins. */
+  allowInsecureLocalhost: boolean;
+  /**
+   * Testing only: the durable step at which the process kills itself (`SESS_MCP_TEST_CRASH_AT`).
+   * Honoured only together with `allowInsecureLocalhost`; otherwise undefined.
+   */
+  crashAt?: string;
+}
+
+/** Platform facts the defaults depend on; tests pass their own. */
+export interface StdioConfigPlatform {
+  /** `process.platform`. */
+  platform?: string;
+  /** The home directory, when `HOME` is not set. */
+  homedir?: () => string;
+}
+
+const PROFILE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const WORKSPACE_PATTERN = /^[\x21-\x7e]{1,200}$/;
+const ISSUER_PATTERN = /^[\x21-\x7e]{1,2048}$/;
+const CRASH_STEP_PATTERN = /^[a-z][a-z_]*\.[a-z][a-z_]*$/;
+
+function notConfigured(message: string): SessMcpError {
+  return new SessMcpError('NOT_CONFIGURED', message, { retryable: false });
+}
+
+/** An optional variable: unset and empty both mean "not set" (hosts expand missing vars to ""). */
+function optional(env: EnvLike, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * Read and check the configuration (all but the key).
+ *
+ * @throws SessMcpError `NOT_CONFIGURED` naming the variable and the rule, never its value.
+ * @example
+ * ```ts
+ * const config = readStdioConfig(process.env);
+ * // config.profileDir === '/home/me/.local/state/sess-mcp/profiles/default'
+ * ```
+ */
+export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}): StdioConfig {
+  const os = platform.platform ?? process.platform;
+  const path = os === 'win32' ? win32Path : posixPath;
+
+  const allowInsecureLocalhost = readFlag(env, STDIO_ENV.allowInsecureLocalhost);
+  const apiOrigin = readOrigin(env, allowInsecureLocalhost);
+
+  const profile = optional(env, STDIO_ENV.profile) ?? DEFAULT_PROFILE;
+  if (!PROFILE_PATTERN.test(profile)) {
+    throw notConfigured(
+      `${STDIO_ENV.profile} must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit.`,
+    );
+  }
+
+  const stateDir = readStateDir(env, os, path, platform.homedir ?? osHomedir);
+  const config: StdioConfig = {
+    apiOrigin,
+    profile,
+    stateDir,
+    profileDir: path.join(stateDir, 'profiles', profile),
+    allowInsecureLocalhost,
+  };
+
+  const maxWait = optional(env, STDIO_ENV.maxWaitMs);
+  if (maxWait !== undefined) {
+    const ms = /^[0-9]{1,5}$/.test(maxWait) ? Number(maxWait) : Number.NaN;
+    if (!(ms >= 0 && ms <= WAIT_CEILING_MS)) {
+      throw notConfigured(
+        `${STDIO_ENV.maxWaitMs} must be a whole number of milliseconds from 0 to ${WAIT_CEILING_MS}; it can only lower the ${WAIT_CEILING_MS} ms wait ceiling.`,
+      );
+    }
+    config.maxWaitMs = ms;
+  }
+
+  const issuer = optional(env, STDIO_ENV.receiptIssuer);
+  if (issuer !== undefined) {
+    if (!ISSUER_PATTERN.test(issuer)) {
+      throw notConfigured(
+        `${STDIO_ENV.receiptIssuer} must be printable ASCII without spaces, at most 2048 characters.`,
+      );
+    }
+    config.receiptIssuer = issuer;
+  }
+
+  const workspace = optional(env, STDIO_ENV.expectedWorkspaceId);
+  if (workspace !== undefined) {
+    if (!WORKSPACE_PATTERN.test(workspace)) {
+      throw notConfigured(
+        `${STDIO_ENV.expectedWorkspaceId} must be a workspace ID: printable ASCII without spaces, at most 200 characters.`,
+      );
+    }
+    config.expectedWorkspaceId = workspace;
+  }
+
+  const crashAt = optional(env, STDIO_ENV.crashAt);
+  if (crashAt !== undefined && allowInsecureLocalhost) {
+    if (!CRASH_STEP_PATTERN.test(crashAt)) {
+      throw notConfigured(`${STDIO_ENV.crashAt} must be a step name such as create.after_intent_saved.`);
+    }
+    config.crashAt = crashAt;
+  }
+  return config;
+}
+
+function readFlag(env: EnvLike, name: string): boolean {
+  const value = optional(env, name);
+  if (value === undefined || value === '0') return false;
+  if (value === '1') return true;
+  throw notConfigured(`${name} must be 1 or unset.`);
+}
+
+function readOrigin(env: EnvLike, allowInsecureLocalhost: boolean): string {
+  const raw = optional(env, STDIO_ENV.apiOrigin);
+  if (raw === undefined) return DEFAULT_API_ORIGIN;
+  try {
+    return validateSessOrigin(raw, { allowInsecureLocalhost });
+  } catch (error) {
+    // The client's message names the rule and never repeats the value (which may hold credentials).
+    const reason = error instanceof SessApiError ? error.message : 'it is not a valid origin.';
+    throw notConfigured(
+      `${STDIO_ENV.apiOrigin} is not usable: ${reason} Use an HTTPS origin without path, query, fragment or credentials, such as ${DEFAULT_API_ORIGIN}.`,
+    );
+  }
+}
+
+function readStateDir(env: EnvLike, os: string, path: typeof posixPath, homedir: () => string): string {
+  const explicit = optional(env, STDIO_ENV.stateDir);
+  if (explicit !== undefined) {
+    if (explicit.includes('\0') || !path.isAbsolute(explicit)) {
+      throw notConfigured(`${STDIO_ENV.stateDir} must be an absolute path.`);
+    }
+    return path.resolve(explicit);
+  }
+  if (os === 'win32') {
+    const local = optional(env, 'LOCALAPPDATA');
+    if (local === undefined || !path.isAbsolute(local)) {
+      throw notConfigured(
+        `Set ${STDIO_ENV.stateDir} to an absolute path: LOCALAPPDATA is not an absolute path.`,
+      );
+    }
+    return path.join(path.resolve(local), 'sess-mcp');
+  }
+  // XDG: a relative XDG_STATE_HOME is invalid and must be ignored.
+  const xdg = optional(env, 'XDG_STATE_HOME');
+  if (xdg !== undefined && path.isAbsolute(xdg)) return path.join(path.resolve(xdg), 'sess-mcp');
+  let home = optional(env, 'HOME');
+  if (home === undefined) {
+    try {
+      home = homedir();
+    } catch {
+      home = undefined;
+    }
+  }
+  if (home === undefined || home === '' || !path.isAbsolute(home)) {
+    throw notConfigured(`Set ${STDIO_ENV.stateDir} to an absolute path: no home directory was found.`);
+  }
+  return path.join(path.resolve(home), '.local', 'state', 'sess-mcp');
+}

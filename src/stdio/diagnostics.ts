@@ -1,0 +1,56 @@
+/**
+ * Diagnostics of the stdio server: one JSON line per event on stderr, holding only a fixed event
+ * name and, at most, a code, a tool name, a state word and a duration.
+ *
+ * The sink re-checks every field against a strict pattern and drops anything else, so even a
+ * caller that passed a value by mistake cannot put a link, key, handle, receipt or answer on
+ * stderr. It never writes to stdout, which carries the protocol only.
+ */
+import { ERROR_TABLE } from '../core/errors.js';
+import type { DiagnosticEvent, DiagnosticsSink } from '../core/ports.js';
+
+/** Where lines go: `process.stderr` fits. */
+export interface LineWriterLike {
+  write(chunk: string): unknown;
+}
+
+const WORD = /^[a-z][a-z0-9_.]{0,63}$/;
+
+/**
+ * Keep only what a diagnostic line may hold. Event and state are lower-case words (`a-z`, digits,
+ * `_` and `.`), the tool a `sess_*` word, the code a member of the error table, `ms` a finite
+ * non-negative number rounded to whole milliseconds. An event that fails its pattern becomes
+ * `invalid_event`.
+ */
+export function sanitizeDiagnostic(event: DiagnosticEvent): DiagnosticEvent {
+  const out: DiagnosticEvent = {
+    event: typeof event.event === 'string' && WORD.test(event.event) ? event.event : 'invalid_event',
+  };
+  if (typeof event.code === 'string' && Object.hasOwn(ERROR_TABLE, event.code)) out.code = event.code;
+  if (typeof event.tool === 'string' && /^sess_[a-z]{1,20}$/.test(event.tool)) out.tool = event.tool;
+  if (typeof event.state === 'string' && WORD.test(event.state)) out.state = event.state;
+  if (typeof event.ms === 'number' && Number.isFinite(event.ms) && event.ms >= 0)
+    out.ms = Math.round(event.ms);
+  return out;
+}
+
+/**
+ * A sink writing `{"source":"sess-mcp","event":…}` lines to `stream` (stderr by default).
+ * Writing never throws: a broken stderr must not break a tool call.
+ *
+ * @example
+ * ```ts
+ * const diagnostics = createStderrDiagnostics();
+ * diagnostics({ event: 'server_started' });
+ * // stderr: {"source":"sess-mcp","event":"server_started"}
+ * ```
+ */
+export function createStderrDiagnostics(stream: LineWriterLike = process.stderr): DiagnosticsSink {
+  return (event) => {
+    try {
+      stream.write(`${JSON.stringify({ source: 'sess-mcp', ...sanitizeDiagnostic(event) })}\n`);
+    } catch {
+      /* stderr gone: nothing to do */
+    }
+  };
+}
