@@ -4,13 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isSessMcpError } from '../../src/core/errors.js';
-import { readStdioConfig } from '../../src/stdio/config.js';
+import { readStdioConfig, type StdioConfigPlatform } from '../../src/stdio/config.js';
 
 const linux = { platform: 'linux', homedir: () => '/home/fallback' };
 
 function refusal(
   env: Record<string, string | undefined>,
-  platform = linux,
+  platform: StdioConfigPlatform = linux,
 ): { code: string; message: string } {
   try {
     readStdioConfig(env, platform);
