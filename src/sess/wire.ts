@@ -1,0 +1,531 @@
+/**
+ * The Sess HTTP wire as data: paths, headers, limits, and valibot schemas (with their TS types) of
+ * every request and response body described in `docs/sess-api.md`, plus the state rules that make
+ * a Session or Ask view self-contradictory and the mapping of wire views onto the core's
+ * `SessionView` / `AskView`.
+ *
+ * Both sides import it: the client (`src/sess/client.ts`) decodes responses with it, the local
+ * runtime (`src/testing`) validates requests with it. It performs no I/O, imports no `node:`
+ * module and does not check Surface lengths (Sess's length rules live in the runtime and in the
+ * core's own validators).
+ */
+import * as v from 'valibot';
+import type { AskRespondentView, AskView, ResponseEvent, SessionStatus, SessionView } from '../core/ports.js';
+import type { Answer, JsonValue, Surface } from '../core/surface.js';
+
+// ---------------------------------------------------------------------------------------------
+// Paths, headers, limits
+
+/** Request and response header names of the wire (lower case, as `Headers` reports them). */
+export const HEADERS = {
+  authorization: 'authorization',
+  workspaceId: 'sess-workspace-id',
+  idempotencyKey: 'idempotency-key',
+  idempotentReplayed: 'idempotent-replayed',
+  ifMatch: 'if-match',
+  etag: 'etag',
+  retryAfter: 'retry-after',
+} as const;
+
+/** API paths. Ids are path segments and MUST be percent-encoded by a client. */
+export const PATHS = {
+  sessions: '/v1/sessions',
+  session: (id: string) => `/v1/sessions/${encodeURIComponent(id)}`,
+  wait: (id: string) => `/v1/sessions/${encodeURIComponent(id)}/wait`,
+  revisions: (id: string) => `/v1/sessions/${encodeURIComponent(id)}/revisions`,
+  complete: (id: string) => `/v1/sessions/${encodeURIComponent(id)}/complete`,
+  asks: '/v1/asks',
+  ask: (id: string) => `/v1/asks/${encodeURIComponent(id)}`,
+  jwks: '/.well-known/sess/jwks.json',
+} as const;
+
+/** The longest a wait may last, in milliseconds. */
+export const MAX_WAIT_MS = 45_000;
+/** The shortest link lifetime, in seconds. */
+export const MIN_EXPIRES_IN = 30;
+/** The link lifetime when a create request gives none, in seconds (1 hour). */
+export const DEFAULT_EXPIRES_IN = 3_600;
+/** Links of at most this lifetime (20 hours, in seconds) may be extended once lapsed. */
+export const EXTENDABLE_MAX_LIFETIME = 72_000;
+/** How far after a revision opens an extendable link may be extended (24 hours, in seconds). */
+export const EXTEND_HORIZON = 86_400;
+/** The most bytes a request body may have. */
+export const MAX_REQUEST_BYTES = 131_072;
+/** The longest `Idempotency-Key`, in characters (printable ASCII, no spaces). */
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** The five statuses of a Session on the wire (the same words as the core's `SessionStatus`). */
+export const SESSION_STATUSES = ['active', 'answered', 'lapsed', 'completed', 'expired'] as const;
+
+/** Statuses a Session never leaves. A wait on one of them returns at once. */
+export const FINAL_SESSION_STATUSES: ReadonlySet<SessionStatus> = new Set(['completed', 'expired']);
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+/** Every `error.code` Sess sends, with the HTTP statuses it comes with. */
+export const API_ERROR_CODES = {
+  invalid_request: [400, 413, 415, 422],
+  unauthorized: [401],
+  forbidden: [403],
+  plan_limit: [403],
+  not_found: [404],
+  method_not_allowed: [405],
+  conflict: [409],
+  expired: [410],
+  idempotency_mismatch: [422],
+  rate_limited: [429],
+  internal: [500],
+  unavailable: [503],
+} as const;
+
+/** An `error.code` of the wire. Clients MUST treat an unknown code by its HTTP status class. */
+export type ApiErrorCode = keyof typeof API_ERROR_CODES;
+
+/** The body of every error response. */
+export const ErrorBodySchema = v.object({
+  error: v.object({
+    code: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
+    message: v.pipe(v.string(), v.maxLength(2000)),
+    /** A JSON pointer into the request body (`/interaction/title`). */
+    field: v.optional(v.pipe(v.string(), v.maxLength(1000))),
+    limit: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0))),
+    length: v.optional(v.pipe(v.number(), v.safeInteger(), v.minValue(0))),
+  }),
+});
+/** The body of every error response. */
+export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Scalars
+
+const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+const ISO_UTC_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
+
+/** An opaque id: 1–128 characters of `A–Z a–z 0–9 _ -`. */
+export const IdSchema = v.pipe(v.string(), v.regex(ID_PATTERN, 'not an id'));
+
+/** A UTC timestamp, `YYYY-MM-DDTHH:MM:SS(.fff)Z`, that `Date` can read. */
+export const TimestampSchema = v.pipe(
+  v.string(),
+  v.regex(ISO_UTC_PATTERN, 'not a UTC timestamp'),
+  v.check((s) => !Number.isNaN(Date.parse(s)), 'not a real date'),
+);
+
+/** An absolute `http:` or `https:` URL. */
+export const AbsoluteUrlSchema = v.pipe(
+  v.string(),
+  v.maxLength(2048),
+  v.check((s) => {
+    try {
+      const url = new URL(s);
+      return url.protocol === 'https:' || url.protocol === 'http:';
+    } catch {
+      return false;
+    }
+  }, 'not an absolute http(s) URL'),
+);
+
+const PositiveInt = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
+const NonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+
+/** Any JSON value. */
+export const JsonValueSchema: v.GenericSchema<JsonValue> = v.lazy(() =>
+  v.union([
+    v.string(),
+    v.pipe(v.number(), v.finite()),
+    v.boolean(),
+    v.null(),
+    v.array(JsonValueSchema),
+    v.record(v.string(), JsonValueSchema),
+  ]),
+);
+
+// ---------------------------------------------------------------------------------------------
+// Surface (request side: closed objects, structure only; Sess checks lengths separately)
+
+const Str = v.string();
+const OptionLabels = v.optional(v.record(v.string(), v.string()));
+
+const StringFieldSchemaSchema = v.strictObject({
+  type: v.literal('string'),
+  minLength: v.optional(NonNegativeInt),
+  maxLength: v.optional(NonNegativeInt),
+});
+const NumberFieldSchemaSchema = v.strictObject({
+  type: v.picklist(['number', 'integer']),
+  minimum: v.optional(v.pipe(v.number(), v.finite())),
+  maximum: v.optional(v.pipe(v.number(), v.finite())),
+});
+const BooleanFieldSchemaSchema = v.strictObject({ type: v.literal('boolean') });
+const ChoiceFieldSchemaSchema = v.strictObject({
+  type: v.literal('string'),
+  enum: v.pipe(v.array(Str), v.minLength(1)),
+  option_labels: OptionLabels,
+});
+const MultiChoiceFieldSchemaSchema = v.strictObject({
+  type: v.literal('array'),
+  items: v.strictObject({ type: v.literal('string'), enum: v.pipe(v.array(Str), v.minLength(1)) }),
+  option_labels: OptionLabels,
+  minItems: v.optional(NonNegativeInt),
+  maxItems: v.optional(NonNegativeInt),
+  uniqueItems: v.optional(v.literal(true)),
+});
+const RatingFieldSchemaSchema = v.strictObject({
+  type: v.literal('integer'),
+  format: v.literal('rating'),
+  minimum: v.pipe(v.number(), v.safeInteger()),
+  maximum: v.pipe(v.number(), v.safeInteger()),
+});
+
+/** The supported field schemas (see `src/core/surface.ts`). */
+export const FieldSchemaSchema = v.union([
+  ChoiceFieldSchemaSchema,
+  StringFieldSchemaSchema,
+  RatingFieldSchemaSchema,
+  NumberFieldSchemaSchema,
+  BooleanFieldSchemaSchema,
+  MultiChoiceFieldSchemaSchema,
+]);
+
+/** One component of a Surface. */
+export const SurfaceComponentSchema = v.variant('type', [
+  v.strictObject({ type: v.literal('heading'), text: Str }),
+  v.strictObject({ type: v.literal('text'), text: Str }),
+  v.strictObject({
+    type: v.literal('record'),
+    label: v.optional(Str),
+    fields: v.record(
+      v.string(),
+      v.union([v.string(), v.pipe(v.number(), v.finite()), v.boolean(), v.null()]),
+    ),
+  }),
+  v.strictObject({
+    type: v.literal('field'),
+    name: v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'not a field name')),
+    label: Str,
+    description: v.optional(Str),
+    multiline: v.optional(v.boolean()),
+    required: v.optional(v.boolean()),
+    schema: FieldSchemaSchema,
+    value: v.optional(JsonValueSchema),
+  }),
+]);
+
+/** The interactive Surface (`interaction`) of a create or publish request. */
+export const SurfaceSchema = v.strictObject({
+  mode: v.literal('interactive'),
+  title: Str,
+  description: v.optional(Str),
+  source: v.strictObject({
+    kind: v.literal('sess_surface'),
+    components: v.array(SurfaceComponentSchema),
+  }),
+  actions: v.pipe(
+    v.array(
+      v.strictObject({
+        id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'not an action id')),
+        label: Str,
+        intent: v.picklist(['submit', 'approve', 'reject']),
+      }),
+    ),
+    v.minLength(1),
+  ),
+});
+
+// Compile-time check that the schema produces exactly the core's Surface.
+type _SurfaceMatches = [v.InferOutput<typeof SurfaceSchema>] extends [Surface] ? true : never;
+const _surfaceMatches: _SurfaceMatches = true;
+void _surfaceMatches;
+
+/** An answer: the action pressed and a value per field `name`. */
+export const AnswerSchema = v.object({
+  action: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
+  values: v.record(v.string(), JsonValueSchema),
+});
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+
+const ExpiresIn = v.pipe(v.number(), v.safeInteger(), v.minValue(MIN_EXPIRES_IN));
+
+/** `POST /v1/sessions` body. */
+export const CreateSessionRequestSchema = v.strictObject({
+  interaction: v.unknown(),
+  expires_in: v.optional(ExpiresIn),
+});
+/** `POST /v1/sessions` body. `interaction` is checked against {@link SurfaceSchema} separately. */
+export interface CreateSessionRequest {
+  interaction: Surface;
+  expires_in?: number;
+}
+
+/** `POST /v1/sessions/{id}/revisions` body. */
+export const PublishRequestSchema = v.strictObject({
+  response_event_id: IdSchema,
+  interaction: v.unknown(),
+});
+/** `POST /v1/sessions/{id}/revisions` body. */
+export interface PublishRequest {
+  response_event_id: string;
+  interaction: Surface;
+}
+
+/** `POST /v1/sessions/{id}/complete` body. */
+export const CompleteRequestSchema = v.strictObject({ response_event_id: IdSchema });
+/** `POST /v1/sessions/{id}/complete` body. */
+export type CompleteRequest = v.InferOutput<typeof CompleteRequestSchema>;
+
+/** The `respondents` member of `POST /v1/asks`. */
+export const AskRespondentsRequestSchema = v.strictObject({
+  max: PositiveInt,
+  name: v.optional(v.boolean()),
+  expires_in: v.optional(ExpiresIn),
+  respondent_expires_in: v.optional(ExpiresIn),
+});
+
+/** `POST /v1/asks` body. */
+export const CreateAskRequestSchema = v.strictObject({
+  interaction: v.unknown(),
+  expires_in: v.optional(ExpiresIn),
+  respondents: AskRespondentsRequestSchema,
+});
+/** `POST /v1/asks` body. */
+export interface CreateAskRequest {
+  interaction: Surface;
+  expires_in?: number;
+  respondents: v.InferOutput<typeof AskRespondentsRequestSchema>;
+}
+
+/** Query of `GET /v1/sessions/{id}/wait` (all three are required). */
+export interface WaitQuery {
+  revision: number;
+  status: SessionStatus;
+  timeout_ms: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+/** One answer in a Session view. */
+export const WireResponseEventSchema = v.object({
+  event_id: IdSchema,
+  revision: PositiveInt,
+  answer: AnswerSchema,
+  submitted_at: TimestampSchema,
+  /** Compact JWS; see {@link ReceiptClaimsSchema}. */
+  receipt: v.pipe(v.string(), v.minLength(1), v.maxLength(8192)),
+});
+/** One answer in a Session view. */
+export type WireResponseEvent = v.InferOutput<typeof WireResponseEventSchema>;
+
+/** A Session as Sess sends it (`201`/`200` of every Session endpoint). Unknown members are ignored. */
+export const WireSessionViewSchema = v.object({
+  id: IdSchema,
+  workspace_id: IdSchema,
+  revision: PositiveInt,
+  status: v.picklist(SESSION_STATUSES),
+  human_url: AbsoluteUrlSchema,
+  expires_at: TimestampSchema,
+  extendable_until: v.optional(TimestampSchema),
+  responses: v.array(WireResponseEventSchema),
+});
+/** A Session as Sess sends it. */
+export type WireSessionView = v.InferOutput<typeof WireSessionViewSchema>;
+
+/** One respondent of an Ask. */
+export const WireAskRespondentSchema = v.object({
+  id: IdSchema,
+  session_id: IdSchema,
+  name: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+  status: v.picklist(['started', 'answered', 'expired']),
+  response: v.optional(WireResponseEventSchema),
+});
+/** One respondent of an Ask. */
+export type WireAskRespondent = v.InferOutput<typeof WireAskRespondentSchema>;
+
+/** An Ask as Sess sends it. Unknown members are ignored. */
+export const WireAskViewSchema = v.object({
+  id: IdSchema,
+  workspace_id: IdSchema,
+  status: v.picklist(['open', 'closed']),
+  human_url: AbsoluteUrlSchema,
+  expires_at: TimestampSchema,
+  max: PositiveInt,
+  started: NonNegativeInt,
+  answered: NonNegativeInt,
+  respondents: v.array(WireAskRespondentSchema),
+});
+/** An Ask as Sess sends it. */
+export type WireAskView = v.InferOutput<typeof WireAskViewSchema>;
+
+/** One public key of the key set. */
+export const JwkSchema = v.object({
+  kty: v.literal('OKP'),
+  crv: v.literal('Ed25519'),
+  x: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{43}$/, 'not a 32-byte key')),
+  kid: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
+  use: v.literal('sig'),
+  alg: v.literal('EdDSA'),
+  ws: IdSchema,
+});
+
+/** `GET /.well-known/sess/jwks.json`. Keys of an unknown shape make the whole set malformed. */
+export const JwksSchema = v.object({ keys: v.array(JwkSchema) });
+/** The key set. */
+export type Jwks = v.InferOutput<typeof JwksSchema>;
+
+/** The protected header of a receipt. */
+export const ReceiptHeaderSchema = v.object({
+  alg: v.literal('EdDSA'),
+  kid: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
+  typ: v.literal('sess-receipt+jwt'),
+});
+/** The protected header of a receipt. */
+export type ReceiptHeader = v.InferOutput<typeof ReceiptHeaderSchema>;
+
+/** The claims of a receipt (its JWS payload). */
+export const ReceiptClaimsSchema = v.object({
+  /** The issuer: the API origin unless configured otherwise. */
+  iss: v.pipe(v.string(), v.minLength(1)),
+  /** Workspace id. */
+  ws: IdSchema,
+  /** Session id. */
+  sid: IdSchema,
+  /** Revision the answer was given at. */
+  rev: PositiveInt,
+  /** Response event id. */
+  evt: IdSchema,
+  /** Digest of the Surface of that revision (`digestJson(interaction)`). */
+  sdg: v.pipe(v.string(), v.regex(/^sha-256:[A-Za-z0-9_-]{43}$/, 'not a digest')),
+  /** Digest of the answer (`digestJson({ action, values })`). */
+  adg: v.pipe(v.string(), v.regex(/^sha-256:[A-Za-z0-9_-]{43}$/, 'not a digest')),
+  /** Actor assurance: whoever held the link. */
+  act: v.literal('link_holder'),
+  /** Issued at, whole seconds since the epoch. */
+  iat: NonNegativeInt,
+});
+/** The claims of a receipt. */
+export type ReceiptClaims = v.InferOutput<typeof ReceiptClaimsSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// State rules
+
+/**
+ * Why a decoded Session view contradicts itself, or `undefined` when it is consistent. The rules
+ * (`docs/sess-api.md`, "Consistency rules"):
+ * 1. responses are in ascending revision order, at most one per revision, none above `revision`;
+ * 2. every revision below `revision` has exactly one response (a publish needs the answer it follows);
+ * 3. event ids are unique;
+ * 4. `answered` and `completed` have a response at `revision`; `active`, `lapsed` and `expired` have none;
+ * 5. `lapsed` carries `extendable_until`, and `extendable_until` is never before `expires_at`.
+ */
+export function sessionViewProblem(view: WireSessionView): string | undefined {
+  const seen = new Set<string>();
+  let previous = 0;
+  for (const response of view.responses) {
+    if (response.revision > view.revision) return 'a response is above the Session revision';
+    if (response.revision <= previous) return 'responses are not one per revision in ascending order';
+    if (seen.has(response.event_id)) return 'a response event id repeats';
+    seen.add(response.event_id);
+    previous = response.revision;
+  }
+  const atRevision = view.responses.some((r) => r.revision === view.revision);
+  const below = view.responses.filter((r) => r.revision < view.revision).length;
+  if (below !== view.revision - 1) return 'a revision below the current one has no response';
+  switch (view.status) {
+    case 'answered':
+    case 'completed':
+      if (!atRevision) return `status ${view.status} without a response at the revision`;
+      break;
+    case 'active':
+    case 'lapsed':
+    case 'expired':
+      if (atRevision) return `status ${view.status} with a response at the revision`;
+      break;
+  }
+  if (view.status === 'lapsed' && view.extendable_until === undefined)
+    return 'lapsed without extendable_until';
+  if (
+    view.extendable_until !== undefined &&
+    Date.parse(view.extendable_until) < Date.parse(view.expires_at)
+  ) {
+    return 'extendable_until is before expires_at';
+  }
+  return undefined;
+}
+
+/**
+ * Why a decoded Ask view contradicts itself, or `undefined`: `started` is the number of
+ * respondents and at most `max`; `answered` counts the respondents with status `answered`, which
+ * are exactly those with a `response` (at revision 1); respondent and Session ids are unique.
+ */
+export function askViewProblem(view: WireAskView): string | undefined {
+  if (view.started !== view.respondents.length) return 'started is not the number of respondents';
+  if (view.started > view.max) return 'more respondents than max';
+  const ids = new Set<string>();
+  const sessions = new Set<string>();
+  let answered = 0;
+  for (const r of view.respondents) {
+    if (ids.has(r.id) || sessions.has(r.session_id)) return 'a respondent or its Session repeats';
+    ids.add(r.id);
+    sessions.add(r.session_id);
+    if ((r.status === 'answered') !== (r.response !== undefined))
+      return 'a respondent status disagrees with its response';
+    if (r.response !== undefined) {
+      if (r.response.revision !== 1) return 'a respondent answer is not at revision 1';
+      answered++;
+    }
+  }
+  if (answered !== view.answered) return 'answered is not the number of answered respondents';
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mapping onto the core's views
+
+/** A wire response event as the core's `ResponseEvent`. */
+export function toResponseEvent(wire: WireResponseEvent): ResponseEvent {
+  return {
+    eventId: wire.event_id,
+    revision: wire.revision,
+    answer: wire.answer as Answer,
+    submittedAt: wire.submitted_at,
+    receipt: wire.receipt,
+  };
+}
+
+/** A (consistent) wire Session view as the core's `SessionView`. */
+export function toSessionView(wire: WireSessionView): SessionView {
+  const view: SessionView = {
+    sessionId: wire.id,
+    workspaceId: wire.workspace_id,
+    revision: wire.revision,
+    status: wire.status,
+    humanUrl: wire.human_url,
+    expiresAt: wire.expires_at,
+    responses: wire.responses.map(toResponseEvent),
+  };
+  if (wire.extendable_until !== undefined) view.extendableUntil = wire.extendable_until;
+  return view;
+}
+
+/** A (consistent) wire Ask view as the core's `AskView`. */
+export function toAskView(wire: WireAskView): AskView {
+  return {
+    askId: wire.id,
+    workspaceId: wire.workspace_id,
+    status: wire.status,
+    humanUrl: wire.human_url,
+    expiresAt: wire.expires_at,
+    max: wire.max,
+    started: wire.started,
+    answered: wire.answered,
+    respondents: wire.respondents.map((r) => {
+      const out: AskRespondentView = { respondentId: r.id, sessionId: r.session_id, status: r.status };
+      if (r.name !== undefined) out.name = r.name;
+      if (r.response !== undefined) out.response = toResponseEvent(r.response);
+      return out;
+    }),
+  };
+}
