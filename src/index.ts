@@ -15,3 +15,4 @@ export type * from './core/surface.js';
 // -- contract (schemas, limits, results, tool definitions)
 // -- engine and registration
 // -- memory store
+export { createMemoryHandleStore, type HandleStoreFactory } from './core/memory-store.js';

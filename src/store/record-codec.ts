@@ -1,0 +1,244 @@
+/**
+ * The strict codec the durable stores (file, PostgreSQL) use for records: a valibot schema of
+ * {@link InteractionRecord} checked on every write (so a bad record is refused before anything is
+ * written) and on every read (so an unreadable, inconsistent or unsupported-version record is a
+ * non-retryable `STATE_STORE_ERROR`, never a half-trusted object), and the file envelope
+ * `{ format, version, record }`.
+ *
+ * It deliberately knows no I/O, and checks the shape a store needs to trust, not the engine's
+ * rules (which transition is allowed is the engine's business). Surfaces and answers are checked
+ * to be objects only; the engine validated them before they were saved. Error messages name
+ * paths in the record, never values (a record may hold a Sess link, an answer or a receipt).
+ */
+import * as v from 'valibot';
+import { storeError } from '../core/memory-store.js';
+import type { VersionedRecord } from '../core/ports.js';
+import { type InteractionRecord, RECORD_FORMAT } from '../core/record.js';
+
+/** The version of the envelope a file-store file holds around its record. */
+export const FILE_ENVELOPE_FORMAT = 1;
+
+const text = v.string();
+const count = v.pipe(v.number(), v.integer(), v.minValue(0));
+const anyObject = v.looseObject({});
+
+const stdioBinding = v.strictObject({
+  kind: v.literal('stdio'),
+  profile: text,
+  apiOrigin: text,
+  credentialGeneration: text,
+});
+const httpBinding = v.strictObject({
+  kind: v.literal('http'),
+  origin: text,
+  workspaceId: text,
+  principalId: text,
+  clientId: text,
+  grantId: text,
+  grantGeneration: text,
+});
+
+const sessionRef = v.object({ sessionId: text, workspaceId: text, humanUrl: text, expiresAt: text });
+const verifiedResponse = v.object({
+  eventId: text,
+  revision: count,
+  answer: anyObject,
+  submittedAt: text,
+  receipt: text,
+  keyId: text,
+  verifiedAt: text,
+});
+const confirmedMutation = v.object({
+  kind: v.picklist(['publish', 'complete']),
+  expectedRevision: count,
+  responseEventId: text,
+  surfaceDigest: v.optional(text),
+});
+const createRequest = v.object({
+  idempotencyKey: text,
+  surface: anyObject,
+  expiresIn: v.optional(v.number()),
+  respondents: v.optional(anyObject),
+});
+const publishInput = v.object({
+  expectedRevision: count,
+  responseEventId: text,
+  surface: anyObject,
+  idempotencyKey: text,
+});
+const completeInput = v.object({ expectedRevision: count, responseEventId: text, idempotencyKey: text });
+
+const state = v.variant('kind', [
+  v.object({ kind: v.literal('create_intent'), request: createRequest }),
+  v.object({ kind: v.literal('create_unknown'), request: createRequest, reason: text }),
+  v.object({
+    kind: v.literal('waiting'),
+    session: sessionRef,
+    revision: count,
+    surface: anyObject,
+    lastMutation: v.optional(confirmedMutation),
+  }),
+  v.object({
+    kind: v.literal('answered'),
+    session: sessionRef,
+    revision: count,
+    surface: anyObject,
+    response: verifiedResponse,
+    lastMutation: v.optional(confirmedMutation),
+  }),
+  v.object({
+    kind: v.literal('publish_pending'),
+    session: sessionRef,
+    revision: count,
+    surface: anyObject,
+    response: verifiedResponse,
+    request: publishInput,
+  }),
+  v.object({
+    kind: v.literal('complete_pending'),
+    session: sessionRef,
+    revision: count,
+    surface: anyObject,
+    response: verifiedResponse,
+    request: completeInput,
+  }),
+  v.object({
+    kind: v.literal('completed'),
+    sessionId: text,
+    revision: count,
+    lastMutation: confirmedMutation,
+  }),
+  v.object({ kind: v.literal('expired'), sessionId: text, revision: count }),
+  v.object({
+    kind: v.literal('blocked'),
+    code: v.picklist(['MUTATION_REJECTED', 'VERIFICATION_FAILED', 'RECOVERY_BLOCKED']),
+    reason: text,
+    sessionId: v.optional(text),
+    revision: v.optional(count),
+    previous: text,
+  }),
+  v.object({
+    kind: v.literal('ask_open'),
+    askId: text,
+    workspaceId: text,
+    humanUrl: text,
+    expiresAt: text,
+    surface: anyObject,
+    max: count,
+  }),
+  v.object({ kind: v.literal('ask_closed'), askId: text }),
+]);
+
+const recordSchema = v.strictObject({
+  format: v.literal(RECORD_FORMAT),
+  handle: text,
+  binding: v.variant('kind', [stdioBinding, httpBinding]),
+  createdAt: text,
+  updatedAt: text,
+  state,
+});
+
+const envelopeSchema = v.strictObject({
+  format: v.literal(FILE_ENVELOPE_FORMAT),
+  version: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  record: v.unknown(),
+});
+
+/** Where the first problem is, as a path of keys (`state.session.expiresAt`): never a value. */
+function issueWhere(issues: readonly v.BaseIssue<unknown>[]): string {
+  const path = issues[0] === undefined ? undefined : v.getDotPath(issues[0]);
+  return path === null || path === undefined || path === '' ? 'the record' : path;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Check a record before it is written and return its JSON text (what `undefined` properties
+ * drop to is what is checked). Throws a non-retryable `STATE_STORE_ERROR` (reason
+ * `invalid_record`): nothing is written.
+ */
+export function encodeRecord(record: InteractionRecord): string {
+  let json: string;
+  try {
+    json = JSON.stringify(record);
+  } catch (cause) {
+    throw storeError('The record to store cannot be written as JSON.', false, 'invalid_record', cause);
+  }
+  const result = v.safeParse(recordSchema, JSON.parse(json));
+  if (!result.success) {
+    throw storeError(
+      `The record to store is not a valid record (at ${issueWhere(result.issues)}); nothing was written.`,
+      false,
+      'invalid_record',
+    );
+  }
+  return json;
+}
+
+/**
+ * Decode a stored record (already parsed from JSON) that was saved under `handle`. A record of
+ * another format is `unsupported_version`; anything malformed, or a record whose own handle is
+ * not `handle`, is `corrupt`. Both are non-retryable `STATE_STORE_ERROR`.
+ */
+export function decodeRecord(value: unknown, handle: string): InteractionRecord {
+  if (isObject(value) && value.format !== RECORD_FORMAT && 'format' in value) {
+    throw storeError(
+      `A stored record has an unsupported format; this version reads format ${RECORD_FORMAT}. The owner must review it.`,
+      false,
+      'unsupported_version',
+    );
+  }
+  const result = v.safeParse(recordSchema, value);
+  if (!result.success) {
+    throw storeError(
+      `A stored record is unreadable (at ${issueWhere(result.issues)}). The owner must review it.`,
+      false,
+      'corrupt',
+    );
+  }
+  if (result.output.handle !== handle) {
+    throw storeError(
+      'A stored record names another handle than the one it is stored under.',
+      false,
+      'corrupt',
+    );
+  }
+  return result.output as InteractionRecord;
+}
+
+/** The text of a file-store file: the envelope around one record at `version`. */
+export function encodeEnvelope(version: number, recordJson: string): string {
+  return `{"format":${FILE_ENVELOPE_FORMAT},"version":${version},"record":${recordJson}}\n`;
+}
+
+/**
+ * Decode the text of a file-store file saved under `handle`. Throws a non-retryable
+ * `STATE_STORE_ERROR`: `unsupported_version` for another envelope or record format, `corrupt`
+ * for anything else that is not exactly an envelope around a valid record.
+ */
+export function decodeEnvelope(textContent: string, handle: string): VersionedRecord {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(textContent);
+  } catch {
+    throw storeError('A stored record is not valid JSON. The owner must review it.', false, 'corrupt');
+  }
+  if (isObject(parsed) && 'format' in parsed && parsed.format !== FILE_ENVELOPE_FORMAT) {
+    throw storeError(
+      `A stored record file has an unsupported format; this version reads format ${FILE_ENVELOPE_FORMAT}. The owner must review it.`,
+      false,
+      'unsupported_version',
+    );
+  }
+  const envelope = v.safeParse(envelopeSchema, parsed);
+  if (!envelope.success) {
+    throw storeError(
+      `A stored record file is not a valid envelope (at ${issueWhere(envelope.issues)}). The owner must review it.`,
+      false,
+      'corrupt',
+    );
+  }
+  return { version: envelope.output.version, record: decodeRecord(envelope.output.record, handle) };
+}

@@ -1,0 +1,164 @@
+/**
+ * Bindings and well-formed records for the store tests. Records are built the way the engine
+ * builds them (`src/core/record.ts`), one per state kind, so the strict codec of the durable
+ * stores accepts them. Nothing here touches a store.
+ */
+import type { Binding, HttpBinding, StdioBinding } from '../../src/core/ports.js';
+import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../../src/core/record.js';
+import type { Surface } from '../../src/core/surface.js';
+
+/** A stdio binding of profile `default` on the local origin. */
+export const stdioA: StdioBinding = {
+  kind: 'stdio',
+  profile: 'default',
+  apiOrigin: 'http://127.0.0.1:4010',
+  credentialGeneration: 'gen-a1',
+};
+
+/** The same scope as {@link stdioA} after a key rotation. */
+export const stdioA2: StdioBinding = { ...stdioA, credentialGeneration: 'gen-a2' };
+
+/** Another scope: same profile, another API origin. */
+export const stdioB: StdioBinding = { ...stdioA, apiOrigin: 'http://127.0.0.1:4020' };
+
+/** An HTTP binding. */
+export const httpA: HttpBinding = {
+  kind: 'http',
+  origin: 'https://mcp.example.test',
+  workspaceId: 'ws_1',
+  principalId: 'user_1',
+  clientId: 'client_1',
+  grantId: 'grant_1',
+  grantGeneration: 'g1',
+};
+
+/** Another HTTP principal of the same workspace: another scope. */
+export const httpB: HttpBinding = { ...httpA, principalId: 'user_2' };
+
+/** A small valid Surface. */
+export const surface: Surface = {
+  mode: 'interactive',
+  title: 'Approve this commit?',
+  source: {
+    kind: 'sess_surface',
+    components: [{ type: 'field', name: 'message', label: 'Commit message', schema: { type: 'string' } }],
+  },
+  actions: [{ id: 'approve', label: 'Approve', intent: 'approve' }],
+} as Surface;
+
+let sequence = 0;
+
+/** A fresh handle in the shape of the engine's (`sh_` and random letters). */
+export function newHandle(): string {
+  sequence++;
+  return `sh_${sequence.toString(36)}_${Math.random().toString(36).slice(2, 12)}`;
+}
+
+/** A state of each kind, with plausible data. */
+export function stateOf(kind: InteractionState['kind'], revision = 1): InteractionState {
+  const session = {
+    sessionId: 'ses_1',
+    workspaceId: 'ws_1',
+    humanUrl: 'https://sess.example.test/s/secret-link-token',
+    expiresAt: '2026-12-01T00:00:00.000Z',
+  };
+  const response = {
+    eventId: 'evt_1',
+    revision,
+    answer: { action: 'approve', values: { message: 'secret answer text' } },
+    submittedAt: '2026-11-30T00:00:00.000Z',
+    receipt: 'eyJhbGciOiJFZERTQSJ9.e30.c2ln',
+    keyId: 'k1',
+    verifiedAt: '2026-11-30T00:00:01.000Z',
+  };
+  switch (kind) {
+    case 'create_intent':
+      return { kind, request: { idempotencyKey: 'idem-1', surface, expiresIn: 600 } };
+    case 'create_unknown':
+      return { kind, request: { idempotencyKey: 'idem-1', surface }, reason: 'timeout' };
+    case 'waiting':
+      return { kind, session, revision, surface };
+    case 'answered':
+      return { kind, session, revision, surface, response };
+    case 'publish_pending':
+      return {
+        kind,
+        session,
+        revision,
+        surface,
+        response,
+        request: { expectedRevision: revision, responseEventId: 'evt_1', surface, idempotencyKey: 'idem-2' },
+      };
+    case 'complete_pending':
+      return {
+        kind,
+        session,
+        revision,
+        surface,
+        response,
+        request: { expectedRevision: revision, responseEventId: 'evt_1', idempotencyKey: 'idem-3' },
+      };
+    case 'completed':
+      return {
+        kind,
+        sessionId: 'ses_1',
+        revision,
+        lastMutation: { kind: 'complete', expectedRevision: revision, responseEventId: 'evt_1' },
+      };
+    case 'expired':
+      return { kind, sessionId: 'ses_1', revision };
+    case 'blocked':
+      return {
+        kind,
+        code: 'MUTATION_REJECTED',
+        reason: 'conflict',
+        sessionId: 'ses_1',
+        revision,
+        previous: 'waiting',
+      };
+    case 'ask_open':
+      return {
+        kind,
+        askId: 'ask_1',
+        workspaceId: 'ws_1',
+        humanUrl: 'https://sess.example.test/a/secret',
+        expiresAt: '2026-12-01T00:00:00.000Z',
+        surface,
+        max: 3,
+      };
+    case 'ask_closed':
+      return { kind, askId: 'ask_1' };
+  }
+}
+
+/** Every state kind. */
+export const STATE_KINDS: InteractionState['kind'][] = [
+  'create_intent',
+  'create_unknown',
+  'waiting',
+  'answered',
+  'publish_pending',
+  'complete_pending',
+  'completed',
+  'expired',
+  'blocked',
+  'ask_open',
+  'ask_closed',
+];
+
+/** A record of `binding` in state `kind`, created at `createdAt` (default: a fresh, later time). */
+export function makeRecord(
+  binding: Binding,
+  kind: InteractionState['kind'] = 'waiting',
+  options: { handle?: string; createdAt?: string } = {},
+): InteractionRecord {
+  const createdAt = options.createdAt ?? new Date(Date.UTC(2026, 10, 30) + sequence * 1000).toISOString();
+  return {
+    format: RECORD_FORMAT,
+    handle: options.handle ?? newHandle(),
+    binding,
+    createdAt,
+    updatedAt: createdAt,
+    state: stateOf(kind),
+  };
+}
