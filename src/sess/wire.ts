@@ -99,10 +99,10 @@ export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>;
 // ---------------------------------------------------------------------------------------------
 // Scalars
 
-const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/;
+const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 const ISO_UTC_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
 
-/** An opaque id: 1–128 characters of `A–Z a–z 0–9 _ -`. */
+/** An opaque id: 1–128 characters of `A–Z a–z 0–9 . _ : -`. */
 export const IdSchema = v.pipe(v.string(), v.regex(ID_PATTERN, 'not an id'));
 
 /** A UTC timestamp, `YYYY-MM-DDTHH:MM:SS(.fff)Z`, that `Date` can read. */
@@ -202,7 +202,7 @@ export const SurfaceComponentSchema = v.variant('type', [
   }),
   v.strictObject({
     type: v.literal('field'),
-    name: v.pipe(v.string(), v.regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'not a field name')),
+    name: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.-]{1,64}$/, 'not a field name')),
     label: Str,
     description: v.optional(Str),
     multiline: v.optional(v.boolean()),
@@ -224,7 +224,7 @@ export const SurfaceSchema = v.strictObject({
   actions: v.pipe(
     v.array(
       v.strictObject({
-        id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{1,64}$/, 'not an action id')),
+        id: v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.-]{1,64}$/, 'not an action id')),
         label: Str,
         intent: v.picklist(['submit', 'approve', 'reject']),
       }),
