@@ -90,7 +90,8 @@ export function formToAnswer(
     switch (fieldKind(field.schema, field.multiline)) {
       case 'text':
       case 'textarea':
-        entries.push([field.name, form.get(key) ?? '']);
+        // Browsers post a textarea's line breaks as CRLF; the answer uses LF.
+        entries.push([field.name, (form.get(key) ?? '').replace(/\r\n?/g, '\n')]);
         break;
       case 'boolean':
         entries.push([field.name, form.get(key) === 'true']);
@@ -138,10 +139,12 @@ export function answerToForm(
     const value = hasOwn(answer.values, field.name) ? answer.values[field.name] : undefined;
     switch (fieldKind(field.schema, field.multiline)) {
       case 'text':
-      case 'textarea':
-        // A browser always posts a text control, empty or not.
-        form.append(key, typeof value === 'string' ? value : value == null ? '' : String(value));
+      case 'textarea': {
+        // A browser always posts a text control, empty or not, with a textarea's breaks as CRLF.
+        const text = typeof value === 'string' ? value : value == null ? '' : String(value);
+        form.append(key, text.replace(/\r?\n/g, '\r\n'));
         break;
+      }
       case 'boolean':
         if (value === true) form.append(key, 'true');
         break;
