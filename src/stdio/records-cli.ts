@@ -1,0 +1,376 @@
+/**
+ * `sess-mcp records …`: the owner's view of one profile's local records, for the owner procedure
+ * (`docs/owner-procedure.md`). `list` shows records by state, `show` one record with the Sess link,
+ * answer values and receipts redacted unless `--reveal`, `retire` removes one record file after
+ * confirmation.
+ *
+ * It never repairs or resumes a record and never contacts Sess: deciding what happens to a
+ * Session is the owner's job, in Sess. It reads and removes files only through
+ * {@link RecordsAccess}, which the file store provides.
+ */
+import { type ErrorCode, isSessMcpError } from '../core/errors.js';
+import type { VersionedRecord } from '../core/ports.js';
+import type { InteractionRecord, InteractionStateKind } from '../core/record.js';
+import type { ProfileRecordSummary, ProfileRecords } from '../store/file.js';
+
+/**
+ * What the CLI needs from a store: a structural subset of the file store's `ProfileRecords`
+ * (`openProfileRecords` in `@sess.si/mcp/store/file`).
+ */
+export type RecordsAccess = Pick<ProfileRecords, 'list' | 'read' | 'remove' | 'pathOf'>;
+
+/** Where the CLI writes and reads. */
+export interface RecordsCliIo {
+  stdout: { write(chunk: string): unknown };
+  stderr: { write(chunk: string): unknown };
+  /** Ask a question on the terminal; undefined when there is no terminal. */
+  prompt?: (question: string) => Promise<string>;
+}
+
+/** Exit codes: 0 done, 1 refused or not found, 2 usage error. */
+export type CliExitCode = 0 | 1 | 2;
+
+/** Every state a record can be in, for `--state`. */
+export const RECORD_STATES: readonly InteractionStateKind[] = [
+  'create_intent',
+  'create_unknown',
+  'waiting',
+  'answered',
+  'publish_pending',
+  'complete_pending',
+  'completed',
+  'expired',
+  'blocked',
+  'ask_open',
+  'ask_closed',
+];
+
+/** The usage text of `sess-mcp`. */
+export const USAGE = `Usage:
+  sess-mcp                                 serve the five Sess tools over stdio
+  sess-mcp records list [--state STATE]    list this profile's records (by state)
+  sess-mcp records show HANDLE [--reveal]  show one record (link and answer redacted)
+  sess-mcp records retire HANDLE [--yes]   remove one record file after confirmation
+  sess-mcp --help | --version
+
+The profile and state directory come from SESS_MCP_PROFILE and SESS_MCP_STATE_DIR, as for the
+server. The records commands never contact Sess and never read SESS_API_KEY.
+STATE is one of: ${RECORD_STATES.join(', ')}, or unfinished.
+See docs/owner-procedure.md for resolving blocked and unconfirmed records.
+`;
+
+const REDACTED = '[redacted: --reveal shows it]';
+
+class UsageError extends Error {}
+
+/**
+ * Run `sess-mcp records <args>` (the words after `records`).
+ *
+ * @example
+ * ```ts
+ * const code = await runRecordsCli(['list', '--state', 'blocked'], io, access);
+ * ```
+ */
+export async function runRecordsCli(
+  args: readonly string[],
+  io: RecordsCliIo,
+  access: RecordsAccess,
+): Promise<CliExitCode> {
+  try {
+    const [command, ...rest] = args;
+    switch (command) {
+      case 'list':
+        return await list(rest, io, access);
+      case 'show':
+        return await show(rest, io, access);
+      case 'retire':
+        return await retire(rest, io, access);
+      default:
+        throw new UsageError(
+          command === undefined
+            ? 'records needs a command: list, show or retire.'
+            : `unknown records command "${printable(command)}".`,
+        );
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.stderr.write(`sess-mcp: ${error.message}\n\n${USAGE}`);
+      return 2;
+    }
+    // Store errors are SessMcpError: their messages carry no record data.
+    const code = (error as { code?: unknown }).code;
+    const message = error instanceof Error ? error.message : 'unexpected failure';
+    io.stderr.write(`sess-mcp: ${typeof code === 'string' ? `${code}: ` : ''}${message}\n`);
+    return 1;
+  }
+}
+
+/** Split flags from positional words; refuse unknown flags. */
+function parse(
+  args: readonly string[],
+  flags: Record<string, 'bool' | 'value'>,
+): { positional: string[]; values: Map<string, string | true> } {
+  const positional: string[] = [];
+  const values = new Map<string, string | true>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg.startsWith('--')) {
+      const [name, inline] = arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
+      const kind = flags[name];
+      if (kind === undefined) throw new UsageError(`unknown option ${printable(name)}.`);
+      if (kind === 'bool') {
+        if (inline !== undefined) throw new UsageError(`${name} takes no value.`);
+        values.set(name, true);
+      } else {
+        const value = inline ?? args[++i];
+        if (value === undefined || value === '') throw new UsageError(`${name} needs a value.`);
+        values.set(name, value);
+      }
+    } else {
+      positional.push(arg);
+    }
+  }
+  return { positional, values };
+}
+
+function oneHandle(positional: string[], command: string): string {
+  if (positional.length !== 1) throw new UsageError(`records ${command} takes exactly one HANDLE.`);
+  return positional[0]!;
+}
+
+async function list(args: readonly string[], io: RecordsCliIo, access: RecordsAccess): Promise<CliExitCode> {
+  const { positional, values } = parse(args, { '--state': 'value', '--json': 'bool' });
+  if (positional.length > 0) throw new UsageError('records list takes no HANDLE.');
+  const state = values.get('--state');
+  if (
+    typeof state === 'string' &&
+    state !== 'unfinished' &&
+    !RECORD_STATES.includes(state as InteractionStateKind)
+  ) {
+    throw new UsageError(`--state must be one of ${RECORD_STATES.join(', ')}, or unfinished.`);
+  }
+  const all = await access.list();
+  const rows = all.filter((entry) => {
+    if (typeof state !== 'string') return true;
+    if (entry.state === undefined) return false;
+    return state === 'unfinished' ? entry.unfinished === true : entry.state === state;
+  });
+
+  if (values.get('--json') === true) {
+    io.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return 0;
+  }
+  if (rows.length === 0) {
+    io.stdout.write(
+      typeof state === 'string' ? `No records in state ${state}.\n` : 'No records in this profile.\n',
+    );
+    return 0;
+  }
+  const table = rows.map((entry: ProfileRecordSummary) =>
+    entry.problem !== undefined
+      ? [entry.handle, 'UNREADABLE', 'STATE_STORE_ERROR', entry.updatedAt ?? '', entry.problem]
+      : [entry.handle, entry.state ?? '', codeOf(entry) ?? '', entry.updatedAt ?? '', entry.reason ?? ''],
+  );
+  io.stdout.write(formatTable([['HANDLE', 'STATE', 'CODE', 'UPDATED', 'REASON'], ...table]));
+  const unreadable = rows.filter((r) => r.problem !== undefined).length;
+  if (unreadable > 0) {
+    io.stdout.write(
+      `\n${unreadable} record file(s) cannot be read: review them by hand, then retire them (see docs/owner-procedure.md).\n`,
+    );
+  }
+  return 0;
+}
+
+function codeOf(entry: ProfileRecordSummary): string | undefined {
+  if (entry.state === 'blocked') return entry.blockedCode;
+  if (entry.state === 'create_unknown') return 'CREATE_OUTCOME_UNKNOWN';
+  return undefined;
+}
+
+async function show(args: readonly string[], io: RecordsCliIo, access: RecordsAccess): Promise<CliExitCode> {
+  const { positional, values } = parse(args, { '--reveal': 'bool' });
+  const handle = oneHandle(positional, 'show');
+  const found = await access.read(handle);
+  if (found === undefined) {
+    io.stderr.write(`sess-mcp: no record with that handle in this profile.\n`);
+    return 1;
+  }
+  const reveal = values.get('--reveal') === true;
+  const s = summary(found.record);
+  const lines = [
+    `handle:   ${handle}`,
+    `state:    ${s.state}${s.code === undefined ? '' : ` (${s.code}${s.reason === undefined ? '' : `, ${s.reason}`})`}`,
+    ...(s.sessionId === undefined
+      ? []
+      : [`session:  ${s.sessionId}${s.revision === undefined ? '' : ` at revision ${s.revision}`}`]),
+    `created:  ${s.createdAt}`,
+    `updated:  ${s.updatedAt}`,
+    `file:     ${access.pathOf(handle) ?? ''}`,
+    `next:     ${nextStep(found.record)}`,
+    '',
+    reveal
+      ? 'Record (unredacted: it holds the Sess link and answer data; do not paste it into chats or issues):'
+      : 'Record (link, answer values and receipts redacted; --reveal shows them):',
+    JSON.stringify(reveal ? found : redact(found), null, 2),
+    '',
+  ];
+  io.stdout.write(lines.join('\n'));
+  return 0;
+}
+
+async function retire(
+  args: readonly string[],
+  io: RecordsCliIo,
+  access: RecordsAccess,
+): Promise<CliExitCode> {
+  const { positional, values } = parse(args, { '--yes': 'bool' });
+  const handle = oneHandle(positional, 'retire');
+  let found: VersionedRecord | undefined;
+  let unreadable = false;
+  try {
+    found = await access.read(handle);
+  } catch (error) {
+    // A damaged file is exactly what the owner may need to retire.
+    if (!isSessMcpError(error) || error.code !== 'STATE_STORE_ERROR' || error.retryable) throw error;
+    unreadable = true;
+  }
+  if (found === undefined && !unreadable) {
+    io.stderr.write('sess-mcp: no record with that handle in this profile.\n');
+    return 1;
+  }
+  const what =
+    found === undefined
+      ? 'an unreadable record file'
+      : (() => {
+          const s = summary(found.record);
+          return `state ${s.state}${s.sessionId === undefined ? '' : `, session ${s.sessionId}`}`;
+        })();
+  if (values.get('--yes') !== true) {
+    if (io.prompt === undefined) {
+      io.stderr.write(
+        'sess-mcp: refusing to retire without confirmation: run it in a terminal, or pass --yes.\n',
+      );
+      return 1;
+    }
+    const answer = await io.prompt(
+      `Retire ${handle} (${what})?\n` +
+        'This removes the local record file only; the Session in Sess is not changed and the handle stops working.\n' +
+        'Type "retire" to confirm: ',
+    );
+    if (answer.trim() !== 'retire') {
+      io.stderr.write('sess-mcp: not retired.\n');
+      return 1;
+    }
+  }
+  // Only the version the owner confirmed: a record that changed meanwhile is kept.
+  const removed = await access.remove(handle, found === undefined ? {} : { expectedVersion: found.version });
+  if (!removed) {
+    io.stderr.write(
+      'sess-mcp: the record changed or was removed meanwhile; nothing was retired. Look again.\n',
+    );
+    return 1;
+  }
+  io.stdout.write(`Retired ${handle} (was ${what}).\n`);
+  return 0;
+}
+
+interface RecordSummary {
+  state: InteractionStateKind;
+  code?: ErrorCode;
+  reason?: string;
+  sessionId?: string;
+  revision?: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The non-secret facts of a record. */
+function summary(record: InteractionRecord): RecordSummary {
+  const state = record.state;
+  const out: RecordSummary = { state: state.kind, createdAt: record.createdAt, updatedAt: record.updatedAt };
+  switch (state.kind) {
+    case 'create_unknown':
+      out.code = 'CREATE_OUTCOME_UNKNOWN';
+      out.reason = state.reason;
+      break;
+    case 'blocked':
+      out.code = state.code;
+      out.reason = state.reason;
+      if (state.sessionId !== undefined) out.sessionId = state.sessionId;
+      if (state.revision !== undefined) out.revision = state.revision;
+      break;
+    case 'waiting':
+    case 'answered':
+    case 'publish_pending':
+    case 'complete_pending':
+      out.sessionId = state.session.sessionId;
+      out.revision = state.revision;
+      break;
+    case 'completed':
+    case 'expired':
+      out.sessionId = state.sessionId;
+      out.revision = state.revision;
+      break;
+    case 'ask_open':
+    case 'ask_closed':
+      out.sessionId = state.askId;
+      break;
+    case 'create_intent':
+      break;
+  }
+  return out;
+}
+
+/** What the owner should do next with a record, in one line. */
+function nextStep(record: InteractionRecord): string {
+  switch (record.state.kind) {
+    case 'create_intent':
+    case 'create_unknown':
+      return 'a Session may exist: look in Sess for one created at "created" before asking for a new one; then retire this record.';
+    case 'blocked':
+      return 'check the Session in Sess and decide there what should happen to it; then retire this record.';
+    case 'publish_pending':
+    case 'complete_pending':
+      return 'the agent can repeat the identical call to reconcile; retire only if it cannot.';
+    case 'completed':
+    case 'expired':
+    case 'ask_closed':
+      return 'finished: retiring only tidies up.';
+    default:
+      return 'in progress: the agent can continue with sess_response; retiring makes the handle unusable.';
+  }
+}
+
+/** A deep copy with the link, answer values and receipts replaced by a marker. */
+function redact(value: unknown, key?: string): unknown {
+  if (key === 'humanUrl' || key === 'receipt') return typeof value === 'string' ? REDACTED : value;
+  if (key === 'values' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    return Object.fromEntries(Object.keys(value).map((name) => [name, REDACTED]));
+  }
+  if (Array.isArray(value)) return value.map((item) => redact(item));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, k)]));
+  }
+  return value;
+}
+
+function formatTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => (row[i] ?? '').length)));
+  return (
+    rows
+      .map((row) =>
+        row
+          .map((cell, i) => cell.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
+}
+
+/** A user-typed word, safe to echo in a usage error (no control characters, bounded). */
+function printable(word: string): string {
+  return word.replace(/[^\x20-\x7e]/g, '?').slice(0, 40);
+}

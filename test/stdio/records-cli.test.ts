@@ -1,0 +1,255 @@
+/**
+ * `sess-mcp records list|show|retire` over the real file store: listing by state, redaction of
+ * the link, answer values and receipts unless `--reveal`, and retiring only after confirmation.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StdioBinding } from '../../src/core/ports.js';
+import type { InteractionRecord, InteractionState } from '../../src/core/record.js';
+import { type RecordsCliIo, runRecordsCli } from '../../src/stdio/records-cli.js';
+import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
+import { createSecretsAudit } from '../support/audit.js';
+
+const LINK = 'https://sess.si/s/tok_SECRETLINKTOKEN0123456789';
+const ANSWER_TEXT = 'Greet users by first name, zebra';
+const RECEIPT = 'eyJhbGciOiJFZERTQSJ9.eyJzaWQiOiJzZXNzXzEifQ.c2lnbmF0dXJlc2lnbmF0dXJl';
+const binding: StdioBinding = {
+  kind: 'stdio',
+  profile: 'default',
+  apiOrigin: 'https://api.sess.si',
+  credentialGeneration: 'g1',
+};
+const surface = {
+  mode: 'interactive',
+  title: 'Approve?',
+  source: { kind: 'sess_surface', components: [] },
+  actions: [{ id: 'ok', label: 'OK' }],
+};
+
+let stateDir: string;
+beforeEach(async () => {
+  stateDir = await mkdtemp(join(tmpdir(), 'sess-mcp-cli-'));
+});
+afterEach(async () => {
+  await rm(stateDir, { recursive: true, force: true });
+});
+
+function record(handle: string, state: InteractionState, at: string): InteractionRecord {
+  return { format: 1, handle, binding, createdAt: at, updatedAt: at, state } as InteractionRecord;
+}
+
+const session = {
+  sessionId: 'sess_1',
+  workspaceId: 'ws_1',
+  humanUrl: LINK,
+  expiresAt: '2030-01-01T00:00:00.000Z',
+};
+
+async function seed(): Promise<void> {
+  const store = createFileHandleStore({ stateDir, profile: 'default' }).forBinding(binding);
+  await store.create(
+    record(
+      'h_answered_0000000001',
+      {
+        kind: 'answered',
+        session,
+        revision: 1,
+        surface,
+        response: {
+          eventId: 'evt_1',
+          revision: 1,
+          answer: { action: 'ok', values: { message: ANSWER_TEXT } },
+          submittedAt: '2030-01-01T00:00:00.000Z',
+          receipt: RECEIPT,
+          keyId: 'k1',
+          verifiedAt: '2030-01-01T00:00:01.000Z',
+        },
+      } as InteractionState,
+      '2030-01-01T00:00:00.000Z',
+    ),
+  );
+  await store.create(
+    record(
+      'h_blocked_00000000002',
+      {
+        kind: 'blocked',
+        code: 'MUTATION_REJECTED',
+        reason: 'conflict',
+        sessionId: 'sess_2',
+        revision: 2,
+        previous: 'publish_pending',
+      },
+      '2030-01-02T00:00:00.000Z',
+    ),
+  );
+  await store.create(
+    record(
+      'h_unknown_00000000003',
+      {
+        kind: 'create_unknown',
+        request: { idempotencyKey: 'idem_1', surface },
+        reason: 'transport',
+      } as InteractionState,
+      '2030-01-03T00:00:00.000Z',
+    ),
+  );
+}
+
+function io(prompt?: (q: string) => Promise<string>) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const value: RecordsCliIo = {
+    stdout: { write: (c: string) => out.push(c) },
+    stderr: { write: (c: string) => err.push(c) },
+    ...(prompt === undefined ? {} : { prompt }),
+  };
+  return { io: value, out: () => out.join(''), err: () => err.join('') };
+}
+
+const access = () => openProfileRecords({ stateDir, profile: 'default' });
+
+describe('records list', () => {
+  it('lists every record with its state and code, oldest first, without secrets', async () => {
+    await seed();
+    const run = io();
+    expect(await runRecordsCli(['list'], run.io, access())).toBe(0);
+    const lines = run.out().trim().split('\n');
+    expect(lines[0]).toMatch(/^HANDLE\s+STATE\s+CODE\s+UPDATED\s+REASON$/);
+    expect(lines.slice(1).map((l) => l.split(/\s+/).slice(0, 3))).toEqual([
+      ['h_answered_0000000001', 'answered', '2030-01-01T00:00:00.000Z'],
+      ['h_blocked_00000000002', 'blocked', 'MUTATION_REJECTED'],
+      ['h_unknown_00000000003', 'create_unknown', 'CREATE_OUTCOME_UNKNOWN'],
+    ]);
+    const audit = createSecretsAudit();
+    audit.url(LINK);
+    audit.answer({ ANSWER_TEXT });
+    audit.secret(RECEIPT, 'receipt');
+    audit.text(run.out() + run.err(), 'cli output');
+    audit.assertClean();
+  });
+
+  it('filters by state, and by unfinished', async () => {
+    await seed();
+    const blocked = io();
+    expect(await runRecordsCli(['list', '--state', 'blocked'], blocked.io, access())).toBe(0);
+    expect(blocked.out()).toContain('h_blocked_00000000002');
+    expect(blocked.out()).not.toContain('h_answered');
+    const none = io();
+    expect(await runRecordsCli(['list', '--state=completed'], none.io, access())).toBe(0);
+    expect(none.out()).toBe('No records in state completed.\n');
+    const json = io();
+    expect(await runRecordsCli(['list', '--state', 'unfinished', '--json'], json.io, access())).toBe(0);
+    expect((JSON.parse(json.out()) as { handle: string }[]).map((r) => r.handle)).toHaveLength(3);
+  });
+
+  it('shows unreadable files as such', async () => {
+    await seed();
+    await writeFile(
+      join(stateDir, 'profiles', 'default', 'handles', 'h_garbled_0000000004.json'),
+      '{not json',
+    );
+    const run = io();
+    expect(await runRecordsCli(['list'], run.io, access())).toBe(0);
+    expect(run.out()).toMatch(/h_garbled_0000000004\s+UNREADABLE\s+STATE_STORE_ERROR/);
+    expect(run.out()).toContain('cannot be read');
+  });
+
+  it.each([
+    [['list', '--state', 'nope']],
+    [['list', '--bogus']],
+    [['list', 'extra']],
+    [['frobnicate']],
+    [[]],
+    [['show']],
+    [['retire', 'a', 'b']],
+  ])('refuses %j with usage and exit 2', async (args) => {
+    const run = io();
+    expect(await runRecordsCli(args, run.io, access())).toBe(2);
+    expect(run.err()).toContain('Usage:');
+  });
+});
+
+describe('records show', () => {
+  it('redacts the link, answer values and receipt unless --reveal', async () => {
+    await seed();
+    const run = io();
+    expect(await runRecordsCli(['show', 'h_answered_0000000001'], run.io, access())).toBe(0);
+    expect(run.out()).toContain('state:    answered');
+    expect(run.out()).toContain('session:  sess_1 at revision 1');
+    expect(run.out()).toContain('"message": "[redacted: --reveal shows it]"');
+    expect(run.out()).toContain('"action": "ok"');
+    const audit = createSecretsAudit();
+    audit.url(LINK);
+    audit.answer({ ANSWER_TEXT });
+    audit.secret(RECEIPT, 'receipt');
+    audit.text(run.out(), 'show output');
+    audit.assertClean();
+
+    const revealed = io();
+    expect(await runRecordsCli(['show', 'h_answered_0000000001', '--reveal'], revealed.io, access())).toBe(0);
+    expect(revealed.out()).toContain(LINK);
+    expect(revealed.out()).toContain(ANSWER_TEXT);
+    expect(revealed.out()).toContain('do not paste it');
+  });
+
+  it('says what to do next for a blocked record', async () => {
+    await seed();
+    const run = io();
+    expect(await runRecordsCli(['show', 'h_blocked_00000000002'], run.io, access())).toBe(0);
+    expect(run.out()).toContain('state:    blocked (MUTATION_REJECTED, conflict)');
+    expect(run.out()).toMatch(/next: +check the Session in Sess/);
+  });
+
+  it('reports an unknown or malformed handle as not found', async () => {
+    await seed();
+    for (const handle of ['h_missing_0000000009', '../../etc/passwd']) {
+      const run = io();
+      expect(await runRecordsCli(['show', handle], run.io, access())).toBe(1);
+      expect(run.err()).toContain('no record with that handle');
+    }
+  });
+});
+
+describe('records retire', () => {
+  it('refuses without --yes and without a terminal, and keeps the file', async () => {
+    await seed();
+    const run = io();
+    expect(await runRecordsCli(['retire', 'h_blocked_00000000002'], run.io, access())).toBe(1);
+    expect(run.err()).toContain('pass --yes');
+    expect(await access().read('h_blocked_00000000002')).toBeDefined();
+  });
+
+  it('asks on a terminal and retires only on "retire"', async () => {
+    await seed();
+    const questions: string[] = [];
+    const no = io(async (q) => {
+      questions.push(q);
+      return 'y';
+    });
+    expect(await runRecordsCli(['retire', 'h_blocked_00000000002'], no.io, access())).toBe(1);
+    expect(questions[0]).toContain('state blocked, session sess_2');
+    expect(await access().read('h_blocked_00000000002')).toBeDefined();
+    const yes = io(async () => 'retire\n');
+    expect(await runRecordsCli(['retire', 'h_blocked_00000000002'], yes.io, access())).toBe(0);
+    expect(yes.out()).toBe('Retired h_blocked_00000000002 (was state blocked, session sess_2).\n');
+    expect(await access().read('h_blocked_00000000002')).toBeUndefined();
+  });
+
+  it('retires with --yes, also an unreadable file', async () => {
+    await seed();
+    await writeFile(
+      join(stateDir, 'profiles', 'default', 'handles', 'h_garbled_0000000004.json'),
+      '{not json',
+    );
+    const run = io();
+    expect(await runRecordsCli(['retire', 'h_garbled_0000000004', '--yes'], run.io, access())).toBe(0);
+    expect(run.out()).toContain('unreadable record file');
+    const list = io();
+    await runRecordsCli(['list'], list.io, access());
+    expect(list.out()).not.toContain('h_garbled');
+    const missing = io();
+    expect(await runRecordsCli(['retire', 'h_garbled_0000000004', '--yes'], missing.io, access())).toBe(1);
+  });
+});
