@@ -1,0 +1,239 @@
+/**
+ * What a failed Sess call means for an interaction, by the phase it failed in: the error
+ * mapping table of `docs/architecture.md` as code. Each classifier returns an outcome the engine
+ * acts on (remove the intent, record `create_unknown`, keep a request saved, block, or resume).
+ *
+ * Messages are written here, never copied from the failure: a Sess error's text could carry
+ * something the caller must not see, so only codes, statuses and fixed words pass through.
+ */
+import { SessMcpError } from '../errors.js';
+import { SessApiError } from '../ports.js';
+
+/** Any failure, made a {@link SessApiError}. A foreign throw counts as a lost outcome. */
+export function asSessApiError(error: unknown): SessApiError {
+  if (error instanceof SessApiError) return error;
+  if (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { name?: unknown }).name === 'SessApiError' &&
+    typeof (error as { kind?: unknown }).kind === 'string'
+  ) {
+    return error as SessApiError;
+  }
+  return new SessApiError('unknown_outcome', 'Sess call failed unexpectedly', { cause: error });
+}
+
+const CONTEXT_MISSING_MESSAGE =
+  'No trusted Sess workspace is configured to verify answers. Set SESS_EXPECTED_WORKSPACE_ID.';
+
+function notConfigured(): SessMcpError {
+  return new SessMcpError(
+    'NOT_CONFIGURED',
+    'The Sess client is not configured correctly (origin, key or trusted workspace). Ask the owner to fix the configuration.',
+  );
+}
+
+function protocolError(): SessMcpError {
+  return new SessMcpError(
+    'SESS_PROTOCOL_ERROR',
+    'Sess sent a response this server cannot trust (malformed or self-contradictory); nothing was changed. Ask the owner to check the Sess origin and version.',
+  );
+}
+
+function unavailable(what: string, err: SessApiError): SessMcpError {
+  const status = err.status === undefined ? '' : ` (HTTP ${err.status})`;
+  return new SessMcpError(
+    'SESS_UNAVAILABLE',
+    `Sess could not be reached while ${what}${status}; nothing changed. Try again later.`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// create
+
+/** What a failed create means. */
+export type CreateFailure =
+  /** Sess certainly created nothing: remove the intent and report `error`. */
+  | { kind: 'not_created'; error: SessMcpError }
+  /** A Session may exist: record `create_unknown` with `reason`. */
+  | { kind: 'unknown'; reason: string };
+
+/** Classify a failed create (Session or Ask). */
+export function classifyCreateFailure(error: unknown): CreateFailure {
+  const err = asSessApiError(error);
+  switch (err.kind) {
+    case 'not_sent':
+      return err.notSentKind === 'configuration'
+        ? { kind: 'not_created', error: notConfigured() }
+        : { kind: 'not_created', error: unavailable('creating the link', err) };
+    case 'configuration':
+      return { kind: 'not_created', error: notConfigured() };
+    case 'api': {
+      const status = err.status ?? 0;
+      if (status >= 400 && status < 500) {
+        if (err.apiCode === 'plan_limit') {
+          return {
+            kind: 'not_created',
+            error: new SessMcpError(
+              'PLAN_LIMIT_REACHED',
+              'The Sess workspace reached a limit of its plan; no link was created.',
+            ),
+          };
+        }
+        if (status === 429) {
+          // Rate limited: certainly not created, and it may work later.
+          return { kind: 'not_created', error: unavailable('creating the link', err) };
+        }
+        const details: { field?: string; limit?: number; length?: number } = {};
+        if (err.field !== undefined) details.field = err.field;
+        if (err.limit !== undefined) details.limit = err.limit;
+        if (err.length !== undefined) details.length = err.length;
+        const where = err.field === undefined ? '' : ` at ${err.field}`;
+        const sizes =
+          err.limit !== undefined && err.length !== undefined
+            ? ` It is ${err.length} characters; the limit is ${err.limit}.`
+            : '';
+        return {
+          kind: 'not_created',
+          error: new SessMcpError(
+            'CREATE_REJECTED',
+            `Sess refused to create the link (HTTP ${status}${err.apiCode === undefined ? '' : ` ${err.apiCode}`})${where}.${sizes} No link exists.`,
+            details,
+          ),
+        };
+      }
+      return { kind: 'unknown', reason: 'server_error' };
+    }
+    case 'transport':
+      return { kind: 'unknown', reason: 'transport' };
+    case 'timeout':
+      return { kind: 'unknown', reason: 'timeout' };
+    case 'unknown_outcome':
+      return { kind: 'unknown', reason: 'unknown_outcome' };
+    case 'aborted':
+      return { kind: 'unknown', reason: 'aborted' };
+    case 'protocol':
+      return { kind: 'unknown', reason: 'protocol' };
+    case 'verification':
+      return { kind: 'unknown', reason: 'protocol' };
+  }
+}
+
+/** The error for a record whose create outcome is unknown. */
+export function createOutcomeUnknown(state: 'create_intent' | 'create_unknown'): SessMcpError {
+  return new SessMcpError(
+    'CREATE_OUTCOME_UNKNOWN',
+    'The link may or may not have been created: the answer to the create request was lost. Do not create another one for the same question; ask the owner to check Sess (owner procedure).',
+    { state, reason: state === 'create_intent' ? 'create_interrupted' : 'create_outcome_lost' },
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// read, wait, verify
+
+/** What a failed read, wait or verification means. */
+export type ReadFailure =
+  /** Report `error`; nothing changes. */
+  | { kind: 'fail'; error: SessMcpError }
+  /** The caller's signal cut the call: the wait ends as `needs_resume`. */
+  | { kind: 'aborted' }
+  /** The interaction needs its owner. */
+  | { kind: 'block'; code: 'VERIFICATION_FAILED' | 'RECOVERY_BLOCKED'; reason: string };
+
+/** Classify a failed read, wait or receipt verification. */
+export function classifyReadFailure(error: unknown, what: string): ReadFailure {
+  const err = asSessApiError(error);
+  switch (err.kind) {
+    case 'aborted':
+      return { kind: 'aborted' };
+    case 'not_sent':
+      return {
+        kind: 'fail',
+        error: err.notSentKind === 'configuration' ? notConfigured() : unavailable(what, err),
+      };
+    case 'configuration':
+      return { kind: 'fail', error: notConfigured() };
+    case 'protocol':
+      return { kind: 'fail', error: protocolError() };
+    case 'api':
+      if (err.status === 404) return { kind: 'block', code: 'RECOVERY_BLOCKED', reason: 'session_not_found' };
+      return { kind: 'fail', error: unavailable(what, err) };
+    case 'transport':
+    case 'timeout':
+    case 'unknown_outcome':
+      return { kind: 'fail', error: unavailable(what, err) };
+    case 'verification':
+      switch (err.reason) {
+        case 'key_set_unavailable':
+        case 'key_refresh_cooldown':
+          return {
+            kind: 'fail',
+            error: new SessMcpError(
+              'SESS_UNAVAILABLE',
+              'The Sess receipt keys could not be fetched right now, so the answer was not released; nothing changed. Try again later.',
+            ),
+          };
+        case 'context_missing':
+          return {
+            kind: 'fail',
+            error: new SessMcpError('NOT_CONFIGURED', CONTEXT_MISSING_MESSAGE, { reason: 'context_missing' }),
+          };
+        default:
+          return { kind: 'block', code: 'VERIFICATION_FAILED', reason: err.reason ?? 'unverified' };
+      }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// publish, complete
+
+/** What a failed publish or complete means. */
+export type MutationFailure =
+  /** The saved request stays; report `error` (repeat the identical call to replay it). */
+  | { kind: 'pending'; error: SessMcpError }
+  /** Sess refused deterministically: block with `MUTATION_REJECTED`. */
+  | { kind: 'block'; reason: string };
+
+/** Classify a failed publish or complete. */
+export function classifyMutationFailure(
+  error: unknown,
+  tool: 'sess_publish' | 'sess_complete',
+): MutationFailure {
+  const err = asSessApiError(error);
+  const unknown = (): MutationFailure => ({
+    kind: 'pending',
+    error: new SessMcpError(
+      'OUTCOME_UNKNOWN',
+      `The answer to ${tool} was lost, so it may or may not have taken effect. Repeat the identical ${tool} call: it replays the saved request.`,
+    ),
+  });
+  switch (err.kind) {
+    case 'not_sent':
+      if (err.notSentKind === 'configuration') return { kind: 'block', reason: 'not_sent_configuration' };
+      return {
+        kind: 'pending',
+        error: unavailable(`sending ${tool}; the request stays saved, so repeat the identical call`, err),
+      };
+    case 'api': {
+      const status = err.status ?? 0;
+      if (status === 429) {
+        return {
+          kind: 'pending',
+          error: unavailable(`sending ${tool}; the request stays saved, so repeat the identical call`, err),
+        };
+      }
+      if (status >= 400 && status < 500) return { kind: 'block', reason: err.apiCode ?? `http_${status}` };
+      return unknown();
+    }
+    case 'transport':
+    case 'timeout':
+    case 'unknown_outcome':
+    case 'aborted':
+      return unknown();
+    case 'configuration':
+      return { kind: 'pending', error: notConfigured() };
+    case 'protocol':
+    case 'verification':
+      return { kind: 'pending', error: protocolError() };
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The engine's own option, context and result types, shared by its modules. Types only.
+ *
+ * The result shape mirrors the tool contract's `InteractionResult` (`result.ts`); the
+ * operation inputs are the already-validated, camelCase form of the tool arguments.
+ */
+import type { AskRespondentsOptions, Authority, Clock, DiagnosticsSink } from '../ports.js';
+import type { JsonValue, Surface } from '../surface.js';
+
+/** The named durable steps {@link EngineHooks.onStep} is called at. */
+export type DurableStep = `${'create' | 'publish' | 'complete'}.${
+  | 'before_intent_saved'
+  | 'after_intent_saved'
+  | 'after_request_sent'
+  | 'after_response'
+  | 'before_record_saved'
+  | 'after_record_saved'}`;
+
+/** Test-only hooks (crash tests). Leave unset in production. */
+export interface EngineHooks {
+  /**
+   * Awaited at each named durable step. `*.after_request_sent` is called after the request was
+   * handed to the Sess client and before its answer is awaited. A throw ends the call there.
+   */
+  onStep?: (step: DurableStep) => void | Promise<void>;
+}
+
+/** Options of {@link createSessEngine}. */
+export interface SessEngineOptions {
+  /** Who is calling: resolved once per tool call. */
+  authority: Authority;
+  /** @default systemClock */
+  clock?: Clock;
+  /**
+   * The longest single wait of `sess_response`, in milliseconds. May only lower the ceiling.
+   * @default 45000
+   */
+  maxWaitMs?: number;
+  /** Fixed event names and codes only; never a link, key, handle, receipt or answer value. */
+  diagnostics?: DiagnosticsSink;
+  /** A fresh identifier with at least 128 bits of randomness (handles, idempotency keys). */
+  randomId?: () => string;
+  /**
+   * How often a progress notification is sent during a wait when the client asked for progress.
+   * @default 10000
+   */
+  progressIntervalMs?: number;
+  /** Test-only hooks. */
+  hooks?: EngineHooks;
+}
+
+/** One progress notification. */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** What a face knows about one tool call besides its arguments. */
+export interface ToolCallContext {
+  /** Ends a wait as `needs_resume`: MCP cancellation, host disconnect or the request deadline. */
+  signal?: AbortSignal;
+  /** Set only when the client sent a progress token. */
+  progress?: (p: ToolProgress) => Promise<void> | void;
+}
+
+/** The state a tool result reports. */
+export type ResultState = 'waiting' | 'needs_resume' | 'answered' | 'completed' | 'expired' | 'closed';
+
+/** A verified answer as a result carries it. */
+export interface ResultResponse {
+  eventId: string;
+  revision: number;
+  action: string;
+  values: Record<string, JsonValue>;
+  submittedAt: string;
+  verified: true;
+  actorAssurance: 'link_holder';
+}
+
+/** One respondent's verified answer to an Ask. */
+export interface ResultAskAnswer {
+  respondentId: string;
+  name?: string;
+  action: string;
+  values: Record<string, JsonValue>;
+  submittedAt: string;
+  verified: true;
+  actorAssurance: 'link_holder';
+}
+
+/** The Ask part of a result. */
+export interface ResultAsk {
+  id: string;
+  open: boolean;
+  max: number;
+  started: number;
+  answered: number;
+  answers: ResultAskAnswer[];
+}
+
+/** What every operation returns: the `interaction` of a tool result. */
+export interface EngineResult {
+  handle: string;
+  revision: number;
+  state: ResultState;
+  humanUrl?: string;
+  expiresAt?: string;
+  response?: ResultResponse;
+  ask?: ResultAsk;
+}
+
+/** A validated create (`sess_request`, `sess_ask`). */
+export interface CreateOperation {
+  surface: Surface;
+  expiresIn?: number;
+  /** Only from `sess_ask` with `respondents`: creates an Ask. */
+  respondents?: AskRespondentsOptions;
+}
+
+/** A validated `sess_response`. */
+export interface ResponseOperation {
+  handle: string;
+  revision: number;
+  waitMs?: number;
+}
+
+/** A validated `sess_publish`. */
+export interface PublishOperation {
+  handle: string;
+  expectedRevision: number;
+  responseEventId: string;
+  surface: Surface;
+}
+
+/** A validated `sess_complete`. */
+export interface CompleteOperation {
+  handle: string;
+  expectedRevision: number;
+  responseEventId: string;
+}
