@@ -116,7 +116,13 @@ export type InteractionState =
       max: number;
     }
   /** An Ask that takes no more answers. Final; the link is removed. */
-  | { kind: 'ask_closed'; askId: string };
+  | {
+      kind: 'ask_closed';
+      askId: string;
+      /** Kept (not a secret) so later reads can still verify the answers; absent in older records. */
+      workspaceId?: string;
+      surface?: Surface;
+    };
 
 /** The kind of a state. */
 export type InteractionStateKind = InteractionState['kind'];
