@@ -1,0 +1,371 @@
+/**
+ * The transport shell both faces share: everything between the socket and the MCP SDK's
+ * `createMcpHandler`, in this order — the header-only preflight (Host, Origin, exactly one
+ * `authenticate`, scopes), the bounded body read, the raw-body unsafe-key guard — all under one
+ * deadline that is absolute from the moment a request enters. The SDK then serves the request
+ * with a fresh server from the factory, in either protocol era.
+ *
+ * This module knows nothing about Sess: the server factory receives a {@link RequestScope}
+ * (principal, the signal that ends waits, in-flight tracking) and builds whatever it serves. It
+ * reads no body before the preflight passed and starts no listener.
+ */
+import {
+  createMcpHandler,
+  isJsonContentType,
+  type McpRequestContext,
+  type McpServer,
+} from '@modelcontextprotocol/server';
+import type { DiagnosticsSink } from '../core/ports.js';
+import {
+  hostAllowed,
+  isPrincipal,
+  originAllowed,
+  type ResolvedHttpOptions,
+  type SessHttpPrincipal,
+} from './options.js';
+import * as answer from './responses.js';
+import { parseBody, requestEra, unsafeKeyResponse } from './unsafe-keys.js';
+
+/** What a request's server factory gets besides the SDK's own context. */
+export interface RequestScope {
+  /** The principal `authenticate` returned for this request. */
+  principal: SessHttpPrincipal;
+  /**
+   * Aborts at the request deadline, when the client disconnects, or when the handler closes.
+   * Pass it only to work that may be cut (a `sess_response` wait), never to a sent mutation.
+   */
+  waitSignal: AbortSignal;
+  /** Keep `close()` from resolving until `work` has settled. */
+  track<T>(work: Promise<T>): Promise<T>;
+}
+
+/** Builds the server for one request. */
+export type ScopedServerFactory = (
+  scope: RequestScope,
+  context: McpRequestContext,
+) => McpServer | Promise<McpServer>;
+
+/** Builds the server for a request the SDK serves without a scope (a body that is not JSON). */
+export type BareServerFactory = (context: McpRequestContext) => McpServer | Promise<McpServer>;
+
+/** How a body read ended. */
+export type BodyRead =
+  | { kind: 'ok'; bytes: Uint8Array }
+  | { kind: 'too_large' }
+  /** `stop` fired (deadline or close); reading has stopped. */
+  | { kind: 'stopped' }
+  /** The client went away or the stream failed. */
+  | { kind: 'failed' };
+
+/** One request as a face hands it to the pipeline: headers now, the body only on demand. */
+export interface IncomingRequest {
+  method: string;
+  url: string;
+  headers: Headers;
+  /** Aborts when the client disconnects. */
+  disconnected: AbortSignal;
+  /** Read the whole body, at most `limit` bytes, until `stop` fires. Called at most once. */
+  readBody(limit: number, stop: AbortSignal): Promise<BodyRead>;
+}
+
+/** The pipeline's answer: the response, and whether the connection must close after it. */
+export interface PipelineResult {
+  response: Response;
+  /** True when the body was not (fully) read: the node face closes the connection. */
+  closeConnection: boolean;
+}
+
+/** The shared pipeline. */
+export interface Pipeline {
+  handle(incoming: IncomingRequest): Promise<PipelineResult>;
+  close(): Promise<void>;
+}
+
+/** Headers that describe one hop's framing, not the message: never forwarded to the SDK. */
+const HOP_HEADERS = [
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'upgrade',
+  'te',
+  'trailer',
+];
+
+/** An AbortSignal that aborts when any of `signals` does (`AbortSignal.any` is Node ≥ 20.3). */
+function anySignal(signals: AbortSignal[]): AbortSignal {
+  const controller = new AbortController();
+  for (const signal of signals) {
+    if (signal.aborted) {
+      controller.abort();
+      return controller.signal;
+    }
+  }
+  const onAbort = () => {
+    controller.abort();
+    for (const signal of signals) signal.removeEventListener('abort', onAbort);
+  };
+  for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
+  return controller.signal;
+}
+
+type Raced<T> = { kind: 'value'; value: T } | { kind: 'threw' } | { kind: 'stopped' };
+
+/** Await `work` unless `stop` fires first; a late result or rejection is dropped. */
+function race<T>(work: () => T | Promise<T>, stop: AbortSignal): Promise<Raced<T>> {
+  if (stop.aborted) return Promise.resolve({ kind: 'stopped' });
+  return new Promise((resolve) => {
+    const onStop = () => resolve({ kind: 'stopped' });
+    stop.addEventListener('abort', onStop, { once: true });
+    let pending: Promise<T>;
+    try {
+      pending = Promise.resolve(work());
+    } catch {
+      pending = Promise.reject(new Error('threw'));
+    }
+    pending.then(
+      (value) => {
+        stop.removeEventListener('abort', onStop);
+        resolve({ kind: 'value', value });
+      },
+      () => {
+        stop.removeEventListener('abort', onStop);
+        resolve({ kind: 'threw' });
+      },
+    );
+  });
+}
+
+/**
+ * Wrap a response body so `onDone` runs once it has been fully read, cancelled or has failed.
+ * A response without a body is done at once.
+ */
+function watchBody(response: Response, onDone: () => void): Response {
+  if (response.body === null) {
+    onDone();
+    return response;
+  }
+  const reader = response.body.getReader();
+  let done = false;
+  const finish = () => {
+    if (!done) {
+      done = true;
+      onDone();
+    }
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) {
+          finish();
+          controller.close();
+          return;
+        }
+        controller.enqueue(chunk.value);
+      } catch (error) {
+        finish();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      finish();
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
+  return new Response(body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
+}
+
+/**
+ * Create the pipeline around `createMcpHandler`. `serverFor` builds the server of a request that
+ * passed every check; `bareServer` one the SDK builds on its own for a body that is not JSON
+ * (it only ever answers the parse error).
+ */
+export function createPipeline(
+  options: ResolvedHttpOptions,
+  serverFor: ScopedServerFactory,
+  bareServer: BareServerFactory,
+): Pipeline {
+  const diagnostics: DiagnosticsSink = options.diagnostics;
+  const scopes = new WeakMap<Request, RequestScope>();
+  const inflight = new Set<Promise<unknown>>();
+  const closeController = new AbortController();
+  let closing: Promise<void> | undefined;
+
+  const sdk = createMcpHandler(
+    (context) => {
+      const scope = context.requestInfo === undefined ? undefined : scopes.get(context.requestInfo);
+      return scope === undefined ? bareServer(context) : serverFor(scope, context);
+    },
+    {
+      maxRequestBodySize: options.maxBodyBytes,
+      // The SDK's messages may quote request data: only a fixed event leaves this handler.
+      onerror: () => diagnostics({ event: 'http.sdk_error' }),
+    },
+  );
+
+  function track<T>(work: Promise<T>): Promise<T> {
+    inflight.add(work);
+    const forget = () => inflight.delete(work);
+    work.then(forget, forget);
+    return work;
+  }
+
+  async function handle(incoming: IncomingRequest): Promise<PipelineResult> {
+    const entered = Date.now();
+    if (closeController.signal.aborted) {
+      diagnostics({ event: 'http.closed' });
+      return { response: answer.handlerClosed(), closeConnection: true };
+    }
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), options.requestTimeoutMs);
+    // close() reaches this request through one listener, removed when the request is done, so
+    // the handler-wide signal does not collect a listener per request.
+    const closed = new AbortController();
+    const onClose = () => closed.abort();
+    closeController.signal.addEventListener('abort', onClose, { once: true });
+    let settled = false;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      closeController.signal.removeEventListener('abort', onClose);
+      incoming.disconnected.removeEventListener('abort', finish);
+      diagnostics({ event: 'http.request_done', ms: Date.now() - entered });
+    };
+    // Ends pre-SDK stages: the deadline or close().
+    const stop = anySignal([deadline.signal, closed.signal]);
+    const reject = (response: Response, event: string, closeConnection: boolean): PipelineResult => {
+      diagnostics({ event, ms: Date.now() - entered });
+      finish();
+      return { response, closeConnection };
+    };
+
+    // 1. Header-only preflight.
+    const headers = incoming.headers;
+    if (!hostAllowed(headers.get('host'), options.allowedHosts)) {
+      return reject(answer.hostRejected(), 'http.host_rejected', true);
+    }
+    if (!originAllowed(headers.get('origin'), options.allowedOrigins)) {
+      return reject(answer.originRejected(), 'http.origin_rejected', true);
+    }
+    let authRequest: Request;
+    try {
+      authRequest = new Request(incoming.url, { method: incoming.method, headers });
+    } catch {
+      // A method fetch cannot carry (CONNECT, TRACE) or a URL it cannot parse: nothing to serve.
+      return reject(
+        answer.jsonRpcError(405, -32000, 'Method not allowed.', null, undefined, { Allow: 'POST' }),
+        'http.method_rejected',
+        true,
+      );
+    }
+    const authenticated = await race(() => options.authenticate(authRequest), stop);
+    if (authenticated.kind === 'stopped') {
+      return closeController.signal.aborted
+        ? reject(answer.handlerClosed(), 'http.closed', true)
+        : reject(answer.authenticationTimedOut(), 'http.authenticate_timeout', true);
+    }
+    if (authenticated.kind === 'threw') {
+      return reject(answer.authenticationFailed(), 'http.authenticate_failed', true);
+    }
+    const principal = authenticated.value;
+    if (principal === undefined || principal === null) {
+      return reject(answer.unauthenticated(options.resourceMetadataUrl), 'http.unauthenticated', true);
+    }
+    if (!isPrincipal(principal)) {
+      return reject(answer.authenticationFailed(), 'http.principal_invalid', true);
+    }
+    if (!options.requiredScopes.every((scope) => principal.scopes.includes(scope))) {
+      return reject(
+        answer.insufficientScope(options.requiredScopes, options.resourceMetadataUrl),
+        'http.insufficient_scope',
+        true,
+      );
+    }
+
+    // 2. Bounded body, under the deadline.
+    const method = incoming.method.toUpperCase();
+    let bytes: Uint8Array | undefined;
+    let parsed: ReturnType<typeof parseBody> | undefined;
+    if (method === 'POST') {
+      const declared = headers.get('content-length');
+      if (
+        declared !== null &&
+        /^\d+$/.test(declared.trim()) &&
+        Number(declared.trim()) > options.maxBodyBytes
+      ) {
+        return reject(answer.bodyTooLarge(options.maxBodyBytes), 'http.body_too_large', true);
+      }
+      if (!isJsonContentType(headers.get('content-type'))) {
+        return reject(answer.unsupportedMediaType(), 'http.unsupported_media_type', true);
+      }
+      const read = await incoming.readBody(options.maxBodyBytes, stop);
+      switch (read.kind) {
+        case 'too_large':
+          return reject(answer.bodyTooLarge(options.maxBodyBytes), 'http.body_too_large', true);
+        case 'stopped':
+          return closeController.signal.aborted
+            ? reject(answer.handlerClosed(), 'http.closed', true)
+            : reject(answer.bodyTimedOut(), 'http.body_timeout', true);
+        case 'failed':
+          return reject(answer.bodyUnreadable(), 'http.body_failed', true);
+      }
+      bytes = read.bytes;
+      // 3. The raw-body unsafe-key guard, in the request's era.
+      parsed = parseBody(new TextDecoder().decode(bytes));
+      if (parsed.ok && parsed.unsafeKey !== undefined) {
+        const era = requestEra(headers, parsed.value);
+        return reject(unsafeKeyResponse(era, parsed.value, parsed.unsafeKey), 'http.unsafe_key', false);
+      }
+    }
+
+    // 4. The SDK, with a fresh server per request.
+    const forwardHeaders = new Headers(headers);
+    for (const name of HOP_HEADERS) forwardHeaders.delete(name);
+    const forward = new Request(incoming.url, {
+      method: incoming.method,
+      headers: forwardHeaders,
+      // The SDK tears a 2025-era exchange down when this aborts: only a disconnect may do that.
+      signal: incoming.disconnected,
+      ...(bytes === undefined ? {} : { body: bytes as Uint8Array<ArrayBuffer> }),
+    });
+    const scope: RequestScope = {
+      principal,
+      waitSignal: anySignal([deadline.signal, incoming.disconnected, closed.signal]),
+      track,
+    };
+    scopes.set(forward, scope);
+    // Registered after the wait signal's own link, so a disconnect reaches the wait first.
+    incoming.disconnected.addEventListener('abort', finish, { once: true });
+    try {
+      const response = await sdk.fetch(
+        forward,
+        parsed?.ok === true ? { parsedBody: parsed.value } : undefined,
+      );
+      return { response: watchBody(response, finish), closeConnection: false };
+    } catch {
+      return reject(answer.internalError(), 'http.internal_error', false);
+    }
+  }
+
+  return {
+    handle(incoming) {
+      return track(handle(incoming));
+    },
+    close() {
+      if (closing === undefined) {
+        closeController.abort();
+        closing = (async () => {
+          while (inflight.size > 0) await Promise.allSettled([...inflight]);
+          await sdk.close();
+        })();
+      }
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,124 @@
+/**
+ * The HTTP answers the transport shell gives before a request reaches the MCP SDK: Host and
+ * Origin refusals, the Bearer challenges, size, media type and deadline refusals, and the
+ * unsafe-key refusal in the request's protocol era.
+ *
+ * Every message here is a fixed sentence: nothing a client sent (a header, a token, a body) is
+ * echoed back. This module decides no policy; `pipeline.ts` decides which answer applies.
+ */
+
+/** A JSON-RPC request id as it may be echoed back. */
+export type JsonRpcId = string | number | null;
+
+/** The JSON-RPC error code the SDK uses for transport-level refusals. */
+const SERVER_ERROR = -32000;
+
+/** JSON-RPC "Invalid params". */
+export const INVALID_PARAMS = -32602;
+
+/** A JSON-RPC error body with an HTTP status, in the shape the SDK's own entry answers use. */
+export function jsonRpcError(
+  status: number,
+  code: number,
+  message: string,
+  id: JsonRpcId = null,
+  data?: unknown,
+  headers?: Record<string, string>,
+): Response {
+  const error: { code: number; message: string; data?: unknown } = { code, message };
+  if (data !== undefined) error.data = data;
+  return Response.json(
+    { jsonrpc: '2.0', error, id },
+    { status, ...(headers === undefined ? {} : { headers }) },
+  );
+}
+
+/** `403`: the `Host` header is missing or not on the allowlist (DNS rebinding defence). */
+export function hostRejected(): Response {
+  return jsonRpcError(403, SERVER_ERROR, 'Forbidden: the Host header is not allowed for this endpoint');
+}
+
+/** `403`: the request carries an `Origin` that is not on the allowlist. */
+export function originRejected(): Response {
+  return jsonRpcError(403, SERVER_ERROR, 'Forbidden: the Origin header is not allowed for this endpoint');
+}
+
+/** Quote a value for an auth-param of a `WWW-Authenticate` challenge (RFC 9110 quoted-string). */
+function quoted(value: string): string {
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+}
+
+/**
+ * `401` with `WWW-Authenticate: Bearer resource_metadata="…"`: no principal for this request.
+ * The challenge carries no `error` code because the handler cannot tell a missing credential
+ * from an invalid one (the host's `authenticate` decides), and RFC 6750 §3.1 leaves it out then.
+ */
+export function unauthenticated(resourceMetadataUrl: string | undefined): Response {
+  const challenge =
+    resourceMetadataUrl === undefined ? 'Bearer' : `Bearer resource_metadata=${quoted(resourceMetadataUrl)}`;
+  return Response.json(
+    { error: 'invalid_token', error_description: 'Authentication required' },
+    { status: 401, headers: { 'WWW-Authenticate': challenge } },
+  );
+}
+
+/** `403 insufficient_scope` naming every required scope (RFC 6750 §3.1). */
+export function insufficientScope(
+  requiredScopes: readonly string[],
+  resourceMetadataUrl: string | undefined,
+): Response {
+  let challenge = `Bearer error="insufficient_scope", scope=${quoted(requiredScopes.join(' '))}`;
+  if (resourceMetadataUrl !== undefined) challenge += `, resource_metadata=${quoted(resourceMetadataUrl)}`;
+  return Response.json(
+    { error: 'insufficient_scope', error_description: 'The access token lacks a required scope' },
+    { status: 403, headers: { 'WWW-Authenticate': challenge } },
+  );
+}
+
+/** `500`: the host's `authenticate` failed or returned something that is not a principal. */
+export function authenticationFailed(): Response {
+  return Response.json(
+    { error: 'server_error', error_description: 'Authentication could not be completed' },
+    { status: 500 },
+  );
+}
+
+/** `503`: the host's `authenticate` did not answer before the request deadline. */
+export function authenticationTimedOut(): Response {
+  return jsonRpcError(
+    503,
+    SERVER_ERROR,
+    'Service Unavailable: authentication did not complete in time',
+    null,
+  );
+}
+
+/** `503`: the handler has been closed. */
+export function handlerClosed(): Response {
+  return jsonRpcError(503, SERVER_ERROR, 'Service Unavailable: this endpoint is shutting down');
+}
+
+/** `413`: the body is larger than `maxBodyBytes`, by its declared length or as streamed. */
+export function bodyTooLarge(maxBodyBytes: number): Response {
+  return jsonRpcError(413, SERVER_ERROR, `Payload Too Large: the request body is over ${maxBodyBytes} bytes`);
+}
+
+/** `415`: a POST whose media type is not `application/json`, in the SDK's own words. */
+export function unsupportedMediaType(): Response {
+  return jsonRpcError(415, SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json');
+}
+
+/** `408`: the body did not arrive before the request deadline. */
+export function bodyTimedOut(): Response {
+  return jsonRpcError(408, SERVER_ERROR, 'Request Timeout: the request body did not arrive in time');
+}
+
+/** `400`: the body could not be read (the client went away or the stream failed). */
+export function bodyUnreadable(): Response {
+  return jsonRpcError(400, -32700, 'Parse error: the request body could not be read');
+}
+
+/** `500`: something failed in this handler; no detail is given to the client. */
+export function internalError(id: JsonRpcId = null): Response {
+  return jsonRpcError(500, -32603, 'Internal server error', id);
+}

@@ -1,0 +1,73 @@
+/**
+ * The raw-body unsafe-key guard: a JSON body that names `__proto__`, `constructor` or `prototype`
+ * as a key anywhere is refused before any MCP code sees it, with a JSON-RPC `Invalid params`
+ * error in the request's protocol era.
+ *
+ * It only looks at keys. It does not validate tool arguments (the engine does) and does not
+ * answer malformed JSON (the SDK does, in its own words).
+ */
+import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { INVALID_PARAMS, type JsonRpcId, jsonRpcError } from './responses.js';
+
+/** The keys no request body may carry. */
+export const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** A parsed body: the value and the first unsafe key found, if any. */
+export type ParsedBody = { ok: true; value: unknown; unsafeKey?: string } | { ok: false };
+
+/**
+ * Parse a body once, noting the first unsafe key. `JSON.parse` defines `__proto__` as an own data
+ * property (it never sets the prototype), so the reviver sees every key exactly as sent.
+ */
+export function parseBody(text: string): ParsedBody {
+  let unsafeKey: string | undefined;
+  try {
+    const value: unknown = JSON.parse(text, (key, v: unknown) => {
+      if (unsafeKey === undefined && UNSAFE_KEYS.has(key)) unsafeKey = key;
+      return v;
+    });
+    return unsafeKey === undefined ? { ok: true, value } : { ok: true, value, unsafeKey };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** The request id to echo: only for a single request object that has a method and a usable id. */
+function echoableId(body: unknown): JsonRpcId {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return null;
+  const { method, id } = body as { method?: unknown; id?: unknown };
+  if (typeof method !== 'string') return null;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+/** The protocol era a request belongs to, exactly as the SDK entry will route it. */
+export function requestEra(headers: Headers, body: unknown): 'legacy' | 'modern' {
+  const outcome = classifyInboundRequest({
+    httpMethod: 'POST',
+    ...optionalHeader('protocolVersionHeader', headers.get('mcp-protocol-version')),
+    ...optionalHeader('mcpMethodHeader', headers.get('mcp-method')),
+    ...optionalHeader('mcpNameHeader', headers.get('mcp-name')),
+    body,
+  });
+  return outcome.kind === 'legacy' ? 'legacy' : 'modern';
+}
+
+function optionalHeader<K extends string>(key: K, value: string | null): { [P in K]?: string } {
+  return value === null ? {} : ({ [key]: value } as { [P in K]: string });
+}
+
+/**
+ * The refusal of a body with an unsafe key, in the request's era:
+ * - 2026-07-28 (modern): an entry-gate rejection, HTTP `400` with the JSON-RPC error and the
+ *   request's id, as the SDK answers its own `-32602` envelope rejections (a modern client reads
+ *   a 400 JSON-RPC error for its request as the call's error).
+ * - 2025 era (legacy): the JSON-RPC error in-band, HTTP `200` `application/json`, as a 2025
+ *   Streamable HTTP server answers a request whose params it refuses; a notification or batch,
+ *   which has no id to answer, gets `400` with `id: null`.
+ */
+export function unsafeKeyResponse(era: 'legacy' | 'modern', body: unknown, key: string): Response {
+  const id = echoableId(body);
+  const message = `Invalid params: the key "${key}" is not accepted anywhere in a request`;
+  const status = era === 'legacy' && id !== null ? 200 : 400;
+  return jsonRpcError(status, INVALID_PARAMS, message, id, { unsafeKey: key });
+}
