@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StdioBinding } from '../../src/core/ports.js';
 import type { InteractionRecord, InteractionState } from '../../src/core/record.js';
+import type { Surface } from '../../src/core/surface.js';
 import { type RecordsCliIo, runRecordsCli } from '../../src/stdio/records-cli.js';
 import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
 import { createSecretsAudit } from '../support/audit.js';
@@ -66,7 +67,7 @@ async function seed(): Promise<void> {
           keyId: 'k1',
           verifiedAt: '2030-01-01T00:00:01.000Z',
         },
-      } as InteractionState,
+      },
       '2030-01-01T00:00:00.000Z',
     ),
   );
@@ -91,7 +92,7 @@ async function seed(): Promise<void> {
         kind: 'create_unknown',
         request: { idempotencyKey: 'idem_1', surface },
         reason: 'transport',
-      } as InteractionState,
+      },
       '2030-01-03T00:00:00.000Z',
     ),
   );
