@@ -14,5 +14,7 @@ export * from './core/record.js';
 export type * from './core/surface.js';
 // -- contract (schemas, limits, results, tool definitions)
 // -- engine and registration
+// -- Sess client
+export * from './sess/index.js';
 // -- memory store
 export { createMemoryHandleStore, type HandleStoreFactory } from './core/memory-store.js';

@@ -1,0 +1,17 @@
+/**
+ * The Sess client behind the `SessApi` port: origin validation, the HTTP client and receipt
+ * verification. Uses only `fetch` and WebCrypto (no `node:` module), so it belongs to the
+ * edge-safe root entry.
+ *
+ * The wire schemas and digests (`wire.ts`, `digest.ts`, `jws.ts`) are not re-exported here: they
+ * are the wire's, not the client's API.
+ */
+export { createSessClient, DEFAULT_REQUEST_TIMEOUT_MS, type SessClientOptions } from './client.js';
+export { DEFAULT_SESS_ORIGIN, type SessOriginOptions, validateSessOrigin } from './origin.js';
+export {
+  createReceiptVerifier,
+  DEFAULT_KEY_REFRESH_COOLDOWN_MS,
+  type ReceiptCheck,
+  type ReceiptVerifier,
+  type ReceiptVerifierOptions,
+} from './receipt.js';

@@ -1,0 +1,250 @@
+/**
+ * Receipt verification: proves that one answer (Session, revision, event, Surface, answer) was
+ * signed by a receipt key of the trusted workspace, with Ed25519 over WebCrypto, in the order
+ * `docs/sess-api.md` ("Verifying a receipt") gives. Holds the key-set cache: fetched from the
+ * well-known path, refreshed at most once per cooldown, and refetched when a receipt names a key
+ * id it does not hold (a rotation), so a rotation never blocks a valid answer: inside the cooldown
+ * the answer gets the retryable `key_refresh_cooldown`, and verifies once a refetch is allowed.
+ *
+ * It does not decide what the trusted workspace is (the client does), records nothing, and never
+ * puts a receipt, a key or an answer value in an error message.
+ */
+import * as v from 'valibot';
+import { type Clock, SessApiError, type VerificationReason, type VerifiedReceipt } from '../core/ports.js';
+import type { Answer, Surface } from '../core/surface.js';
+import { digestJson } from './digest.js';
+import { runExchange } from './errors.js';
+import { importEd25519PublicKey, parseCompactJws, verifyCompactJwsSignature } from './jws.js';
+import { JwksSchema, PATHS, ReceiptClaimsSchema, ReceiptHeaderSchema } from './wire.js';
+
+/** How long a fetched key set is trusted for lookups before a refetch is allowed, by default. */
+export const DEFAULT_KEY_REFRESH_COOLDOWN_MS = 10_000;
+
+/** The largest `iat` a `Date` can hold, in seconds. */
+const MAX_IAT_SECONDS = 8_640_000_000_000;
+
+/** The largest key set read, in bytes. */
+const MAX_JWKS_BYTES = 1_048_576;
+
+/** Options of {@link createReceiptVerifier}. */
+export interface ReceiptVerifierOptions {
+  /** The API origin, already validated; the key set is read from its well-known path. */
+  origin: string;
+  /** The expected `iss` claim. @default origin */
+  issuer?: string;
+  fetch: typeof fetch;
+  clock: Clock;
+  /** At most one key-set fetch per this many milliseconds. @default 10 000 */
+  keyRefreshCooldownMs?: number;
+  /** Deadline of one key-set fetch. */
+  requestTimeoutMs: number;
+}
+
+/** The exact answer one receipt must prove, and against which workspace. */
+export interface ReceiptCheck {
+  /** The trusted workspace; `undefined` fails with `context_missing`. */
+  workspaceId: string | undefined;
+  sessionId: string;
+  revision: number;
+  eventId: string;
+  surface: Surface;
+  answer: Answer;
+  receipt: string;
+}
+
+/** Verifies receipts against one origin's key set, with its own cache. */
+export interface ReceiptVerifier {
+  /**
+   * Verify one receipt. Throws {@link SessApiError} of kind `verification` (with `reason`), or
+   * `aborted` when the caller's signal ends a key-set fetch.
+   */
+  verify(check: ReceiptCheck, signal?: AbortSignal): Promise<VerifiedReceipt>;
+}
+
+interface CachedKey {
+  workspaceId: string;
+  key: CryptoKey;
+}
+
+const REASON_TEXT: Record<VerificationReason, string> = {
+  malformed: 'the receipt is malformed',
+  bad_signature: 'the receipt signature is not valid',
+  unknown_key_id: 'the receipt is signed with a key Sess does not list',
+  foreign_key: 'the receipt is signed with a key of another workspace',
+  claims_mismatch: 'the receipt is for another answer, Session, revision, event, Surface or issuer',
+  key_set_unavailable: 'the receipt key set could not be fetched; try again later',
+  key_refresh_cooldown:
+    'the receipt is signed with a key not yet in the cached key set; try again in a few seconds',
+  context_missing: 'no trusted workspace is known (set SESS_EXPECTED_WORKSPACE_ID)',
+};
+
+function aborted(): SessApiError {
+  return new SessApiError('aborted', 'The receipt verification was aborted by the caller.');
+}
+
+function refuse(reason: VerificationReason, cause?: unknown): SessApiError {
+  return new SessApiError('verification', `The receipt did not verify: ${REASON_TEXT[reason]}.`, {
+    reason,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/**
+ * Create a receipt verifier with its own key-set cache.
+ *
+ * @example
+ * ```ts
+ * const verifier = createReceiptVerifier({ origin, fetch, clock: systemClock, requestTimeoutMs: 10_000 });
+ * await verifier.verify({ workspaceId, sessionId, revision, eventId, surface, answer, receipt });
+ * ```
+ */
+export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptVerifier {
+  const issuer = options.issuer ?? options.origin;
+  const cooldownMs = options.keyRefreshCooldownMs ?? DEFAULT_KEY_REFRESH_COOLDOWN_MS;
+  const jwksUrl = options.origin + PATHS.jwks;
+  let keys: Map<string, CachedKey> | undefined;
+  let lastAttemptAt: number | undefined;
+  let inflight: Promise<void> | undefined;
+
+  /** Fetch and replace the key set; failed attempts count against the cooldown too. */
+  async function refresh(): Promise<void> {
+    lastAttemptAt = options.clock.now();
+    let text: string;
+    let status: number;
+    try {
+      const response = await runExchange({
+        fetch: options.fetch,
+        url: jwksUrl,
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        mutation: false,
+        what: 'fetch the receipt key set',
+        timeoutMs: options.requestTimeoutMs,
+        maxBytes: MAX_JWKS_BYTES,
+      });
+      text = response.text;
+      status = response.status;
+    } catch (error) {
+      throw refuse('key_set_unavailable', error);
+    }
+    if (status !== 200) throw refuse('key_set_unavailable', new Error(`HTTP ${status}`));
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw refuse('key_set_unavailable', new Error('the key set is not JSON'));
+    }
+    const parsed = v.safeParse(JwksSchema, json);
+    if (!parsed.success) throw refuse('key_set_unavailable', new Error('the key set is malformed'));
+    const next = new Map<string, CachedKey>();
+    for (const jwk of parsed.output.keys) {
+      if (next.has(jwk.kid))
+        throw refuse('key_set_unavailable', new Error('a key id repeats in the key set'));
+      let key: CryptoKey;
+      try {
+        key = await importEd25519PublicKey(jwk);
+      } catch {
+        throw refuse('key_set_unavailable', new Error('a key of the key set is not an Ed25519 key'));
+      }
+      next.set(jwk.kid, { workspaceId: jwk.ws, key });
+    }
+    keys = next;
+  }
+
+  /**
+   * One refresh at a time: concurrent verifications share it. The fetch itself runs under the
+   * verifier's deadline only, so one caller's abort never fails another caller's verification;
+   * each caller stops waiting on its own signal.
+   */
+  async function awaitRefresh(signal: AbortSignal | undefined): Promise<void> {
+    if (inflight === undefined) {
+      inflight = refresh().finally(() => {
+        inflight = undefined;
+      });
+      // A caller that stopped waiting must not leave the rejection unhandled.
+      inflight.catch(() => {});
+    }
+    const shared = inflight;
+    if (signal === undefined) return shared;
+    if (signal.aborted) throw aborted();
+    let onAbort = () => {};
+    const stop = new Promise<never>((_, reject) => {
+      onAbort = () => reject(aborted());
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      await Promise.race([shared, stop]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async function keyFor(kid: string, signal: AbortSignal | undefined): Promise<CachedKey> {
+    const cached = keys?.get(kid);
+    if (cached !== undefined) return cached;
+    if (inflight === undefined) {
+      const now = options.clock.now();
+      if (lastAttemptAt !== undefined && now - lastAttemptAt < cooldownMs) {
+        // Nothing fetched yet (the last attempt failed): the set is unavailable, not stale.
+        throw refuse(keys === undefined ? 'key_set_unavailable' : 'key_refresh_cooldown');
+      }
+    }
+    await awaitRefresh(signal);
+    const fresh = keys?.get(kid);
+    if (fresh === undefined) throw refuse('unknown_key_id');
+    return fresh;
+  }
+
+  return {
+    async verify(check, signal) {
+      if (signal?.aborted) throw aborted();
+      if (check.workspaceId === undefined) throw refuse('context_missing');
+      const jws = parseCompactJws(check.receipt);
+      if (jws === undefined) throw refuse('malformed');
+      const header = v.safeParse(ReceiptHeaderSchema, jws.header);
+      const claims = v.safeParse(ReceiptClaimsSchema, jws.payload);
+      if (!header.success || !claims.success) throw refuse('malformed');
+      if (Object.keys(jws.header).some((name) => name !== 'alg' && name !== 'kid' && name !== 'typ')) {
+        // `crit`, `jwk`, `x5u` and friends would change what the signature means: refuse them.
+        throw refuse('malformed');
+      }
+      const kid = header.output.kid;
+      const key = await keyFor(kid, signal);
+      if (key.workspaceId !== check.workspaceId) throw refuse('foreign_key');
+      if (!(await verifyCompactJwsSignature(jws, key.key))) throw refuse('bad_signature');
+      let surfaceDigest: string;
+      let answerDigest: string;
+      try {
+        surfaceDigest = await digestJson(check.surface);
+        answerDigest = await digestJson({ action: check.answer.action, values: check.answer.values });
+      } catch {
+        throw new SessApiError(
+          'configuration',
+          'The Surface or answer to verify is not JSON; nothing was verified.',
+        );
+      }
+      const c = claims.output;
+      // A time `Date` cannot hold is not a receipt Sess could have issued.
+      if (c.iat > MAX_IAT_SECONDS) throw refuse('malformed');
+      const matches =
+        c.iss === issuer &&
+        c.ws === check.workspaceId &&
+        c.sid === check.sessionId &&
+        c.rev === check.revision &&
+        c.evt === check.eventId &&
+        c.sdg === surfaceDigest &&
+        c.adg === answerDigest &&
+        c.act === 'link_holder';
+      if (!matches) throw refuse('claims_mismatch');
+      return {
+        workspaceId: c.ws,
+        sessionId: c.sid,
+        revision: c.rev,
+        eventId: c.evt,
+        keyId: kid,
+        issuedAt: new Date(c.iat * 1000).toISOString(),
+        actorAssurance: 'link_holder',
+      };
+    },
+  };
+}
