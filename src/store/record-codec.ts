@@ -7,7 +7,8 @@
  *
  * It deliberately knows no I/O, and checks the shape a store needs to trust, not the engine's
  * rules (which transition is allowed is the engine's business). Surfaces and answers are checked
- * to be objects only; the engine validated them before they were saved. Error messages name
+ * to be objects only; the engine validated them before they were saved. Inside a state, keys the
+ * schema does not name are kept, so a newer optional field survives a read. Error messages name
  * paths in the record, never values (a record may hold a Sess link, an answer or a receipt).
  */
 import * as v from 'valibot';
@@ -38,8 +39,8 @@ const httpBinding = v.strictObject({
   grantGeneration: text,
 });
 
-const sessionRef = v.object({ sessionId: text, workspaceId: text, humanUrl: text, expiresAt: text });
-const verifiedResponse = v.object({
+const sessionRef = v.looseObject({ sessionId: text, workspaceId: text, humanUrl: text, expiresAt: text });
+const verifiedResponse = v.looseObject({
   eventId: text,
   revision: count,
   answer: anyObject,
@@ -48,37 +49,37 @@ const verifiedResponse = v.object({
   keyId: text,
   verifiedAt: text,
 });
-const confirmedMutation = v.object({
+const confirmedMutation = v.looseObject({
   kind: v.picklist(['publish', 'complete']),
   expectedRevision: count,
   responseEventId: text,
   surfaceDigest: v.optional(text),
 });
-const createRequest = v.object({
+const createRequest = v.looseObject({
   idempotencyKey: text,
   surface: anyObject,
   expiresIn: v.optional(v.number()),
   respondents: v.optional(anyObject),
 });
-const publishInput = v.object({
+const publishInput = v.looseObject({
   expectedRevision: count,
   responseEventId: text,
   surface: anyObject,
   idempotencyKey: text,
 });
-const completeInput = v.object({ expectedRevision: count, responseEventId: text, idempotencyKey: text });
+const completeInput = v.looseObject({ expectedRevision: count, responseEventId: text, idempotencyKey: text });
 
 const state = v.variant('kind', [
-  v.object({ kind: v.literal('create_intent'), request: createRequest }),
-  v.object({ kind: v.literal('create_unknown'), request: createRequest, reason: text }),
-  v.object({
+  v.looseObject({ kind: v.literal('create_intent'), request: createRequest }),
+  v.looseObject({ kind: v.literal('create_unknown'), request: createRequest, reason: text }),
+  v.looseObject({
     kind: v.literal('waiting'),
     session: sessionRef,
     revision: count,
     surface: anyObject,
     lastMutation: v.optional(confirmedMutation),
   }),
-  v.object({
+  v.looseObject({
     kind: v.literal('answered'),
     session: sessionRef,
     revision: count,
@@ -86,7 +87,7 @@ const state = v.variant('kind', [
     response: verifiedResponse,
     lastMutation: v.optional(confirmedMutation),
   }),
-  v.object({
+  v.looseObject({
     kind: v.literal('publish_pending'),
     session: sessionRef,
     revision: count,
@@ -94,7 +95,7 @@ const state = v.variant('kind', [
     response: verifiedResponse,
     request: publishInput,
   }),
-  v.object({
+  v.looseObject({
     kind: v.literal('complete_pending'),
     session: sessionRef,
     revision: count,
@@ -102,14 +103,14 @@ const state = v.variant('kind', [
     response: verifiedResponse,
     request: completeInput,
   }),
-  v.object({
+  v.looseObject({
     kind: v.literal('completed'),
     sessionId: text,
     revision: count,
     lastMutation: confirmedMutation,
   }),
-  v.object({ kind: v.literal('expired'), sessionId: text, revision: count }),
-  v.object({
+  v.looseObject({ kind: v.literal('expired'), sessionId: text, revision: count }),
+  v.looseObject({
     kind: v.literal('blocked'),
     code: v.picklist(['MUTATION_REJECTED', 'VERIFICATION_FAILED', 'RECOVERY_BLOCKED']),
     reason: text,
@@ -117,7 +118,7 @@ const state = v.variant('kind', [
     revision: v.optional(count),
     previous: text,
   }),
-  v.object({
+  v.looseObject({
     kind: v.literal('ask_open'),
     askId: text,
     workspaceId: text,
@@ -126,7 +127,12 @@ const state = v.variant('kind', [
     surface: anyObject,
     max: count,
   }),
-  v.object({ kind: v.literal('ask_closed'), askId: text }),
+  v.looseObject({
+    kind: v.literal('ask_closed'),
+    askId: text,
+    workspaceId: v.optional(text),
+    surface: v.optional(anyObject),
+  }),
 ]);
 
 const recordSchema = v.strictObject({

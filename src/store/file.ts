@@ -1,0 +1,568 @@
+/**
+ * `@sess.si/mcp/store/file`: the durable file {@link HandleStore} of the stdio server, and the
+ * owner's access to a profile's records (`sess-mcp records list|show|retire` is built on
+ * {@link openProfileRecords}).
+ *
+ * One file per handle at `<stateDir>/profiles/<profile>/handles/<handle>.json` (mode 0600, the
+ * directories 0700), holding the envelope `{ format, version, record }`. Every change is written
+ * whole or not at all: a temp file in the same directory, `fsync`, `rename`, then an `fsync` of
+ * the directory. Changes of one profile are serialised by an in-process lock and, across
+ * processes, by an exclusive lock file (`handles.lock` beside `handles/`), so compare-and-set and
+ * the cap of unfinished records are exact even when two processes share a profile.
+ *
+ * It deliberately does not cache records (every read is read from disk), repair or migrate
+ * records (anything unreadable is the owner's to resolve), or remove link and answer data (the
+ * engine hands it records without them). The lock file is taken over when its holder has died or
+ * has held it for over 30 s; two processes taking over the same dead lock at the same instant
+ * are not coordinated.
+ */
+import { randomBytes } from 'node:crypto';
+import * as nodeFs from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import { SessMcpError } from '../core/errors.js';
+import {
+  checkRecordForScope,
+  compareOldestFirst,
+  type HandleStoreFactory,
+  handleExistsError,
+  isStoreHandle,
+  staleVersionError,
+  storeError,
+  storeFullError,
+} from '../core/memory-store.js';
+import {
+  type Binding,
+  bindingScope,
+  type HandleStore,
+  MAX_UNFINISHED,
+  type VersionedRecord,
+} from '../core/ports.js';
+import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../core/record.js';
+import { decodeEnvelope, encodeEnvelope, encodeRecord } from './record-codec.js';
+
+/** An open file, as far as the store uses one (`node:fs/promises` `FileHandle` fits). */
+export interface FileStoreFileLike {
+  writeFile(data: string, options?: { encoding: 'utf8' }): Promise<void>;
+  sync(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The file-system calls the store makes. `node:fs/promises` fits and is the default; a test
+ * passes a named double that fails on purpose (transient errors, a crash between writing the
+ * temp file and renaming it).
+ */
+export interface FileStoreFs {
+  readFile(path: string, encoding: 'utf8'): Promise<string>;
+  readdir(path: string): Promise<string[]>;
+  mkdir(path: string, options: { recursive: true; mode: number }): Promise<string | undefined>;
+  open(path: string, flags: string, mode?: number): Promise<FileStoreFileLike>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  stat(path: string): Promise<{ mtimeMs: number }>;
+}
+
+/** Options of {@link createFileHandleStore} and {@link openProfileRecords}. */
+export interface FileHandleStoreOptions {
+  /** The absolute state directory (`SESS_MCP_STATE_DIR` or its platform default). */
+  stateDir: string;
+  /**
+   * The profile name: 1–64 of `A–Z a–z 0–9 . _ -`, not starting with `.` or `-`.
+   * @default 'default'
+   */
+  profile?: string;
+  /**
+   * The file system to use. Only tests pass anything but the default.
+   * @default node:fs/promises
+   */
+  fs?: FileStoreFs;
+}
+
+/** A file store backend of one profile. */
+export interface FileHandleStore extends HandleStoreFactory {
+  /** The directory the record files live in. */
+  readonly directory: string;
+}
+
+const PROFILE_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
+const RECORD_SUFFIX = '.json';
+const TEMP_SUFFIX = '.tmp';
+const LOCK_WAIT_MS = 10_000;
+const LOCK_STALE_MS = 30_000;
+
+/** True for a valid profile name (what `SESS_MCP_PROFILE` may be). */
+export function isProfileName(name: unknown): name is string {
+  return typeof name === 'string' && PROFILE_PATTERN.test(name);
+}
+
+/** Error codes that no retry fixes: the owner must fix permissions or the directory layout. */
+const PERMANENT_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENAMETOOLONG']);
+
+function errnoCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * A file-system failure as a `STATE_STORE_ERROR`; the message names the errno, never a path.
+ * Permission and layout errors need the owner; everything else (EIO, EMFILE, ENOSPC, EAGAIN, …)
+ * is transient and retryable.
+ */
+function ioError(error: unknown, doing: string): SessMcpError {
+  if (error instanceof SessMcpError) return error;
+  const code = errnoCode(error) ?? 'unknown';
+  const permanent = PERMANENT_CODES.has(code);
+  return storeError(
+    `The state store could not ${doing} (${code}).${permanent ? ' The owner must fix the state directory.' : ' Try again later.'}`,
+    !permanent,
+    permanent ? 'io_permanent' : 'io_transient',
+  );
+}
+
+function checkOptions(options: FileHandleStoreOptions): { profileDir: string; fs: FileStoreFs } {
+  if (options === null || typeof options !== 'object') throw new TypeError('options must be an object');
+  const { stateDir, profile = 'default' } = options;
+  if (typeof stateDir !== 'string' || stateDir === '' || !isAbsolute(stateDir)) {
+    throw new TypeError('options.stateDir must be an absolute path');
+  }
+  if (!isProfileName(profile)) {
+    throw new TypeError('options.profile must be 1-64 of A-Z a-z 0-9 . _ - and not start with . or -');
+  }
+  return {
+    profileDir: join(stateDir, 'profiles', profile),
+    fs: options.fs ?? (nodeFs as unknown as FileStoreFs),
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function processIsAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return errnoCode(error) === 'EPERM';
+  }
+}
+
+/** In-process queues per profile directory, shared by every store object of this module copy. */
+const inProcessQueues = new Map<string, Promise<unknown>>();
+
+/**
+ * The files of one profile: paths, the lock, atomic writes and strict reads. Shared by the store
+ * views and the owner's {@link ProfileRecords}.
+ */
+class ProfileFiles {
+  readonly handlesDir: string;
+  private readonly lockPath: string;
+  private tempSwept = false;
+
+  constructor(
+    profileDir: string,
+    private readonly fs: FileStoreFs,
+  ) {
+    this.handlesDir = join(profileDir, 'handles');
+    this.lockPath = join(profileDir, 'handles.lock');
+  }
+
+  pathOf(handle: string): string {
+    return join(this.handlesDir, handle + RECORD_SUFFIX);
+  }
+
+  /** Run `work` holding the in-process queue of this profile and its lock file. */
+  async exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const previous = inProcessQueues.get(this.handlesDir) ?? Promise.resolve();
+    const run = previous.then(
+      () => this.underLockFile(work),
+      () => this.underLockFile(work),
+    );
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    inProcessQueues.set(this.handlesDir, settled);
+    void settled.then(() => {
+      if (inProcessQueues.get(this.handlesDir) === settled) inProcessQueues.delete(this.handlesDir);
+    });
+    return run;
+  }
+
+  private async underLockFile<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      await this.fs.mkdir(this.handlesDir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw ioError(error, 'create its directory');
+    }
+    await this.acquireLockFile();
+    try {
+      if (!this.tempSwept) {
+        // Holding the lock, no write is in flight: every temp file is left over from a crash.
+        await this.sweepTempFiles();
+        this.tempSwept = true;
+      }
+      return await work();
+    } finally {
+      await this.fs.unlink(this.lockPath).catch(() => undefined);
+    }
+  }
+
+  private async acquireLockFile(): Promise<void> {
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const file = await this.fs.open(this.lockPath, 'wx', 0o600);
+        try {
+          await file.writeFile(`${process.pid}\n`, { encoding: 'utf8' });
+        } finally {
+          await file.close();
+        }
+        return;
+      } catch (error) {
+        if (errnoCode(error) !== 'EEXIST') throw ioError(error, 'take the profile lock');
+      }
+      if (await this.lockIsStale()) {
+        await this.fs.unlink(this.lockPath).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw storeError('The profile is busy (another process holds its lock). Try again.', true, 'busy');
+      }
+      await sleep(Math.min(1 + attempt, 20) * (0.5 + Math.random()));
+    }
+  }
+
+  private async lockIsStale(): Promise<boolean> {
+    try {
+      const [content, stat] = await Promise.all([
+        this.fs.readFile(this.lockPath, 'utf8'),
+        this.fs.stat(this.lockPath),
+      ]);
+      const pid = Number.parseInt(content, 10);
+      if (Date.now() - stat.mtimeMs > LOCK_STALE_MS) return true;
+      // A lock whose content is not yet written is being taken right now: not stale.
+      return Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !processIsAlive(pid);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return false; // released meanwhile: just try again
+      throw ioError(error, 'read the profile lock');
+    }
+  }
+
+  private async sweepTempFiles(): Promise<void> {
+    for (const name of await this.names()) {
+      if (name.startsWith('.') && name.endsWith(TEMP_SUFFIX)) {
+        await this.fs.unlink(join(this.handlesDir, name)).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Every name in the handles directory (none when it does not exist yet). */
+  async names(): Promise<string[]> {
+    try {
+      return await this.fs.readdir(this.handlesDir);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return [];
+      throw ioError(error, 'list records');
+    }
+  }
+
+  /** The handles that have a record file. */
+  async handles(): Promise<string[]> {
+    const out: string[] = [];
+    for (const name of await this.names()) {
+      if (!name.endsWith(RECORD_SUFFIX)) continue;
+      const handle = name.slice(0, -RECORD_SUFFIX.length);
+      if (isStoreHandle(handle)) out.push(handle);
+    }
+    return out;
+  }
+
+  /** The raw text of a record file, or `undefined` when there is none. */
+  async readText(handle: string): Promise<string | undefined> {
+    try {
+      return await this.fs.readFile(this.pathOf(handle), 'utf8');
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return undefined;
+      throw ioError(error, 'read a record');
+    }
+  }
+
+  /** The decoded record file, or `undefined`; corrupt files throw a non-retryable error. */
+  async read(handle: string): Promise<VersionedRecord | undefined> {
+    const text = await this.readText(handle);
+    return text === undefined ? undefined : decodeEnvelope(text, handle);
+  }
+
+  async exists(handle: string): Promise<boolean> {
+    try {
+      await this.fs.stat(this.pathOf(handle));
+      return true;
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return false;
+      throw ioError(error, 'read a record');
+    }
+  }
+
+  /** Write a record file whole: temp file, fsync, rename, directory fsync. */
+  async write(handle: string, text: string): Promise<void> {
+    const temp = join(
+      this.handlesDir,
+      `.${handle}.${process.pid}-${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`,
+    );
+    let renamed = false;
+    try {
+      const file = await this.fs.open(temp, 'wx', 0o600);
+      try {
+        await file.writeFile(text, { encoding: 'utf8' });
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await this.fs.rename(temp, this.pathOf(handle));
+      renamed = true;
+      await this.syncDirectory();
+    } catch (error) {
+      if (!renamed) await this.fs.unlink(temp).catch(() => undefined);
+      throw ioError(error, 'write a record');
+    }
+  }
+
+  /** Remove a record file and make the removal durable. False when there was none. */
+  async remove(handle: string): Promise<boolean> {
+    try {
+      await this.fs.unlink(this.pathOf(handle));
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return false;
+      throw ioError(error, 'remove a record');
+    }
+    try {
+      await this.syncDirectory();
+    } catch (error) {
+      throw ioError(error, 'remove a record');
+    }
+    return true;
+  }
+
+  private async syncDirectory(): Promise<void> {
+    const dir = await this.fs.open(this.handlesDir, 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
+  }
+
+  /** Every readable record of `scope` (unreadable files are skipped: reading one names it). */
+  async recordsOf(scope: string): Promise<VersionedRecord[]> {
+    const out: VersionedRecord[] = [];
+    for (const handle of await this.handles()) {
+      let current: VersionedRecord | undefined;
+      try {
+        current = await this.read(handle);
+      } catch (error) {
+        if (error instanceof SessMcpError && !error.retryable) continue;
+        throw error;
+      }
+      if (current !== undefined && bindingScope(current.record.binding) === scope) out.push(current);
+    }
+    return out;
+  }
+}
+
+/**
+ * Open the file store of one profile. Nothing is touched until the first operation; directories
+ * are created (0700) on the first write. Bad options throw a `TypeError` naming the option.
+ *
+ * A corrupt or unsupported-version file is reported (non-retryable `STATE_STORE_ERROR`) when its
+ * handle is read, and is left out of `listUnfinished`/`countUnfinished` so one bad file does not
+ * stop the profile; the owner finds it with {@link openProfileRecords}.
+ *
+ * @example
+ * ```ts
+ * const stores = createFileHandleStore({ stateDir: '/home/me/.local/state/sess-mcp', profile: 'default' });
+ * const store = stores.forBinding({ kind: 'stdio', profile: 'default', apiOrigin, credentialGeneration });
+ * const { version } = await store.create(record);
+ * ```
+ */
+export function createFileHandleStore(options: FileHandleStoreOptions): FileHandleStore {
+  const { profileDir, fs } = checkOptions(options);
+  const profile = options.profile ?? 'default';
+  const files = new ProfileFiles(profileDir, fs);
+
+  /** This scope's record under `handle`, or undefined (absent, foreign or not a store key). */
+  async function own(handle: string, scope: string): Promise<VersionedRecord | undefined> {
+    if (!isStoreHandle(handle)) return undefined;
+    const current = await files.read(handle);
+    return current !== undefined && bindingScope(current.record.binding) === scope ? current : undefined;
+  }
+
+  return {
+    directory: files.handlesDir,
+    forBinding(binding: Binding): HandleStore {
+      const scope = bindingScope(binding);
+      if (binding.kind === 'stdio' && binding.profile !== profile) {
+        throw new TypeError('binding.profile must be the profile this file store was opened for');
+      }
+      return {
+        get: (handle) => own(handle, scope),
+        create: async (record) => {
+          checkRecordForScope(record, scope);
+          const json = encodeRecord(record);
+          return files.exclusive(async () => {
+            if (await files.exists(record.handle)) throw handleExistsError();
+            if (isUnfinished(record)) {
+              const unfinished = (await files.recordsOf(scope)).filter((r) => isUnfinished(r.record));
+              if (unfinished.length >= MAX_UNFINISHED) throw storeFullError();
+            }
+            await files.write(record.handle, encodeEnvelope(1, json));
+            return { version: 1, record: JSON.parse(json) as InteractionRecord };
+          });
+        },
+        update: async (record, expectedVersion) => {
+          checkRecordForScope(record, scope);
+          const json = encodeRecord(record);
+          return files.exclusive(async () => {
+            const current = await own(record.handle, scope);
+            if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
+            const version = current.version + 1;
+            await files.write(record.handle, encodeEnvelope(version, json));
+            return { version, record: JSON.parse(json) as InteractionRecord };
+          });
+        },
+        delete: async (handle, expectedVersion) => {
+          if (!isStoreHandle(handle)) return false;
+          return files.exclusive(async () => {
+            const current = await own(handle, scope);
+            if (current === undefined) return false;
+            if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
+            return files.remove(handle);
+          });
+        },
+        listUnfinished: async () =>
+          (await files.recordsOf(scope)).filter((r) => isUnfinished(r.record)).sort(compareOldestFirst),
+        countUnfinished: async () =>
+          (await files.recordsOf(scope)).filter((r) => isUnfinished(r.record)).length,
+      };
+    },
+  };
+}
+
+/** One record file of a profile as the owner sees it in a listing. Holds no link or answer. */
+export interface ProfileRecordSummary {
+  handle: string;
+  /** The file's path, for the owner procedure. */
+  path: string;
+  /** Set when the file cannot be read: the owner must review or retire it. */
+  problem?: 'corrupt' | 'unsupported_version';
+  version?: number;
+  state?: InteractionStateKind;
+  /** For `blocked`: the code the tools report and the fixed-word reason. */
+  blockedCode?: string;
+  reason?: string;
+  unfinished?: boolean;
+  sessionId?: string;
+  askId?: string;
+  createdAt?: string;
+  updatedAt?: string;
+  /** What the record is bound to: `stdio` or `http`, and its origin. */
+  bindingKind?: Binding['kind'];
+  origin?: string;
+}
+
+/** The owner's access to the records of one profile (the `sess-mcp records` CLI). */
+export interface ProfileRecords {
+  /** The directory the record files live in. */
+  readonly directory: string;
+  /** Every record file of the profile, oldest first, unreadable ones last (by handle). */
+  list(): Promise<ProfileRecordSummary[]>;
+  /**
+   * One record, whatever its binding, or `undefined`. It can hold the Sess link and answer
+   * data: redact before showing. Unreadable files throw a non-retryable `STATE_STORE_ERROR`.
+   */
+  read(handle: string): Promise<VersionedRecord | undefined>;
+  /** The path of a handle's file, or `undefined` when `handle` cannot be a store key. */
+  pathOf(handle: string): string | undefined;
+  /**
+   * Retire a record: remove its file (readable or not). With `expectedVersion`, only a readable
+   * record at that version is removed. False when there was nothing (or another version).
+   */
+  remove(handle: string, options?: { expectedVersion?: number }): Promise<boolean>;
+}
+
+function summarize(handle: string, path: string, current: VersionedRecord): ProfileRecordSummary {
+  const { record } = current;
+  const state = record.state;
+  const out: ProfileRecordSummary = {
+    handle,
+    path,
+    version: current.version,
+    state: state.kind,
+    unfinished: isUnfinished(record),
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    bindingKind: record.binding.kind,
+    origin: record.binding.kind === 'stdio' ? record.binding.apiOrigin : record.binding.origin,
+  };
+  if ('session' in state) out.sessionId = state.session.sessionId;
+  else if ('sessionId' in state && state.sessionId !== undefined) out.sessionId = state.sessionId;
+  if ('askId' in state) out.askId = state.askId;
+  if (state.kind === 'blocked') {
+    out.blockedCode = state.code;
+    out.reason = state.reason;
+  } else if (state.kind === 'create_unknown') {
+    out.reason = state.reason;
+  }
+  return out;
+}
+
+/**
+ * Open the records of one profile for its owner: list them by state, read one, retire one. It
+ * takes the same lock as the store, so retiring is safe while a server runs on the profile.
+ * Bad options throw a `TypeError` naming the option.
+ *
+ * @example
+ * ```ts
+ * const records = openProfileRecords({ stateDir, profile: 'default' });
+ * for (const r of await records.list()) if (r.state === 'blocked' || r.problem) console.log(r.handle, r.state ?? r.problem);
+ * await records.remove(handle);
+ * ```
+ */
+export function openProfileRecords(options: FileHandleStoreOptions): ProfileRecords {
+  const { profileDir, fs } = checkOptions(options);
+  const files = new ProfileFiles(profileDir, fs);
+  return {
+    directory: files.handlesDir,
+    pathOf: (handle) => (isStoreHandle(handle) ? files.pathOf(handle) : undefined),
+    async list() {
+      const readable: [VersionedRecord, ProfileRecordSummary][] = [];
+      const unreadable: ProfileRecordSummary[] = [];
+      for (const handle of await files.handles()) {
+        const path = files.pathOf(handle);
+        try {
+          const current = await files.read(handle);
+          if (current !== undefined) readable.push([current, summarize(handle, path, current)]);
+        } catch (error) {
+          if (!(error instanceof SessMcpError) || error.retryable) throw error;
+          unreadable.push({
+            handle,
+            path,
+            problem: error.reason === 'unsupported_version' ? 'unsupported_version' : 'corrupt',
+          });
+        }
+      }
+      readable.sort(([a], [b]) => compareOldestFirst(a, b));
+      unreadable.sort((a, b) => (a.handle < b.handle ? -1 : 1));
+      return [...readable.map(([, summary]) => summary), ...unreadable];
+    },
+    read: async (handle) => (isStoreHandle(handle) ? files.read(handle) : undefined),
+    async remove(handle, removeOptions = {}) {
+      if (!isStoreHandle(handle)) return false;
+      return files.exclusive(async () => {
+        if (removeOptions.expectedVersion !== undefined) {
+          const current = await files.read(handle);
+          if (current?.version !== removeOptions.expectedVersion) return false;
+        }
+        return files.remove(handle);
+      });
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * Runs `worker.ts` as real OS processes: bundles it once with esbuild (already installed with
+ * vite and tsup; npm packages stay external and resolve from this repository's node_modules),
+ * starts the workers, waits until each says `ready`, releases them together and collects each
+ * one's tally.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import type { WorkerJob } from './worker.js';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const root = join(here, '..', '..');
+let bundled: Promise<string> | undefined;
+
+/** Bundle the worker (once per test process) to a file inside the repository's node_modules. */
+function bundleWorker(): Promise<string> {
+  bundled ??= (async () => {
+    const dir = join(root, 'node_modules', '.cache', 'sess-mcp-store-test');
+    await mkdir(dir, { recursive: true });
+    const outfile = join(dir, `worker-${process.pid}.mjs`);
+    await build({
+      entryPoints: [join(here, 'worker.ts')],
+      outfile,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      logLevel: 'silent',
+    });
+    return outfile;
+  })();
+  return bundled;
+}
+
+function waitForLine(child: ChildProcess, predicate: (line: string) => boolean): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    let stderr = '';
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString('utf8');
+      const lines = buffer.split('\n');
+      buffer = lines.pop() ?? '';
+      for (const line of lines) {
+        if (predicate(line)) {
+          child.stdout?.off('data', onData);
+          resolve(line);
+          return;
+        }
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}) early: ${stderr.slice(0, 500)}`)));
+  });
+}
+
+/** Run one worker per job, all released at the same moment; resolves with each one's tally. */
+export async function runWorkers(jobs: WorkerJob[]): Promise<Record<string, number>[]> {
+  const file = await bundleWorker();
+  const children = jobs.map((job) =>
+    spawn(process.execPath, [file, JSON.stringify(job)], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] }),
+  );
+  try {
+    await Promise.all(children.map((child) => waitForLine(child, (line) => line === 'ready')));
+    const results = children.map((child) => waitForLine(child, (line) => line.startsWith('{')));
+    for (const child of children) child.stdin?.write('go\n');
+    return (await Promise.all(results)).map((line) => JSON.parse(line) as Record<string, number>);
+  } finally {
+    for (const child of children) if (child.exitCode === null) child.kill();
+  }
+}
+
+/** Add tallies up. */
+export function sumTallies(tallies: Record<string, number>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const t of tallies) for (const [k, n] of Object.entries(t)) out[k] = (out[k] ?? 0) + n;
+  return out;
+}

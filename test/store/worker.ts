@@ -1,0 +1,92 @@
+/**
+ * A store worker run as a separate OS process by the cross-process tests (bundled by
+ * `spawn-worker.ts`). It opens its own store (its own pool for PostgreSQL), says `ready`, waits
+ * for `go` on stdin so every worker starts at once, runs its job and prints one JSON line with
+ * the tally of outcomes. It never prints record contents.
+ *
+ * Jobs: `create` (`count` concurrent creates of unfinished records of `binding`) and `cas`
+ * (`count` read-then-compare-and-set writes on `handle`, `concurrency` at a time).
+ */
+import { isSessMcpError } from '../../src/core/errors.js';
+import type { HandleStoreFactory } from '../../src/core/memory-store.js';
+import type { Binding } from '../../src/core/ports.js';
+import { createFileHandleStore } from '../../src/store/file.js';
+import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { makeRecord } from './fixtures.js';
+
+/** What a worker is told to do (JSON in argv[2]). */
+export interface WorkerJob {
+  store:
+    | { kind: 'file'; stateDir: string; profile: string }
+    | { kind: 'postgres'; connectionString: string; table: string };
+  job: 'create' | 'cas';
+  binding: Binding;
+  count: number;
+  handle?: string;
+  concurrency?: number;
+}
+
+function outcome(error: unknown): string {
+  if (isSessMcpError(error)) return error.reason ? `${error.code}:${error.reason}` : error.code;
+  return 'other';
+}
+
+async function main(): Promise<void> {
+  const job = JSON.parse(process.argv[2] ?? '{}') as WorkerJob;
+  let factory: HandleStoreFactory;
+  let close = async () => {};
+  if (job.store.kind === 'file') {
+    factory = createFileHandleStore({ stateDir: job.store.stateDir, profile: job.store.profile });
+  } else {
+    const pg = createPostgresHandleStore({
+      connectionString: job.store.connectionString,
+      table: job.store.table,
+    });
+    factory = pg;
+    close = () => pg.close();
+  }
+  const store = factory.forBinding(job.binding);
+  // Warm up (a first connection, the directory) before the start signal.
+  await store.countUnfinished();
+  process.stdout.write('ready\n');
+  await new Promise<void>((resolve) => {
+    process.stdin.on('data', (chunk) => {
+      if (String(chunk).includes('go')) resolve();
+    });
+  });
+  const tally: Record<string, number> = {};
+  const count = (key: string) => {
+    tally[key] = (tally[key] ?? 0) + 1;
+  };
+  if (job.job === 'create') {
+    const results = await Promise.allSettled(
+      Array.from({ length: job.count }, () => store.create(makeRecord(job.binding, 'create_intent'))),
+    );
+    for (const r of results) count(r.status === 'fulfilled' ? 'ok' : outcome(r.reason));
+  } else {
+    let remaining = job.count;
+    const loop = async () => {
+      while (remaining > 0) {
+        remaining--;
+        try {
+          const current = await store.get(job.handle!);
+          if (current === undefined) throw new Error('missing');
+          const next = { ...current.record, updatedAt: `${process.pid}-${remaining}` };
+          await store.update(next, current.version);
+          count('ok');
+        } catch (error) {
+          count(outcome(error));
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: job.concurrency ?? 4 }, loop));
+  }
+  await close();
+  process.stdout.write(`${JSON.stringify(tally)}\n`);
+  process.stdin.destroy();
+}
+
+main().catch((error) => {
+  process.stderr.write(`worker failed: ${outcome(error)} ${error instanceof Error ? error.name : ''}\n`);
+  process.exit(1);
+});
