@@ -30,6 +30,7 @@ import {
   RECORD_FORMAT,
   type VerifiedResponse,
 } from '../record.js';
+import type { AskAnswerResult, AskResult, ResponseResult } from '../result.js';
 import type { Surface } from '../surface.js';
 import { HANDLE_PREFIX, jsonDigest, sameJson } from './identity.js';
 import {
@@ -48,9 +49,6 @@ import type {
   EngineResult,
   PublishOperation,
   ResponseOperation,
-  ResultAsk,
-  ResultAskAnswer,
-  ResultResponse,
   ToolCallContext,
 } from './types.js';
 
@@ -505,14 +503,14 @@ export class Operations {
     if (view.askId !== state.askId) throw protocolMismatch();
     const { surface } = state;
     const workspaceId = state.workspaceId ?? view.workspaceId;
-    const answers: ResultAskAnswer[] = [];
+    const answers: AskAnswerResult[] = [];
     // A closed Ask from a store that dropped its Surface cannot have its answers verified: none is released.
     if (surface !== undefined) {
       for (const respondent of view.respondents) {
         const event = respondent.response;
         if (event === undefined) continue;
         await this.verify(loaded, respondent.sessionId, workspaceId, surface, event);
-        const answer: ResultAskAnswer = {
+        const answer: AskAnswerResult = {
           respondentId: respondent.respondentId,
           action: event.answer.action,
           values: event.answer.values,
@@ -526,7 +524,7 @@ export class Operations {
     }
     const open = view.status === 'open';
     if (!open && state.kind === 'ask_open') await this.apply(loaded, { type: 'ask_closed' });
-    const ask: ResultAsk = {
+    const ask: AskResult = {
       id: view.askId,
       open,
       max: view.max,
@@ -850,7 +848,7 @@ function checkSameSession(view: SessionView, sessionId: string): void {
   if (view.sessionId !== sessionId) throw protocolMismatch();
 }
 
-function resultResponse(response: VerifiedResponse): ResultResponse {
+function resultResponse(response: VerifiedResponse): ResponseResult {
   return {
     eventId: response.eventId,
     revision: response.revision,

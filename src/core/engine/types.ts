@@ -1,11 +1,12 @@
 /**
  * The engine's own option, context and result types, shared by its modules. Types only.
  *
- * The result shape mirrors the tool contract's `InteractionResult` (`result.ts`); the
- * operation inputs are the already-validated, camelCase form of the tool arguments.
+ * Results are the tool contract's `InteractionResult` (`result.ts`); the operation inputs are
+ * the already-validated, camelCase form of the tool arguments.
  */
 import type { AskRespondentsOptions, Authority, Clock, DiagnosticsSink } from '../ports.js';
-import type { JsonValue, Surface } from '../surface.js';
+import type { InteractionResult } from '../result.js';
+import type { Surface } from '../surface.js';
 
 /** The named durable steps {@link EngineHooks.onStep} is called at. */
 export type DurableStep = `${'create' | 'publish' | 'complete'}.${
@@ -64,51 +65,8 @@ export interface ToolCallContext {
   progress?: (p: ToolProgress) => Promise<void> | void;
 }
 
-/** The state a tool result reports. */
-export type ResultState = 'waiting' | 'needs_resume' | 'answered' | 'completed' | 'expired' | 'closed';
-
-/** A verified answer as a result carries it. */
-export interface ResultResponse {
-  eventId: string;
-  revision: number;
-  action: string;
-  values: Record<string, JsonValue>;
-  submittedAt: string;
-  verified: true;
-  actorAssurance: 'link_holder';
-}
-
-/** One respondent's verified answer to an Ask. */
-export interface ResultAskAnswer {
-  respondentId: string;
-  name?: string;
-  action: string;
-  values: Record<string, JsonValue>;
-  submittedAt: string;
-  verified: true;
-  actorAssurance: 'link_holder';
-}
-
-/** The Ask part of a result. */
-export interface ResultAsk {
-  id: string;
-  open: boolean;
-  max: number;
-  started: number;
-  answered: number;
-  answers: ResultAskAnswer[];
-}
-
-/** What every operation returns: the `interaction` of a tool result. */
-export interface EngineResult {
-  handle: string;
-  revision: number;
-  state: ResultState;
-  humanUrl?: string;
-  expiresAt?: string;
-  response?: ResultResponse;
-  ask?: ResultAsk;
-}
+/** What every operation returns: the `interaction` of a tool result (the contract's type). */
+export type EngineResult = InteractionResult;
 
 /** A validated create (`sess_request`, `sess_ask`). */
 export interface CreateOperation {
