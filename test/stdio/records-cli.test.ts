@@ -22,11 +22,11 @@ const binding: StdioBinding = {
   apiOrigin: 'https://api.sess.si',
   credentialGeneration: 'g1',
 };
-const surface = {
+const surface: Surface = {
   mode: 'interactive',
   title: 'Approve?',
   source: { kind: 'sess_surface', components: [] },
-  actions: [{ id: 'ok', label: 'OK' }],
+  actions: [{ id: 'ok', label: 'OK', intent: 'approve' }],
 };
 
 let stateDir: string;
