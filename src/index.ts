@@ -14,6 +14,18 @@ export * from './core/record.js';
 export type * from './core/surface.js';
 // -- contract (schemas, limits, results, tool definitions)
 // -- engine and registration
+export {
+  createSessEngine,
+  DEFAULT_PROGRESS_INTERVAL_MS,
+  type DurableStep,
+  type EngineHooks,
+  type EngineResult,
+  MAX_WAIT_CEILING_MS,
+  type SessEngine,
+  type SessEngineOptions,
+  type ToolCallContext,
+  type ToolProgress,
+} from './core/engine.js';
 // -- Sess client
 export * from './sess/index.js';
 // -- memory store
