@@ -93,7 +93,7 @@ const HOP_HEADERS = [
 ];
 
 /** An AbortSignal that aborts when any of `signals` does (`AbortSignal.any` is Node ≥ 20.3). */
-function anySignal(signals: AbortSignal[]): AbortSignal {
+export function anySignal(signals: AbortSignal[]): AbortSignal {
   const controller = new AbortController();
   for (const signal of signals) {
     if (signal.aborted) {
