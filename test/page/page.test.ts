@@ -273,7 +273,7 @@ describe('renderPage: the form', () => {
 describe('renderPage: escaping', () => {
   const EVIL = `<script>alert("x")</script><img src=x onerror=alert(1)>'"&amp;`;
   const ALLOWED = new Set(
-    'html head meta title style body main h1 h2 p div section dl dt dd form input textarea label fieldset legend button span ul li a'.split(
+    'html head meta title style body main h1 h2 p div section dl dt dd form input textarea label fieldset legend button span ul li a svg circle path'.split(
       ' ',
     ),
   );

@@ -61,12 +61,9 @@ input:focus-visible,textarea:focus-visible,button:focus-visible{outline:3px soli
 .opt{display:flex;align-items:flex-start;gap:.625rem;padding:.5rem 0}
 .opt input{width:1.375rem;height:1.375rem;margin:.0625rem 0 0;flex:none}
 .opt label{overflow-wrap:anywhere}
-.rating{display:flex;flex-wrap:wrap;gap:.375rem}
-.rating .opt{padding:0}
-.rating input{position:absolute;opacity:0;width:1px;height:1px}
-.rating label{display:block;min-width:2.75rem;padding:.5rem .25rem;text-align:center;border:1px solid #8a919c;border-radius:8px;cursor:pointer}
-.rating input:checked+label{background:#1f6feb;border-color:#1f6feb;color:#fff}
-.rating input:focus-visible+label{outline:3px solid #1f6feb;outline-offset:2px}
+.rating{display:flex;flex-wrap:wrap;gap:.25rem}
+.rating .opt{flex-direction:column-reverse;align-items:center;gap:.125rem;min-width:2.75rem;padding:.25rem 0}
+.rating .opt label{font-weight:600}
 .invalid input[type=text],.invalid input[type=number],.invalid textarea{border:2px solid #b42318}
 .error{color:#b42318;font-weight:600;margin:.25rem 0;overflow-wrap:anywhere}
 .summary{border:2px solid #b42318;border-radius:8px;padding:.5rem 1rem;margin:1rem 0;background:#fef3f2}
@@ -79,7 +76,9 @@ button{font:inherit;font-weight:600;min-height:2.75rem;padding:.625rem 1.25rem;b
 button.secondary{background:#fff;color:#1f6feb}
 button.reject{background:#fff;color:#b42318;border-color:#b42318}
 .state{text-align:center;padding:2rem 0}
-.state .icon{font-size:2.5rem;line-height:1}
+.state .icon{display:block;margin:0 auto .5rem;color:#1f6feb}
+.state .icon-check{color:#1a7f37}
+.state .icon-stop,.state .icon-question{color:#5b6270}
 .muted{color:#5b6270;font-size:.875rem}
 a{color:#1f6feb}
 `;

@@ -66,7 +66,7 @@ export function renderPage(view: PageView): string {
         refreshSeconds: WAITING_REFRESH_SECONDS,
         body: stateBody(
           view.title,
-          '⏳',
+          'clock',
           'Thanks — your answer was sent.',
           '<p>Waiting for the agent to carry on. This page updates by itself.</p>\n<p><a href="">Check now</a></p>',
         ),
@@ -76,7 +76,7 @@ export function renderPage(view: PageView): string {
         title: view.title,
         body: stateBody(
           view.title,
-          '✓',
+          'check',
           'Done — the agent has your answer.',
           '<p>Thank you. You can close this page.</p>',
         ),
@@ -88,13 +88,13 @@ export function renderPage(view: PageView): string {
           view.extendUrl === undefined
             ? stateBody(
                 view.title,
-                '⌛',
+                'clock',
                 'This link has expired.',
                 '<p>It no longer takes answers. If you still want to answer, ask the sender for a new link.</p>',
               )
             : stateBody(
                 view.title,
-                '⌛',
+                'clock',
                 'This link has run out of time.',
                 `<p>You can still answer if you ask for more time.</p>
 <form method="post" action="${esc(view.extendUrl)}" class="actions"><button type="submit">Ask for more time</button></form>`,
@@ -107,7 +107,7 @@ export function renderPage(view: PageView): string {
         title: view.title,
         body: stateBody(
           view.title,
-          '✋',
+          'stop',
           'This Ask is full.',
           '<p>It already has all the answers it can take. Thank you for stopping by.</p>',
         ),
@@ -117,7 +117,7 @@ export function renderPage(view: PageView): string {
         title: 'Link not found',
         body: stateBody(
           'Link not found',
-          '?',
+          'question',
           'This link does not work.',
           '<p>Check that you opened the whole link, or ask the sender for a new one.</p>',
         ),
@@ -125,10 +125,23 @@ export function renderPage(view: PageView): string {
   }
 }
 
-function stateBody(title: string, icon: string, status: string, more: string): string {
+/** Small inline icons: drawn, not emoji, so they look the same without an emoji font. */
+const ICONS = {
+  clock: '<circle cx="24" cy="24" r="19"/><path d="M24 13v11l7 5"/>',
+  check: '<circle cx="24" cy="24" r="19"/><path d="M15 25l6 6 12-13"/>',
+  stop: '<circle cx="24" cy="24" r="19"/><path d="M15 24h18"/>',
+  question:
+    '<circle cx="24" cy="24" r="19"/><path d="M19 19.5a5 5 0 1 1 7 4.6c-1.3.6-2 1.6-2 3v1.4"/><path d="M24 33.5v.5"/>',
+} as const;
+
+function icon(name: keyof typeof ICONS): string {
+  return `<svg class="icon icon-${name}" aria-hidden="true" focusable="false" viewBox="0 0 48 48" width="48" height="48" fill="none" stroke="currentColor" stroke-width="3" stroke-linecap="round" stroke-linejoin="round">${ICONS[name]}</svg>`;
+}
+
+function stateBody(title: string, iconName: keyof typeof ICONS, status: string, more: string): string {
   return `<h1>${esc(title)}</h1>
 <div class="state" role="status">
-<p class="icon" aria-hidden="true">${icon}</p>
+${icon(iconName)}
 <h2>${esc(status)}</h2>
 ${more}
 </div>`;
@@ -200,7 +213,10 @@ function errorSummary(
     if (key === ACTION_ERROR_KEY) return `<li><a href="#actions">${esc(message)}</a></li>`;
     const id = fieldIds.get(key);
     if (id !== undefined) {
-      return `<li><a href="#${id}">${esc(fieldLabels.get(key) ?? key)}: ${esc(message)}</a></li>`;
+      const label = fieldLabels.get(key) ?? key;
+      // "How was it?: …" reads badly; a label that ends in punctuation needs no colon.
+      const joined = /[?!:.]$/.test(label) ? `${label} ${message}` : `${label}: ${message}`;
+      return `<li><a href="#${id}">${esc(joined)}</a></li>`;
     }
     return `<li>${esc(message)}</li>`;
   });
