@@ -13,6 +13,13 @@ export * from './core/ports.js';
 export * from './core/record.js';
 export type * from './core/surface.js';
 // -- contract (schemas, limits, results, tool definitions)
+export * from './core/ask-surface.js';
+export * from './core/json-schema.js';
+export * from './core/limits.js';
+export * from './core/result.js';
+export * from './core/schemas.js';
+export * from './core/tool-definitions.js';
+export * from './core/validate.js';
 // -- engine and registration
 export {
   createSessEngine,

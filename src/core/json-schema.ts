@@ -1,0 +1,97 @@
+/**
+ * The JSON Schema of each tool's input as `tools/list` publishes it, generated from the valibot
+ * schemas in `schemas.ts` with `@valibot/to-json-schema` (draft 2020-12), so the published schema
+ * and the validator cannot drift.
+ *
+ * Only what valibot cannot say is added here: code-point `maxLength` for the custom length action,
+ * `uniqueItems`, `contains`/`maxContains` for the field cap, the field-schema `anyOf`, and a
+ * `propertyNames` guard against unsafe keys on every open object (records, free-form values). Depth and the 32 KiB size, and the
+ * rules that span values (`validate.ts`, pass 4), are not expressible and are enforced only by
+ * `parseToolArguments`.
+ */
+import { type ConversionConfig, type JsonSchema, toJsonSchema } from '@valibot/to-json-schema';
+import { UNSAFE_KEYS } from './limits.js';
+import { type FieldSchemaDispatch, TOOL_ARGUMENT_SCHEMAS, type ToolName } from './schemas.js';
+
+/** A JSON Schema whose root is an object, as MCP's `inputSchema` requires. */
+export interface JsonSchemaObject {
+  type: 'object';
+  properties?: Record<string, unknown>;
+  required?: string[];
+  [keyword: string]: unknown;
+}
+
+const FIELD_COMPONENT_MATCH = {
+  type: 'object',
+  properties: { type: { const: 'field' } },
+  required: ['type'],
+};
+
+const config: ConversionConfig = {
+  target: 'draft-2020-12',
+  overrideAction({ valibotAction, jsonSchema }) {
+    const action = valibotAction as { type: string; requirement?: unknown };
+    switch (action.type) {
+      case 'max_code_points':
+        // JSON Schema counts `maxLength` in code points, exactly like the custom action.
+        return { ...jsonSchema, maxLength: action.requirement as number };
+      case 'unique_items':
+        return { ...jsonSchema, uniqueItems: true };
+      case 'max_field_components':
+        return {
+          ...jsonSchema,
+          contains: FIELD_COMPONENT_MATCH,
+          minContains: 0,
+          maxContains: action.requirement as number,
+        } as JsonSchema;
+      case 'check':
+        // The only `check` is the unsafe-key check of free-form keys.
+        return { ...jsonSchema, not: { enum: [...UNSAFE_KEYS] } };
+      default:
+        return undefined;
+    }
+  },
+  overrideSchema({ valibotSchema, jsonSchema }) {
+    if ((valibotSchema as { type: string }).type !== 'field_schema') return undefined;
+    const options = (valibotSchema as unknown as FieldSchemaDispatch).options;
+    return { ...jsonSchema, anyOf: options.map((option) => stripDialect(toJsonSchema(option, config))) };
+  },
+};
+
+function stripDialect(schema: JsonSchema): JsonSchema {
+  const { $schema: _dialect, ...rest } = schema as JsonSchema & { $schema?: string };
+  return rest;
+}
+
+/** Adds `propertyNames: { not: { enum: UNSAFE_KEYS } }` to every open object schema, in place. */
+function guardKeys(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) guardKeys(item);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  for (const value of Object.values(schema)) guardKeys(value);
+  // A closed object (`additionalProperties: false`) already refuses every key it does not name.
+  if (schema.type === 'object' && schema.additionalProperties !== false) {
+    const names = schema.propertyNames as Record<string, unknown> | undefined;
+    if (names === undefined) schema.propertyNames = { not: { enum: [...UNSAFE_KEYS] } };
+    else if (names.not === undefined) names.not = { enum: [...UNSAFE_KEYS] };
+  }
+}
+
+/**
+ * The JSON Schema (draft 2020-12, without `$schema`) of `tool`'s arguments, freshly built.
+ *
+ * @example
+ * ```ts
+ * const schema = toolInputJsonSchema('sess_response'); // { type: 'object', properties: { handle, … } }
+ * ```
+ */
+export function toolInputJsonSchema(tool: ToolName): JsonSchemaObject {
+  const schema = stripDialect(
+    toJsonSchema(TOOL_ARGUMENT_SCHEMAS[tool], config),
+  ) as unknown as JsonSchemaObject;
+  guardKeys(schema);
+  return schema;
+}
