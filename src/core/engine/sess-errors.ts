@@ -70,6 +70,7 @@ export function classifyCreateFailure(error: unknown): CreateFailure {
       return { kind: 'not_created', error: notConfigured() };
     case 'api': {
       const status = err.status ?? 0;
+      if (status === 401) return { kind: 'not_created', error: notConfigured() };
       if (status >= 400 && status < 500) {
         if (err.apiCode === 'plan_limit') {
           return {
@@ -156,6 +157,8 @@ export function classifyReadFailure(error: unknown, what: string): ReadFailure {
     case 'protocol':
       return { kind: 'fail', error: protocolError() };
     case 'api':
+      // A rejected key is the owner's to fix, not a passing outage.
+      if (err.status === 401) return { kind: 'fail', error: notConfigured() };
       if (err.status === 404) return { kind: 'block', code: 'RECOVERY_BLOCKED', reason: 'session_not_found' };
       return { kind: 'fail', error: unavailable(what, err) };
     case 'transport':
@@ -222,6 +225,8 @@ export function classifyMutationFailure(
           error: unavailable(`sending ${tool}; the request stays saved, so repeat the identical call`, err),
         };
       }
+      // A rejected key did nothing: the request stays saved for after the owner fixed the key.
+      if (status === 401) return { kind: 'pending', error: notConfigured() };
       if (status >= 400 && status < 500) return { kind: 'block', reason: err.apiCode ?? `http_${status}` };
       return unknown();
     }

@@ -1,0 +1,197 @@
+/**
+ * The engine under test, wired to real parts: the local Sess runtime (`startLocalSess`), the real
+ * Sess client and the memory store, through a small test {@link Authority}. Doubles are named as
+ * such and wrap a real part (`storeDouble`).
+ */
+
+import type { ToolCallContext } from '../../src/core/engine/types.js';
+import { createSessEngine, type SessEngine, type SessEngineOptions } from '../../src/core/engine.js';
+import type { ToolErrorObject } from '../../src/core/errors.js';
+import { createMemoryHandleStore, type HandleStoreFactory } from '../../src/core/memory-store.js';
+import type {
+  Authority,
+  DiagnosticEvent,
+  HandleStore,
+  SessApi,
+  StdioBinding,
+  VersionedRecord,
+} from '../../src/core/ports.js';
+import type { InteractionResult } from '../../src/core/result.js';
+import type { ToolName } from '../../src/core/schemas.js';
+import type { Answer, Surface } from '../../src/core/surface.js';
+import { createSessClient } from '../../src/sess/client.js';
+import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
+
+/** A small valid Surface with one required text field. */
+export const approveSurface: Surface = {
+  mode: 'interactive',
+  title: 'Approve this commit?',
+  source: {
+    kind: 'sess_surface',
+    components: [
+      { type: 'record', label: 'What changed', fields: { 'src/a.js': 'Greets by first name' } },
+      {
+        type: 'field',
+        name: 'message',
+        label: 'Commit message',
+        multiline: true,
+        required: true,
+        schema: { type: 'string', minLength: 1, maxLength: 2000 },
+        value: 'Greet users by first name',
+      },
+    ],
+  },
+  actions: [
+    { id: 'approve', label: 'Approve', intent: 'approve' },
+    { id: 'stop', label: 'Stop', intent: 'reject' },
+  ],
+};
+
+/** A follow-up Surface for `sess_publish`. */
+export const followUpSurface: Surface = {
+  mode: 'interactive',
+  title: 'Push it too?',
+  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'The commit is made.' }] },
+  actions: [
+    { id: 'push', label: 'Push', intent: 'approve' },
+    { id: 'keep', label: 'Keep local', intent: 'reject' },
+  ],
+};
+
+/** An answer to {@link approveSurface}. */
+export const approveAnswer: Answer = {
+  action: 'approve',
+  values: { message: 'Greet users by first name (edited)' },
+};
+
+/** What one tool call produced: the interaction, or the error object. */
+export type Outcome =
+  | { ok: true; interaction: InteractionResult; text: string }
+  | { ok: false; error: ToolErrorObject; text: string };
+
+/** Per-test knobs. */
+export interface HarnessOptions {
+  sess?: LocalSessOptions;
+  engine?: Omit<Partial<SessEngineOptions>, 'authority'>;
+  /** Wrap the store view (a named double). */
+  wrapStore?: (store: HandleStore) => HandleStore;
+  /** Wrap the Sess client (a named double). */
+  wrapSess?: (sess: SessApi) => SessApi;
+}
+
+/** A running harness. */
+export interface Harness {
+  sess: LocalSess;
+  client: SessApi;
+  stores: HandleStoreFactory;
+  engine: SessEngine;
+  /** The binding calls run with; change it to act as another profile, origin or key. */
+  binding: StdioBinding;
+  diagnostics: DiagnosticEvent[];
+  call(tool: ToolName, args: unknown, ctx?: ToolCallContext): Promise<Outcome>;
+  /** `call` that must succeed. */
+  ok(tool: ToolName, args: unknown, ctx?: ToolCallContext): Promise<InteractionResult>;
+  /** `call` that must fail; returns the error object. */
+  fail(tool: ToolName, args: unknown, ctx?: ToolCallContext): Promise<ToolErrorObject>;
+  /** The stored record of `handle` in the original binding's scope. */
+  record(handle: string): Promise<VersionedRecord | undefined>;
+  /** The store view of the original binding. */
+  store(): HandleStore;
+  /** A fresh `sess_request` that is waiting, with its link. */
+  request(
+    surface?: Surface,
+    extra?: Record<string, unknown>,
+  ): Promise<InteractionResult & { humanUrl: string }>;
+  /** request → answer → `answered`. */
+  answered(): Promise<{ created: InteractionResult & { humanUrl: string }; answered: InteractionResult }>;
+  close(): Promise<void>;
+}
+
+/** Start the runtime and build the engine over it. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const sess = await startLocalSess(options.sess);
+  const realClient = createSessClient({
+    origin: sess.origin,
+    credential: () => sess.apiKey,
+    allowInsecureLocalhost: true,
+    keyRefreshCooldownMs: 0,
+  });
+  const client = options.wrapSess ? options.wrapSess(realClient) : realClient;
+  const stores = createMemoryHandleStore();
+  const original: StdioBinding = {
+    kind: 'stdio',
+    profile: 'default',
+    apiOrigin: sess.origin,
+    credentialGeneration: 'gen-1',
+  };
+  const diagnostics: DiagnosticEvent[] = [];
+  const harness: Harness = {
+    sess,
+    client,
+    stores,
+    binding: original,
+    diagnostics,
+    engine: undefined as unknown as SessEngine,
+    async call(tool, args, ctx) {
+      const result = await harness.engine.call(tool, args, ctx);
+      const text = result.content[0]?.text ?? '';
+      const content = result.structuredContent as {
+        interaction?: InteractionResult;
+        error?: ToolErrorObject;
+      };
+      if (result.isError === true) return { ok: false, error: content.error as ToolErrorObject, text };
+      return { ok: true, interaction: content.interaction as InteractionResult, text };
+    },
+    async ok(tool, args, ctx) {
+      const out = await harness.call(tool, args, ctx);
+      if (!out.ok) throw new Error(`${tool} failed: ${JSON.stringify(out.error)}`);
+      return out.interaction;
+    },
+    async fail(tool, args, ctx) {
+      const out = await harness.call(tool, args, ctx);
+      if (out.ok) throw new Error(`${tool} succeeded: ${JSON.stringify(out.interaction)}`);
+      return out.error;
+    },
+    record: (handle) => stores.forBinding(original).get(handle),
+    store: () => stores.forBinding(original),
+    async request(surface = approveSurface, extra = {}) {
+      const created = await harness.ok('sess_request', { interaction: surface, ...extra });
+      if (created.humanUrl === undefined) throw new Error('no humanUrl');
+      return created as InteractionResult & { humanUrl: string };
+    },
+    async answered() {
+      const created = await harness.request();
+      await sess.submitAnswer(created.humanUrl, approveAnswer);
+      const answered = await harness.ok('sess_response', {
+        handle: created.handle,
+        revision: 1,
+        wait_ms: 5_000,
+      });
+      return { created, answered };
+    },
+    close: () => sess.close(),
+  };
+  const authority: Authority = {
+    async resolve() {
+      const view = stores.forBinding(harness.binding);
+      return {
+        binding: harness.binding,
+        sess: client,
+        store: options.wrapStore ? options.wrapStore(view) : view,
+      };
+    },
+  };
+  harness.engine = createSessEngine({
+    authority,
+    diagnostics: (event) => diagnostics.push(event),
+    ...options.engine,
+  });
+  return harness;
+}
+
+/** The Session id behind a link, read from the runtime (never through the API). */
+export function sessionIdOf(sess: LocalSess, humanUrl: string): string {
+  const snapshot = sess.sessions.byUrl(humanUrl);
+  if (snapshot === undefined) throw new Error('no Session for that link');
+  return snapshot.view.id;
+}
