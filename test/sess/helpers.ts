@@ -1,0 +1,142 @@
+/**
+ * Shared fixtures of the Sess client tests: a Surface, a client bound to a local runtime, and
+ * small assertions on `SessApiError`. Not a test file itself.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'vitest';
+import { type SessApi, SessApiError, type SessApiErrorKind, type SessionView } from '../../src/core/ports.js';
+import type { Answer, Surface } from '../../src/core/surface.js';
+import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
+import type { LocalSess } from '../../src/testing/index.js';
+
+/** A Surface with one editable text field and two actions. */
+export function surface(title = 'Approve this commit?'): Surface {
+  return {
+    mode: 'interactive',
+    title,
+    source: {
+      kind: 'sess_surface',
+      components: [
+        { type: 'text', text: 'One line changed.' },
+        {
+          type: 'field',
+          name: 'message',
+          label: 'Commit message',
+          multiline: true,
+          schema: { type: 'string', minLength: 1, maxLength: 2000 },
+          value: 'Greet users by first name',
+        },
+      ],
+    },
+    actions: [
+      { id: 'approve', label: 'Approve', intent: 'approve' },
+      { id: 'stop', label: 'Stop', intent: 'reject' },
+    ],
+  };
+}
+
+/** A recognisable answer value, so tests can search for it in error messages. */
+export const SECRET_ANSWER_VALUE = 'answer-value-7f3c9e';
+
+/** An answer to {@link surface}. */
+export function answer(message = SECRET_ANSWER_VALUE): Answer {
+  return { action: 'approve', values: { message } };
+}
+
+let keyCounter = 0;
+/** A fresh idempotency key. */
+export function idemKey(): string {
+  keyCounter += 1;
+  return `test-${keyCounter}-${crypto.randomUUID()}`;
+}
+
+/** A client for the runtime's first workspace. */
+export function clientFor(sess: LocalSess, options: Partial<SessClientOptions> = {}): SessApi {
+  return createSessClient({
+    origin: sess.origin,
+    credential: () => sess.apiKey,
+    allowInsecureLocalhost: true,
+    ...options,
+  });
+}
+
+/** Await a promise that must reject with a `SessApiError` of `kind`; returns the error. */
+export async function expectSessError(
+  promise: Promise<unknown>,
+  kind: SessApiErrorKind,
+  details: Partial<
+    Pick<SessApiError, 'status' | 'apiCode' | 'field' | 'limit' | 'length' | 'reason' | 'notSentKind'>
+  > = {},
+): Promise<SessApiError> {
+  let thrown: unknown;
+  try {
+    await promise;
+  } catch (error) {
+    thrown = error;
+  }
+  expect(thrown, `expected a SessApiError of kind ${kind}`).toBeInstanceOf(SessApiError);
+  const error = thrown as SessApiError;
+  expect({ kind: error.kind, message: error.message }).toMatchObject({ kind });
+  for (const [name, value] of Object.entries(details)) {
+    expect(error[name as keyof SessApiError], name).toEqual(value);
+  }
+  recordedErrors.push(error);
+  return error;
+}
+
+/** Every error {@link expectSessError} saw in this test file, for the secrets check. */
+export const recordedErrors: SessApiError[] = [];
+
+/** Create a Session, answer it through the page, and return the answered view. */
+export async function answeredSession(
+  sess: LocalSess,
+  client: SessApi,
+  options: { surface?: Surface; answer?: Answer } = {},
+): Promise<{ created: SessionView; answered: SessionView; surface: Surface; answer: Answer }> {
+  const s = options.surface ?? surface();
+  const a = options.answer ?? answer();
+  const created = await client.createSession({ surface: s, idempotencyKey: idemKey() });
+  const page = await sess.submitAnswer(created.humanUrl, a);
+  expect(page.status).toBe(303);
+  const answered = await client.getSession(created.sessionId);
+  expect(answered.status).toBe('answered');
+  return { created, answered, surface: s, answer: a };
+}
+
+/**
+ * A named test double: a loopback HTTP server that answers every request with what `respond`
+ * writes. Used only for responses the local runtime cannot be made to send.
+ */
+export async function startDoubleServer(
+  respond: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ origin: string; close(): Promise<void>; requests: number }> {
+  const state = { requests: 0 };
+  const server: Server = createServer((req, res) => {
+    state.requests += 1;
+    req.resume();
+    req.on('end', () => respond(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    get requests() {
+      return state.requests;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** A port nothing listens on (bound, then released). */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

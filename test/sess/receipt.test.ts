@@ -1,0 +1,385 @@
+/**
+ * Receipt verification against the local runtime's real Ed25519 receipts and JWKS: a genuine
+ * answer verifies; every way a receipt can be wrong is refused with its reason; the key-set cache
+ * refreshes at most once per cooldown, and a key rotation inside the cooldown is retryable and
+ * verifies once the cooldown allows a refetch.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { SessApi, VerificationReason, VerifyResponseInput } from '../../src/core/ports.js';
+import { generateSigningKey, signCompactJws } from '../../src/sess/jws.js';
+import { type LocalSess, type ReceiptTamper, startLocalSess } from '../../src/testing/index.js';
+import { answer, answeredSession, clientFor, expectSessError, idemKey, surface } from './helpers.js';
+
+let sess: LocalSess;
+
+beforeAll(async () => {
+  sess = await startLocalSess();
+});
+afterAll(async () => {
+  await sess.close();
+});
+afterEach(() => {
+  sess.faults.clear();
+});
+
+/** An answered Session and the exact input that proves its answer. */
+async function genuine(client: SessApi, title = 'Approve?'): Promise<VerifyResponseInput> {
+  const { answered, surface: s } = await answeredSession(sess, client, { surface: surface(title) });
+  const r = answered.responses[0]!;
+  return {
+    sessionId: answered.sessionId,
+    revision: r.revision,
+    eventId: r.eventId,
+    surface: s,
+    answer: r.answer,
+    receipt: r.receipt,
+  };
+}
+
+/** A settable clock. */
+function manualClock(start = 1_000_000) {
+  let now = start;
+  return {
+    now: () => now,
+    advance(ms: number) {
+      now += ms;
+    },
+  };
+}
+
+describe('a genuine answer', () => {
+  it('verifies, and says what it proved', async () => {
+    const client = clientFor(sess);
+    const input = await genuine(client);
+    const proved = await client.verifyResponse(input);
+    expect(proved).toEqual({
+      workspaceId: sess.workspaceId,
+      sessionId: input.sessionId,
+      revision: 1,
+      eventId: input.eventId,
+      keyId: sess.keys.activeKid(),
+      issuedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z$/),
+      actorAssurance: 'link_holder',
+    });
+  });
+
+  it('verifies at a later revision, over that revision’s Surface', async () => {
+    const client = clientFor(sess);
+    const first = await genuine(client);
+    const created = sess.sessions.get(first.sessionId)!;
+    await client.publish(first.sessionId, {
+      expectedRevision: 1,
+      responseEventId: first.eventId,
+      surface: surface('Second step?'),
+      idempotencyKey: idemKey(),
+    });
+    await sess.submitAnswer(created.view.human_url, answer('second'));
+    const view = await client.getSession(first.sessionId);
+    const r2 = view.responses[1]!;
+    const input = {
+      sessionId: first.sessionId,
+      revision: 2,
+      eventId: r2.eventId,
+      surface: surface('Second step?'),
+      answer: r2.answer,
+      receipt: r2.receipt,
+    };
+    expect((await client.verifyResponse(input)).revision).toBe(2);
+    // The first revision's Surface does not prove the second answer.
+    await expectSessError(client.verifyResponse({ ...input, surface: surface('Approve?') }), 'verification', {
+      reason: 'claims_mismatch',
+    });
+  });
+});
+
+describe('refusals', () => {
+  it('another Session, revision, event, Surface or answer is claims_mismatch', async () => {
+    const client = clientFor(sess);
+    const input = await genuine(client);
+    const other = await genuine(client);
+    const variants: Partial<VerifyResponseInput>[] = [
+      { sessionId: other.sessionId },
+      { revision: 2 },
+      { eventId: other.eventId },
+      { surface: surface('Another title') },
+      { answer: answer('another value') },
+      { answer: { ...input.answer, action: 'stop' } },
+    ];
+    for (const change of variants) {
+      await expectSessError(client.verifyResponse({ ...input, ...change }), 'verification', {
+        reason: 'claims_mismatch',
+      });
+    }
+    // The other Session's receipt does not prove this Session's answer either.
+    await expectSessError(client.verifyResponse({ ...input, receipt: other.receipt }), 'verification', {
+      reason: 'claims_mismatch',
+    });
+  });
+
+  it.each<[string, ReceiptTamper, VerificationReason]>([
+    ['a flipped signature bit', { mode: 'signature' }, 'bad_signature'],
+    ['a key in no key set', { mode: 'unknown_key' }, 'unknown_key_id'],
+    ['a key of another workspace', { mode: 'other_workspace_key' }, 'foreign_key'],
+    ['another Surface digest, re-signed', { mode: 'claim', claim: 'sdg' }, 'claims_mismatch'],
+    ['another answer digest, re-signed', { mode: 'claim', claim: 'adg' }, 'claims_mismatch'],
+    ['another Session id, re-signed', { mode: 'claim', claim: 'sid' }, 'claims_mismatch'],
+    ['another revision, re-signed', { mode: 'claim', claim: 'rev' }, 'claims_mismatch'],
+    ['another event, re-signed', { mode: 'claim', claim: 'evt' }, 'claims_mismatch'],
+    ['another workspace claim, re-signed', { mode: 'claim', claim: 'ws' }, 'claims_mismatch'],
+    [
+      'another issuer, re-signed',
+      { mode: 'claim', claim: 'iss', value: 'https://evil.example' },
+      'claims_mismatch',
+    ],
+    [
+      'another actor assurance, re-signed',
+      { mode: 'claim', claim: 'act', value: 'verified_person' },
+      'claims_mismatch',
+    ],
+    ['a non-string actor assurance, re-signed', { mode: 'claim', claim: 'act', value: 7 }, 'malformed'],
+  ])('%s is refused (%s → %s)', async (_name, tamper, reason) => {
+    const client = clientFor(sess);
+    const input = await genuine(client);
+    sess.faults.tamperReceipt('get', tamper);
+    const view = await client.getSession(input.sessionId);
+    const receipt = view.responses[0]!.receipt;
+    expect(receipt).not.toBe(input.receipt);
+    await expectSessError(client.verifyResponse({ ...input, receipt }), 'verification', { reason });
+    // The genuine receipt still verifies on the same client.
+    expect((await client.verifyResponse(input)).eventId).toBe(input.eventId);
+  });
+
+  it('a receipt that is not a compact JWS, or has the wrong header, is malformed', async () => {
+    const client = clientFor(sess);
+    const input = await genuine(client);
+    const key = await generateSigningKey(sess.workspaceId, 'k_test_only');
+    const payload = JSON.parse(Buffer.from(input.receipt.split('.')[1]!, 'base64url').toString('utf8'));
+    const headers = [
+      { alg: 'EdDSA', kid: 'k_test_only', typ: 'JWT' },
+      { alg: 'EdDSA', typ: 'sess-receipt+jwt' },
+      { alg: 'EdDSA', kid: 'k_test_only', typ: 'sess-receipt+jwt', crit: ['exp'] },
+      { alg: 'EdDSA', kid: 'k_test_only', typ: 'sess-receipt+jwt', jwk: key.publicJwk },
+    ];
+    const receipts = ['', 'not-a-jws', 'a.b.c', `${input.receipt}.x`, input.receipt.slice(0, -2)];
+    for (const header of headers) receipts.push(await signCompactJws(header, payload, key.privateKey));
+    for (const receipt of receipts) {
+      await expectSessError(client.verifyResponse({ ...input, receipt }), 'verification', {
+        reason: 'malformed',
+      });
+    }
+  });
+
+  it('with no trusted workspace known, verification is context_missing', async () => {
+    const local = await startLocalSess({ workspaceHeader: false });
+    try {
+      const client = clientFor(local);
+      const { answered, surface: s } = await answeredSessionOn(local, client);
+      const r = answered.responses[0]!;
+      const input = {
+        sessionId: answered.sessionId,
+        revision: 1,
+        eventId: r.eventId,
+        surface: s,
+        answer: r.answer,
+        receipt: r.receipt,
+      };
+      await expectSessError(client.verifyResponse(input), 'verification', { reason: 'context_missing' });
+      expect(local.stats.requests.jwks).toBe(0);
+      const configured = clientFor(local, { expectedWorkspaceId: local.workspaceId });
+      expect((await configured.verifyResponse(input)).workspaceId).toBe(local.workspaceId);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('a fresh client trusts the workspace only after a response named it', async () => {
+    const input = await genuine(clientFor(sess));
+    const fresh = clientFor(sess);
+    await expectSessError(fresh.verifyResponse(input), 'verification', { reason: 'context_missing' });
+    await fresh.getSession(input.sessionId);
+    expect((await fresh.verifyResponse(input)).sessionId).toBe(input.sessionId);
+  });
+
+  it('the issuer can be configured (receiptIssuer)', async () => {
+    const local = await startLocalSess({ issuer: 'https://receipts.example' });
+    try {
+      const client = clientFor(local);
+      const { answered, surface: s } = await answeredSessionOn(local, client);
+      const r = answered.responses[0]!;
+      const input = {
+        sessionId: answered.sessionId,
+        revision: 1,
+        eventId: r.eventId,
+        surface: s,
+        answer: r.answer,
+        receipt: r.receipt,
+      };
+      await expectSessError(client.verifyResponse(input), 'verification', { reason: 'claims_mismatch' });
+      const configured = clientFor(local, { receiptIssuer: 'https://receipts.example' });
+      await configured.getSession(input.sessionId);
+      expect((await configured.verifyResponse(input)).revision).toBe(1);
+    } finally {
+      await local.close();
+    }
+  });
+});
+
+async function answeredSessionOn(local: LocalSess, client: SessApi) {
+  const s = surface();
+  const created = await client.createSession({ surface: s, idempotencyKey: idemKey() });
+  await local.submitAnswer(created.humanUrl, answer());
+  const answered = await client.getSession(created.sessionId);
+  return { answered, surface: s };
+}
+
+describe('the key set', () => {
+  it('a key-set fetch failure is key_set_unavailable (retryable), then verifies once a fetch is allowed', async () => {
+    const clock = manualClock();
+    const client = clientFor(sess, { clock });
+    const input = await genuine(client);
+    for (const inject of [
+      () => sess.faults.fail('jwks', 503),
+      () => sess.faults.drop('jwks'),
+      () => sess.faults.malformed('jwks'),
+      () => sess.faults.malformed('jwks', { body: '{"keys":[{"kty":"RSA"}]}' }),
+    ]) {
+      inject();
+      const before = sess.stats.requests.jwks ?? 0;
+      await expectSessError(client.verifyResponse(input), 'verification', { reason: 'key_set_unavailable' });
+      // Inside the cooldown nothing is fetched again.
+      await expectSessError(client.verifyResponse(input), 'verification', { reason: 'key_set_unavailable' });
+      expect(sess.stats.requests.jwks).toBe(before + 1);
+      clock.advance(10_000);
+    }
+    expect((await client.verifyResponse(input)).eventId).toBe(input.eventId);
+  });
+
+  it('concurrent verifications share one key-set fetch', async () => {
+    const client = clientFor(sess);
+    const inputs = await Promise.all([genuine(client, 'A'), genuine(client, 'B'), genuine(client, 'C')]);
+    const before = sess.stats.requests.jwks ?? 0;
+    const results = await Promise.all(
+      inputs.flatMap((input) => [client.verifyResponse(input), client.verifyResponse(input)]),
+    );
+    expect(results).toHaveLength(6);
+    expect(sess.stats.requests.jwks).toBe(before + 1);
+  });
+
+  it('unknown key ids refetch at most once per cooldown', async () => {
+    const clock = manualClock();
+    const client = clientFor(sess, { clock });
+    const input = await genuine(client);
+    sess.faults.tamperReceipt('get', { mode: 'unknown_key' });
+    const receipt = (await client.getSession(input.sessionId)).responses[0]!.receipt;
+    const before = sess.stats.requests.jwks ?? 0;
+    await expectSessError(client.verifyResponse({ ...input, receipt }), 'verification', {
+      reason: 'unknown_key_id',
+    });
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1_000);
+      await expectSessError(client.verifyResponse({ ...input, receipt }), 'verification', {
+        reason: 'key_refresh_cooldown',
+      });
+    }
+    expect(sess.stats.requests.jwks).toBe(before + 1);
+    clock.advance(5_000);
+    await expectSessError(client.verifyResponse({ ...input, receipt }), 'verification', {
+      reason: 'unknown_key_id',
+    });
+    expect(sess.stats.requests.jwks).toBe(before + 2);
+  });
+
+  it('a rotation inside the cooldown is key_refresh_cooldown, and the same answer verifies after it', async () => {
+    const local = await startLocalSess();
+    try {
+      const clock = manualClock();
+      const client = clientFor(local, { clock });
+      // Warm the cache with the old key.
+      const old = await answeredSessionOn(local, client);
+      const r0 = old.answered.responses[0]!;
+      const oldInput = {
+        sessionId: old.answered.sessionId,
+        revision: 1,
+        eventId: r0.eventId,
+        surface: old.surface,
+        answer: r0.answer,
+        receipt: r0.receipt,
+      };
+      await client.verifyResponse(oldInput);
+      expect(local.stats.requests.jwks).toBe(1);
+
+      const oldKid = local.keys.activeKid();
+      const newKid = await local.keys.rotate();
+      expect(newKid).not.toBe(oldKid);
+      const fresh = await answeredSessionOn(local, client);
+      const r1 = fresh.answered.responses[0]!;
+      const input = {
+        sessionId: fresh.answered.sessionId,
+        revision: 1,
+        eventId: r1.eventId,
+        surface: fresh.surface,
+        answer: r1.answer,
+        receipt: r1.receipt,
+      };
+
+      clock.advance(4_000);
+      await expectSessError(client.verifyResponse(input), 'verification', { reason: 'key_refresh_cooldown' });
+      clock.advance(5_999);
+      await expectSessError(client.verifyResponse(input), 'verification', { reason: 'key_refresh_cooldown' });
+      expect(local.stats.requests.jwks).toBe(1);
+
+      clock.advance(1);
+      const proved = await client.verifyResponse(input);
+      expect(proved.keyId).toBe(newKid);
+      expect(local.stats.requests.jwks).toBe(2);
+      // Old receipts still verify: the rotated-out key stays listed.
+      expect((await client.verifyResponse(oldInput)).keyId).toBe(oldKid);
+      expect(local.stats.requests.jwks).toBe(2);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('the cooldown is configurable (keyRefreshCooldownMs: 0 refetches at once)', async () => {
+    const local = await startLocalSess();
+    try {
+      const client = clientFor(local, { keyRefreshCooldownMs: 0 });
+      const old = await answeredSessionOn(local, client);
+      const r0 = old.answered.responses[0]!;
+      await client.verifyResponse({
+        sessionId: old.answered.sessionId,
+        revision: 1,
+        eventId: r0.eventId,
+        surface: old.surface,
+        answer: r0.answer,
+        receipt: r0.receipt,
+      });
+      await local.keys.rotate();
+      const fresh = await answeredSessionOn(local, client);
+      const r1 = fresh.answered.responses[0]!;
+      const proved = await client.verifyResponse({
+        sessionId: fresh.answered.sessionId,
+        revision: 1,
+        eventId: r1.eventId,
+        surface: fresh.surface,
+        answer: r1.answer,
+        receipt: r1.receipt,
+      });
+      expect(proved.keyId).toBe(local.keys.activeKid());
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('a caller’s abort ends its own wait for the key set, not another caller’s', async () => {
+    const client = clientFor(sess);
+    const input = await genuine(client);
+    sess.faults.delay('jwks', 300);
+    const controller = new AbortController();
+    const aborted = client.verifyResponse(input, { signal: controller.signal });
+    const patient = client.verifyResponse(input);
+    setTimeout(() => controller.abort(), 30);
+    await expectSessError(aborted, 'aborted');
+    expect((await patient).eventId).toBe(input.eventId);
+  });
+});
