@@ -1,0 +1,238 @@
+/**
+ * The whole interaction over HTTP with real clients against the local Sess runtime: request →
+ * the person answers → publish → answers again → complete, in both protocol eras; bindings per
+ * principal, workspace, client and grant generation; the deadline during a wait; close().
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { useSecretsAudit } from '../support/audit.js';
+import {
+  approveAnswer,
+  approveSurface,
+  call,
+  followUpSurface,
+  type HttpHarness,
+  ok,
+  startHttpHarness,
+  type ToolCaller,
+} from './harness.js';
+import { connectLegacy, connectModern, listen } from './helpers.js';
+
+const audits = useSecretsAudit();
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (open.length > 0) await open.pop()?.close();
+});
+
+async function harness(...args: Parameters<typeof startHttpHarness>): Promise<HttpHarness> {
+  const h = await startHttpHarness(...args);
+  open.push(h);
+  audits.current.secret(h.sess.apiKey, 'sess api key');
+  audits.current.watch(h.events, 'http diagnostics');
+  return h;
+}
+
+const BEARER = 'mcp-bearer-token-alice-0001';
+
+const eras: Array<
+  [string, (url: string, headers: Record<string, string>) => Promise<ToolCaller & { close(): Promise<void> }>]
+> = [
+  ['2026-07-28 (v2 client, auto negotiation)', connectModern],
+  ['2025-11-25 (v1 SDK client, legacy fallback)', connectLegacy],
+];
+
+describe.each(eras)('the full flow in the %s era', (_era, connect) => {
+  it('request → answer → publish → answer → complete, with the link in the result', async () => {
+    const h = await harness();
+    h.principal(BEARER);
+    audits.current.secret(BEARER, 'mcp bearer token');
+    // Record what reaches Sess: every call must carry the Sess key and never the MCP token.
+    const seenAuth: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = (input, init) => {
+      const url = input instanceof Request ? input.url : String(input);
+      if (url.startsWith(h.sess.origin)) {
+        seenAuth.push(
+          new Headers(input instanceof Request ? input.headers : init?.headers).get('authorization') ?? '',
+        );
+      }
+      return realFetch(input, init);
+    };
+    try {
+      const client = await connect(h.server.url, { authorization: `Bearer ${BEARER}` });
+      const created = await call(client, 'sess_request', { interaction: approveSurface });
+      expect(created.ok).toBe(true);
+      if (!created.ok) return;
+      const { handle, humanUrl } = created.interaction;
+      expect(created.interaction).toMatchObject({ revision: 1, state: 'waiting' });
+      expect(humanUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+      expect(created.text.split('\n')[0]).toBe(`Show the person this link now: ${humanUrl}`);
+      audits.current.url(humanUrl!, 'sess link');
+      audits.current.answer(approveAnswer.values, 'answer');
+
+      expect((await h.sess.submitAnswer(humanUrl!, approveAnswer)).status).toBe(303);
+      const answered = await ok(client, 'sess_response', { handle, revision: 1, wait_ms: 5_000 });
+      expect(answered.state).toBe('answered');
+      expect(answered.response).toMatchObject({
+        revision: 1,
+        action: 'approve',
+        values: approveAnswer.values,
+        verified: true,
+        actorAssurance: 'link_holder',
+      });
+
+      const published = await ok(client, 'sess_publish', {
+        handle,
+        expected_revision: 1,
+        response_event_id: answered.response!.eventId,
+        interaction: followUpSurface,
+      });
+      expect(published).toMatchObject({ revision: 2, state: 'waiting' });
+
+      await h.sess.submitAnswer(humanUrl!, { action: 'push', values: {} });
+      const second = await ok(client, 'sess_response', { handle, revision: 2, wait_ms: 5_000 });
+      expect(second).toMatchObject({ state: 'answered', response: { revision: 2, action: 'push' } });
+
+      const completed = await ok(client, 'sess_complete', {
+        handle,
+        expected_revision: 2,
+        response_event_id: second.response!.eventId,
+      });
+      expect(completed).toMatchObject({ revision: 2, state: 'completed' });
+      expect(h.sess.sessions.list()).toHaveLength(1);
+      expect(h.sess.sessions.list()[0]!.view.status).toBe('completed');
+      await client.close();
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    expect(seenAuth.length).toBeGreaterThan(4);
+    // Authenticated calls carry the Sess key; the rest (the receipt key set, the test's own page
+    // posts) carry nothing. The MCP bearer token never reaches Sess.
+    expect(seenAuth).toContain(`Bearer ${h.sess.apiKey}`);
+    expect(new Set(seenAuth.filter((a) => a !== ''))).toEqual(new Set([`Bearer ${h.sess.apiKey}`]));
+    expect(seenAuth.join('\n')).not.toContain(BEARER);
+    expect(h.bindings[0]).toEqual({
+      kind: 'http',
+      origin: h.sess.origin,
+      workspaceId: h.sess.workspaceId,
+      principalId: 'alice',
+      clientId: 'client_1',
+      grantId: 'grant_1',
+      grantGeneration: 'g1',
+    });
+  });
+});
+
+describe('bindings', () => {
+  async function createdBy(h: HttpHarness, token: string): Promise<{ handle: string; humanUrl: string }> {
+    const client = await connectLegacy(h.server.url, { authorization: `Bearer ${token}` });
+    const created = await ok(client, 'sess_request', { interaction: approveSurface });
+    await client.close();
+    audits.current.url(created.humanUrl!, 'sess link');
+    return { handle: created.handle, humanUrl: created.humanUrl! };
+  }
+
+  async function responseAs(h: HttpHarness, token: string, handle: string) {
+    const client = await connectModern(h.server.url, { authorization: `Bearer ${token}` });
+    const outcome = await call(client, 'sess_response', { handle, revision: 1, wait_ms: 0 });
+    await client.close();
+    return outcome;
+  }
+
+  it.each([
+    ['another principal', { principalId: 'bob' }, 'HANDLE_NOT_FOUND'],
+    ['another client (agent host)', { clientId: 'client_2' }, 'HANDLE_NOT_FOUND'],
+    ['another grant', { grantId: 'grant_2' }, 'HANDLE_NOT_FOUND'],
+    ['a re-issued grant (new generation)', { grantGeneration: 'g2' }, 'BINDING_MISMATCH'],
+  ])('%s gets %s', async (_name, overrides, code) => {
+    const h = await harness();
+    h.principal('token-a-000000000001');
+    h.principal('token-b-000000000001', overrides);
+    const { handle } = await createdBy(h, 'token-a-000000000001');
+    const outcome = await responseAs(h, 'token-b-000000000001', handle);
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) expect(outcome.error.code).toBe(code);
+    expect(outcome.text).not.toContain('http://127.0.0.1');
+  });
+
+  it('another workspace gets HANDLE_NOT_FOUND', async () => {
+    const h = await harness();
+    const other = await h.sess.createWorkspace();
+    audits.current.secret(other.apiKey, 'other api key');
+    h.principal('token-a-000000000001');
+    h.principal('token-w-000000000001', { workspaceId: other.workspaceId, credential: () => other.apiKey });
+    const { handle } = await createdBy(h, 'token-a-000000000001');
+    const outcome = await responseAs(h, 'token-w-000000000001', handle);
+    expect(outcome.ok ? 'ok' : outcome.error.code).toBe('HANDLE_NOT_FOUND');
+  });
+
+  it('a token refresh (same grant generation) keeps the handles', async () => {
+    const h = await harness();
+    h.principal('token-a-000000000001');
+    const { handle, humanUrl } = await createdBy(h, 'token-a-000000000001');
+    h.tokens.delete('token-a-000000000001');
+    h.principal('token-a-refreshed-0002');
+    await h.sess.submitAnswer(humanUrl, approveAnswer);
+    audits.current.answer(approveAnswer.values, 'answer');
+    const outcome = await responseAs(h, 'token-a-refreshed-0002', handle);
+    expect(outcome.ok && outcome.interaction.state).toBe('answered');
+  });
+
+  it('runs authenticate exactly once per HTTP request and opens the store at most once', async () => {
+    const h = await harness();
+    h.principal('token-a-000000000001');
+    let requests = 0;
+    const counting = await listen((req, res) => {
+      requests += 1;
+      h.handler.node(req, res);
+    });
+    open.push(counting);
+    const client = await connectModern(counting.url, { authorization: 'Bearer token-a-000000000001' });
+    const created = await ok(client, 'sess_request', { interaction: approveSurface });
+    audits.current.url(created.humanUrl!, 'sess link');
+    await ok(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 0 });
+    await client.close();
+    expect(h.counts.authenticate).toBe(requests);
+    expect(h.counts.handleStore).toBe(2);
+  });
+});
+
+describe('deadline and close', () => {
+  it('the request deadline ends a wait as needs_resume, and the next call resumes it', async () => {
+    const h = await harness({ requestTimeoutMs: 700 });
+    h.principal(BEARER);
+    const client = await connectModern(h.server.url, { authorization: `Bearer ${BEARER}` });
+    const created = await ok(client, 'sess_request', { interaction: approveSurface });
+    audits.current.url(created.humanUrl!, 'sess link');
+    const started = Date.now();
+    const cut = await call(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 20_000 });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(cut.ok && cut.interaction.state).toBe('needs_resume');
+    expect(cut.text.startsWith('No answer yet.')).toBe(true);
+
+    await h.sess.submitAnswer(created.humanUrl!, approveAnswer);
+    audits.current.answer(approveAnswer.values, 'answer');
+    const resumed = await ok(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 100 });
+    expect(resumed.state).toBe('answered');
+    expect(h.sess.sessions.list()).toHaveLength(1);
+    await client.close();
+  });
+
+  it('close() ends a wait in flight as needs_resume; later requests get 503', async () => {
+    const h = await harness();
+    h.principal(BEARER);
+    const client = await connectLegacy(h.server.url, { authorization: `Bearer ${BEARER}` });
+    const created = await ok(client, 'sess_request', { interaction: approveSurface });
+    audits.current.url(created.humanUrl!, 'sess link');
+    const waiting = call(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 20_000 });
+    await h.sess.whenWaiting();
+    await h.handler.close();
+    const outcome = await waiting;
+    expect(outcome.ok && outcome.interaction.state).toBe('needs_resume');
+    const after = await fetch(h.server.url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${BEARER}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(after.status).toBe(503);
+  });
+});

@@ -1,0 +1,178 @@
+/**
+ * The HTTP face wired to real parts for end-to-end tests: the local Sess runtime
+ * (`startLocalSess`), the real Sess client inside the handler, the memory store, and the handler
+ * mounted in a real `node:http` server on 127.0.0.1. Bearer tokens map to principals in a table the
+ * test controls (a stand-in for the host's OAuth), so grants can be re-issued or refreshed.
+ */
+import type { ToolErrorObject } from '../../src/core/errors.js';
+import { createMemoryHandleStore } from '../../src/core/memory-store.js';
+import type { DiagnosticEvent, HandleStore, HttpBinding } from '../../src/core/ports.js';
+import type { InteractionResult } from '../../src/core/result.js';
+import type { Answer, Surface } from '../../src/core/surface.js';
+import {
+  createSessMcpHttpHandler,
+  type SessHttpPrincipal,
+  type SessMcpHttpHandler,
+  type SessMcpHttpHandlerOptions,
+} from '../../src/http/index.js';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { listen, type TestServer } from './helpers.js';
+
+/** A small valid Surface with one required text field. */
+export const approveSurface: Surface = {
+  mode: 'interactive',
+  title: 'Approve this commit?',
+  source: {
+    kind: 'sess_surface',
+    components: [
+      { type: 'record', label: 'What changed', fields: { 'src/a.js': 'Greets by first name' } },
+      {
+        type: 'field',
+        name: 'message',
+        label: 'Commit message',
+        multiline: true,
+        required: true,
+        schema: { type: 'string', minLength: 1, maxLength: 2000 },
+        value: 'Greet users by first name',
+      },
+    ],
+  },
+  actions: [
+    { id: 'approve', label: 'Approve', intent: 'approve' },
+    { id: 'stop', label: 'Stop', intent: 'reject' },
+  ],
+};
+
+/** A follow-up Surface for `sess_publish`. */
+export const followUpSurface: Surface = {
+  mode: 'interactive',
+  title: 'Push it too?',
+  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'The commit is made.' }] },
+  actions: [
+    { id: 'push', label: 'Push', intent: 'approve' },
+    { id: 'keep', label: 'Keep local', intent: 'reject' },
+  ],
+};
+
+/** An answer with a distinctive value the secrets audit can look for. */
+export const approveAnswer: Answer = {
+  action: 'approve',
+  values: { message: 'lunch at 13:45 zebra crossing' },
+};
+
+/** Anything with the MCP clients' `callTool`. */
+export interface ToolCaller {
+  callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
+}
+
+/** One tool call's outcome. */
+export type Outcome =
+  | { ok: true; interaction: InteractionResult; text: string }
+  | { ok: false; error: ToolErrorObject; text: string };
+
+/** Call a tool and read `structuredContent`. */
+export async function call(
+  client: ToolCaller,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Outcome> {
+  const result = (await client.callTool({ name, arguments: args })) as {
+    content: Array<{ type: string; text: string }>;
+    structuredContent?: { interaction?: InteractionResult; error?: ToolErrorObject };
+    isError?: boolean;
+  };
+  const text = result.content.map((c) => c.text).join('\n');
+  if (result.isError === true) return { ok: false, error: result.structuredContent!.error!, text };
+  return { ok: true, interaction: result.structuredContent!.interaction!, text };
+}
+
+/** Call a tool that must succeed. */
+export async function ok(
+  client: ToolCaller,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<InteractionResult> {
+  const outcome = await call(client, name, args);
+  if (!outcome.ok) throw new Error(`${name} failed: ${outcome.error.code}: ${outcome.error.message}`);
+  return outcome.interaction;
+}
+
+/** A running HTTP harness. */
+export interface HttpHarness {
+  sess: LocalSess;
+  handler: SessMcpHttpHandler;
+  server: TestServer;
+  /** Every diagnostic event the handler emitted. */
+  events: DiagnosticEvent[];
+  /** Bearer token → principal; edit it to re-issue or refresh grants. */
+  tokens: Map<string, SessHttpPrincipal>;
+  /** How often `authenticate` and `handleStore` ran. */
+  counts: { authenticate: number; handleStore: number };
+  /** Bindings `handleStore` was asked for, in order. */
+  bindings: HttpBinding[];
+  /** Register a bearer token for a principal of the runtime's workspace. */
+  principal(token: string, overrides?: Partial<SessHttpPrincipal>): SessHttpPrincipal;
+  close(): Promise<void>;
+}
+
+/** Start the runtime, the handler and the server. */
+export async function startHttpHarness(
+  extra: Partial<SessMcpHttpHandlerOptions> = {},
+  wrapStore?: (store: HandleStore) => HandleStore,
+): Promise<HttpHarness> {
+  const sess = await startLocalSess();
+  const stores = createMemoryHandleStore();
+  const events: DiagnosticEvent[] = [];
+  const tokens = new Map<string, SessHttpPrincipal>();
+  const counts = { authenticate: 0, handleStore: 0 };
+  const bindings: HttpBinding[] = [];
+  const handler = createSessMcpHttpHandler({
+    authenticate(request) {
+      counts.authenticate += 1;
+      const header = request.headers.get('authorization') ?? '';
+      return tokens.get(header.replace(/^Bearer /, ''));
+    },
+    handleStore(binding) {
+      counts.handleStore += 1;
+      bindings.push(binding);
+      const store = stores.forBinding(binding);
+      return wrapStore === undefined ? store : wrapStore(store);
+    },
+    allowedHosts: ['127.0.0.1', 'localhost'],
+    requiredScopes: ['sess'],
+    sessOrigin: sess.origin,
+    allowInsecureLocalhost: true,
+    requestTimeoutMs: 10_000,
+    diagnostics: (event) => events.push(event),
+    ...extra,
+  });
+  const server = await listen((req, res) => handler.node(req, res));
+  return {
+    sess,
+    handler,
+    server,
+    events,
+    tokens,
+    counts,
+    bindings,
+    principal(token, overrides = {}) {
+      const p: SessHttpPrincipal = {
+        workspaceId: sess.workspaceId,
+        principalId: 'alice',
+        clientId: 'client_1',
+        grantId: 'grant_1',
+        grantGeneration: 'g1',
+        scopes: ['sess'],
+        credential: () => sess.apiKey,
+        ...overrides,
+      };
+      tokens.set(token, p);
+      return p;
+    },
+    async close() {
+      await handler.close();
+      await server.close();
+      await sess.close();
+    },
+  };
+}
