@@ -1,0 +1,103 @@
+/**
+ * Shared helpers of the local-runtime tests: a sample Surface and a tiny raw API caller on
+ * `fetch` (these tests speak the wire directly, not through the client).
+ */
+import type { Surface } from '../../src/core/surface.js';
+import type { LocalSess } from '../../src/testing/index.js';
+
+/** A Surface with a text field, a boolean and a choice. */
+export function sampleSurface(title = 'Approve this commit?'): Surface {
+  return {
+    mode: 'interactive',
+    title,
+    source: {
+      kind: 'sess_surface',
+      components: [
+        { type: 'record', label: 'What changed', fields: { 'src/a.js': 'Greets by first name' } },
+        {
+          type: 'field',
+          name: 'message',
+          label: 'Commit message',
+          multiline: true,
+          schema: { type: 'string', minLength: 1, maxLength: 2000 },
+          value: 'Greet users by first name',
+        },
+        { type: 'field', name: 'push', label: 'Push too', schema: { type: 'boolean' } },
+      ],
+    },
+    actions: [
+      { id: 'approve', label: 'Approve', intent: 'approve' },
+      { id: 'stop', label: 'Stop', intent: 'reject' },
+    ],
+  };
+}
+
+/** A raw API response. */
+export interface Raw {
+  status: number;
+  headers: Headers;
+  text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary wire JSON
+  json: any;
+}
+
+let counter = 0;
+/** A fresh idempotency key. */
+export function newKey(): string {
+  counter += 1;
+  return `key-${Date.now()}-${counter}`;
+}
+
+/** Call the API of `sess` with its API key (or `apiKey`). */
+export async function call(
+  sess: LocalSess,
+  method: string,
+  path: string,
+  options: {
+    body?: unknown;
+    key?: string | null;
+    ifMatch?: number | string;
+    apiKey?: string | null;
+    signal?: AbortSignal;
+  } = {},
+): Promise<Raw> {
+  const headers: Record<string, string> = {};
+  const apiKey = options.apiKey === undefined ? sess.apiKey : options.apiKey;
+  if (apiKey !== null) headers.authorization = `Bearer ${apiKey}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  if (options.key !== undefined && options.key !== null) headers['idempotency-key'] = options.key;
+  if (options.ifMatch !== undefined)
+    headers['if-match'] = typeof options.ifMatch === 'number' ? `"${options.ifMatch}"` : options.ifMatch;
+  const init: RequestInit = { method, headers };
+  if (options.body !== undefined)
+    init.body = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  if (options.signal) init.signal = options.signal;
+  const res = await fetch(`${sess.origin}${path}`, init);
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** Create a Session and return its wire view. */
+export async function createSession(
+  sess: LocalSess,
+  body: Record<string, unknown> = {},
+  apiKey?: string,
+  // biome-ignore lint/suspicious/noExplicitAny: wire JSON
+): Promise<any> {
+  const res = await call(sess, 'POST', '/v1/sessions', {
+    body: { interaction: sampleSurface(), ...body },
+    key: newKey(),
+    ...(apiKey === undefined ? {} : { apiKey }),
+  });
+  if (res.status !== 201) throw new Error(`create failed: ${res.status} ${res.text}`);
+  return res.json;
+}
+
+/** The answer used throughout. */
+export const ANSWER = { action: 'approve', values: { message: 'Greet users by first name', push: true } };
