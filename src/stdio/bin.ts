@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+/**
+ * The `sess-mcp` command (`npx -y @sess.si/mcp`). With no arguments it serves the five tools over
+ * stdio; `records list|show|retire` is the owner's view of local records; `--help`, `--version`.
+ *
+ * Arguments never carry configuration: the API key, origin, profile and state directory come from
+ * the environment only. The shebang above is kept by the build in `dist/bin/sess-mcp.js`.
+ */
+import { createInterface } from 'node:readline/promises';
+import { isSessMcpError } from '../core/errors.js';
+import { openProfileRecords } from '../store/file.js';
+import { readStdioConfig } from './config.js';
+import { serveSessMcpStdio } from './index.js';
+import { type RecordsCliIo, runRecordsCli, USAGE } from './records-cli.js';
+import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
+
+async function main(argv: readonly string[]): Promise<number | undefined> {
+  const [first, ...rest] = argv;
+  if (first === undefined) {
+    serveSessMcpStdio();
+    return undefined; // keep running until stdin closes
+  }
+  if (first === '--help' || first === '-h' || first === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (first === '--version' || first === '-v') {
+    process.stdout.write(`${PACKAGE_NAME} ${PACKAGE_VERSION}\n`);
+    return 0;
+  }
+  if (first !== 'records') {
+    process.stderr.write(
+      `sess-mcp: unknown command or option "${first.replace(/[^\x20-\x7e]/g, '?').slice(0, 40)}". ` +
+        'Configuration comes from the environment (SESS_API_KEY, SESS_API_ORIGIN, …), never from arguments.\n\n' +
+        USAGE,
+    );
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+
+  let config: ReturnType<typeof readStdioConfig>;
+  try {
+    config = readStdioConfig(process.env);
+  } catch (error) {
+    process.stderr.write(
+      `sess-mcp: ${isSessMcpError(error) ? error.message : 'the configuration cannot be read.'}\n`,
+    );
+    return 2;
+  }
+  const io: RecordsCliIo = {
+    stdout: process.stdout,
+    stderr: process.stderr,
+    ...(process.stdin.isTTY && process.stderr.isTTY ? { prompt: ask } : {}),
+  };
+  return runRecordsCli(rest, io, openProfileRecords({ stateDir: config.stateDir, profile: config.profile }));
+}
+
+async function ask(question: string): Promise<string> {
+  // The question goes to stderr so stdout stays clean for scripts.
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true });
+  try {
+    return await rl.question(question);
+  } finally {
+    rl.close();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  () => {
+    process.stderr.write('sess-mcp: unexpected failure.\n');
+    process.exitCode = 1;
+  },
+);
