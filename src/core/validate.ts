@@ -72,16 +72,27 @@ function lengthError(pointer: string, length: number, limit: number, isTitle = f
 // ---------------------------------------------------------------------------------------------
 // Pass 1: structure
 
+/** Where each value sits in document order: its pre-order index and the last index inside it. */
+export type DocumentOrder = Map<string, { start: number; end: number }>;
+
+/** What {@link checkStructure} returns. */
+export interface StructureResult {
+  /** Each visited pointer's span in document order. */
+  order: DocumentOrder;
+  /** A copy holding only own enumerable data, so nothing inherited is ever read. */
+  copy: unknown;
+}
+
 /**
  * Walks `value` depth first over own keys, refusing an unsafe key or a container deeper than
- * {@link STRUCTURE_LIMITS.maxDepth}. Returns each visited pointer's position in document order.
- * `value` itself is at `depth` (the arguments object is level 1).
+ * {@link STRUCTURE_LIMITS.maxDepth}. `value` itself is at `depth` (the arguments object is level 1).
  */
-export function checkStructure(value: unknown, base = '', depth = 1): Map<string, number> {
-  const order = new Map<string, number>();
-  const visit = (node: unknown, pointer: string, level: number): void => {
-    order.set(pointer, order.size);
-    if (node === null || typeof node !== 'object') return;
+export function checkStructure(value: unknown, base = '', depth = 1): StructureResult {
+  const order: DocumentOrder = new Map();
+  const visit = (node: unknown, pointer: string, level: number): unknown => {
+    const span = { start: order.size, end: order.size };
+    order.set(pointer, span);
+    if (node === null || typeof node !== 'object') return node;
     if (level > STRUCTURE_LIMITS.maxDepth) {
       throw invalid(
         `${pointer || 'The arguments'} nest ${level} levels deep; the limit is ${STRUCTURE_LIMITS.maxDepth}. ` +
@@ -91,24 +102,32 @@ export function checkStructure(value: unknown, base = '', depth = 1): Map<string
         level,
       );
     }
+    let copy: unknown;
     if (Array.isArray(node)) {
-      for (let index = 0; index < node.length; index++) visit(node[index], `${pointer}/${index}`, level + 1);
-      return;
-    }
-    for (const key of Object.keys(node)) {
-      const child = `${pointer}/${escapePointerToken(key)}`;
-      if (isUnsafeKey(key)) {
-        throw invalid(
-          `${child} uses an unsafe key; "__proto__", "constructor" and "prototype" are refused as keys anywhere. ` +
-            'Rename or remove it.',
-          child,
-        );
+      const items: unknown[] = [];
+      for (let index = 0; index < node.length; index++)
+        items.push(visit(node[index], `${pointer}/${index}`, level + 1));
+      copy = items;
+    } else {
+      const entries: Record<string, unknown> = {};
+      for (const key of Object.keys(node)) {
+        const child = `${pointer}/${escapePointerToken(key)}`;
+        if (isUnsafeKey(key)) {
+          throw invalid(
+            `${child} uses an unsafe key; "__proto__", "constructor" and "prototype" are refused as keys anywhere. ` +
+              'Rename or remove it.',
+            child,
+          );
+        }
+        entries[key] = visit((node as Record<string, unknown>)[key], child, level + 1);
       }
-      visit((node as Record<string, unknown>)[key], child, level + 1);
+      copy = entries;
     }
+    span.end = order.size - 1;
+    return copy;
   };
-  visit(value, base, depth);
-  return order;
+  const copy = visit(value, base, depth);
+  return { order, copy };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,7 +261,10 @@ function issueToError(raw: AnyIssue, rawKeys: (string | number)[]): SessMcpError
       }
       return invalid(`${where} must be an object.`, pointer);
     case 'union':
-      return invalid(`${where} has the wrong type; expected ${issue.expected}.`, pointer);
+      return invalid(
+        `${where} has the wrong type; expected one of ${listExpected(issue.expected)}.`,
+        pointer,
+      );
     default: {
       const word = TYPE_WORDS[issue.type];
       if (word !== undefined) return invalid(`${where} must be ${word}.`, pointer);
@@ -251,10 +273,14 @@ function issueToError(raw: AnyIssue, rawKeys: (string | number)[]): SessMcpError
   }
 }
 
-function positionOf(order: Map<string, number>, keys: readonly (string | number)[]): number {
+/**
+ * The document position of an issue: a present value sits at its pre-order index; a missing one
+ * right after the last value inside its nearest present ancestor.
+ */
+function positionOf(order: DocumentOrder, keys: readonly (string | number)[]): number {
   for (let end = keys.length; end >= 0; end--) {
-    const position = order.get(toPointer(keys.slice(0, end)));
-    if (position !== undefined) return position;
+    const span = order.get(toPointer(keys.slice(0, end)));
+    if (span !== undefined) return end === keys.length ? span.start : span.end + 0.5;
   }
   return 0;
 }
@@ -263,7 +289,7 @@ function positionOf(order: Map<string, number>, keys: readonly (string | number)
 function parseShape<T>(
   schema: v.GenericSchema<unknown, T>,
   input: unknown,
-  order: Map<string, number>,
+  order: DocumentOrder,
   base: readonly (string | number)[] = [],
 ): T {
   const result = v.safeParse(schema, input, { abortEarly: false, abortPipeEarly: true });
@@ -391,8 +417,6 @@ function checkFieldSchema(schema: FieldSchema, pointer: string): void {
         throw invalid(
           `${pointer}/minItems asks for more choices than there are (${ids.length}).`,
           `${pointer}/minItems`,
-          ids.length,
-          schema.minItems,
         );
       }
       return;
@@ -563,7 +587,7 @@ const SURFACE_TOOLS: ReadonlySet<ToolName> = new Set(['sess_request', 'sess_publ
 export function askToSurface(args: AskArgs): Surface {
   const surface = buildAskSurface(args);
   checkInteractionSize(surface, undefined);
-  const order = new Map<string, number>();
+  const order: DocumentOrder = new Map();
   const checked = parseShape(TOOL_ARGUMENT_SCHEMAS.sess_request.entries.interaction, surface, order, [
     'interaction',
   ]);
@@ -589,13 +613,13 @@ export function parseToolArguments<T extends ToolName>(tool: T, raw: unknown): T
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw invalid('The arguments must be a JSON object.', '');
   }
-  const order = checkStructure(input);
+  const { order, copy } = checkStructure(input);
   if (SURFACE_TOOLS.has(tool)) {
-    const interaction = (input as { interaction?: unknown }).interaction;
+    const interaction = (copy as { interaction?: unknown }).interaction;
     if (interaction !== undefined) checkInteractionSize(interaction, '/interaction');
   }
   const schema = TOOL_ARGUMENT_SCHEMAS[tool] as unknown as v.GenericSchema<unknown, ToolArgs[T]>;
-  const args = parseShape(schema, input, order);
+  const args = parseShape(schema, copy, order);
   if (SURFACE_TOOLS.has(tool)) {
     checkSurfaceRules((args as ToolArgs['sess_request']).interaction, '/interaction');
   } else if (tool === 'sess_ask') {

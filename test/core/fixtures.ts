@@ -1,0 +1,187 @@
+/**
+ * Valid sample arguments for the contract tests, built fresh on each call so a test can change one
+ * value and expect exactly one refusal. Helpers to set a value at a path and to make strings of a
+ * given length in code points (astral characters, so UTF-16 length and code points differ).
+ */
+import { SessMcpError } from '../../src/core/errors.js';
+import type { AskArgs, ToolName } from '../../src/core/schemas.js';
+import type { Surface } from '../../src/core/surface.js';
+import { parseToolArguments } from '../../src/core/validate.js';
+
+/** An astral character (U+1F600): 1 code point, 2 UTF-16 units, 4 UTF-8 bytes. */
+export const EMOJI = '\u{1F600}';
+
+/** A string of exactly `n` code points made of astral characters. */
+export function astral(n: number): string {
+  return EMOJI.repeat(n);
+}
+
+/** A rich valid Surface using every component and field kind. Component indexes are fixed. */
+export function sampleSurface(): Surface {
+  return {
+    mode: 'interactive',
+    title: 'Approve this commit?',
+    description: 'I will commit with the message you approve.',
+    source: {
+      kind: 'sess_surface',
+      components: [
+        /* 0 */ { type: 'heading', text: 'What changed' },
+        /* 1 */ { type: 'text', text: 'Two files change.\nThe greeting uses the first name.' },
+        /* 2 */ {
+          type: 'record',
+          label: 'Files',
+          fields: { 'src/greeting.js': 'Greeting now uses the first name', lines: 12, ok: true, none: null },
+        },
+        /* 3 */ {
+          type: 'field',
+          name: 'message',
+          label: 'Commit message',
+          description: 'Edit it if you like.',
+          multiline: true,
+          required: true,
+          schema: { type: 'string', minLength: 1, maxLength: 2000 },
+          value: 'Greet users by first name',
+        },
+        /* 4 */ {
+          type: 'field',
+          name: 'when',
+          label: 'When',
+          schema: { type: 'string', enum: ['now', 'later'], option_labels: { now: 'Right now' } },
+          value: 'now',
+        },
+        /* 5 */ {
+          type: 'field',
+          name: 'tags',
+          label: 'Tags',
+          schema: {
+            type: 'array',
+            items: { type: 'string', enum: ['a', 'b', 'c'] },
+            option_labels: { a: 'Alpha' },
+            minItems: 0,
+            maxItems: 2,
+            uniqueItems: true,
+          },
+          value: ['a'],
+        },
+        /* 6 */ {
+          type: 'field',
+          name: 'count',
+          label: 'Count',
+          schema: { type: 'integer', minimum: 0, maximum: 10 },
+          value: 3,
+        },
+        /* 7 */ { type: 'field', name: 'amount', label: 'Amount', schema: { type: 'number', minimum: 0.5 } },
+        /* 8 */ {
+          type: 'field',
+          name: 'push',
+          label: 'Push too?',
+          schema: { type: 'boolean' },
+          value: false,
+        },
+        /* 9 */ {
+          type: 'field',
+          name: 'mood',
+          label: 'How sure are you?',
+          schema: { type: 'integer', format: 'rating', minimum: 1, maximum: 5 },
+        },
+      ],
+    },
+    actions: [
+      { id: 'approve', label: 'Approve and commit', intent: 'approve' },
+      { id: 'stop', label: 'Stop', intent: 'reject' },
+    ],
+  };
+}
+
+/** A small valid Surface: a title and one action. */
+export function minimalSurface(): Surface {
+  return {
+    mode: 'interactive',
+    title: 'OK?',
+    source: { kind: 'sess_surface', components: [] },
+    actions: [{ id: 'ok', label: 'OK', intent: 'approve' }],
+  };
+}
+
+/** Rich valid `sess_ask` arguments using every field kind. Field indexes are fixed. */
+export function sampleAsk(): AskArgs {
+  return {
+    question: 'What time works for a call tomorrow?',
+    details: 'A 30-minute call.',
+    submit_label: 'Send',
+    fields: [
+      /* 0 */ {
+        name: 'note',
+        label: 'Note',
+        description: 'Optional.',
+        type: 'text',
+        multiline: true,
+        max: 500,
+      },
+      /* 1 */ {
+        name: 'time',
+        label: 'Best time',
+        type: 'choice',
+        required: true,
+        options: ['Morning', { id: 'pm', label: 'Afternoon' }],
+        value: 'pm',
+      },
+      /* 2 */ { name: 'days', label: 'Days', type: 'multi_choice', options: ['Mon', 'Tue'], min: 1, max: 2 },
+      /* 3 */ { name: 'n', label: 'People', type: 'integer', min: 1, max: 9, value: 2 },
+      /* 4 */ { name: 'budget', label: 'Budget', type: 'number', min: 0 },
+      /* 5 */ { name: 'video', label: 'Video?', type: 'boolean', value: true },
+      /* 6 */ { name: 'stars', label: 'How urgent?', type: 'rating', min: 1, max: 10 },
+    ],
+  };
+}
+
+/** Valid arguments for each tool. */
+export function sampleArgs(tool: ToolName): Record<string, unknown> {
+  switch (tool) {
+    case 'sess_request':
+      return { interaction: sampleSurface(), expires_in: 600 };
+    case 'sess_response':
+      return { handle: 'h_abc-123', revision: 1, wait_ms: 45_000 };
+    case 'sess_publish':
+      return {
+        handle: 'h_abc-123',
+        expected_revision: 1,
+        response_event_id: 'evt_1',
+        interaction: sampleSurface(),
+      };
+    case 'sess_complete':
+      return { handle: 'h_abc-123', expected_revision: 1, response_event_id: 'evt_1' };
+    case 'sess_ask':
+      return sampleAsk() as unknown as Record<string, unknown>;
+  }
+}
+
+/** Sets `value` at `path` inside `root` (creating nothing: every parent must exist). */
+export function setAt(root: unknown, path: readonly (string | number)[], value: unknown): void {
+  let node = root as Record<string | number, unknown>;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+  node[path[path.length - 1]!] = value;
+}
+
+/** Deletes the value at `path`. */
+export function deleteAt(root: unknown, path: readonly (string | number)[]): void {
+  let node = root as Record<string | number, unknown>;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+  delete node[path[path.length - 1]!];
+}
+
+/** A deep copy through JSON (as a client would send it). */
+export function viaJson<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/** The error `parseToolArguments` throws for `raw`, as its wire object; fails if it accepts. */
+export function refusal(tool: ToolName, raw: unknown): ReturnType<SessMcpError['toObject']> {
+  try {
+    parseToolArguments(tool, raw);
+  } catch (error) {
+    if (error instanceof SessMcpError) return error.toObject();
+    throw error;
+  }
+  throw new Error(`expected ${tool} to refuse the arguments`);
+}
