@@ -59,7 +59,7 @@ export interface FileStoreFs {
   open(path: string, flags: string, mode?: number): Promise<FileStoreFileLike>;
   rename(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
-  stat(path: string): Promise<{ mtimeMs: number }>;
+  stat(path: string): Promise<{ mtimeMs: number; size: number; ino: number }>;
 }
 
 /** Options of {@link createFileHandleStore} and {@link openProfileRecords}. */
@@ -89,6 +89,12 @@ const RECORD_SUFFIX = '.json';
 const TEMP_SUFFIX = '.tmp';
 const LOCK_WAIT_MS = 10_000;
 const LOCK_STALE_MS = 30_000;
+/**
+ * A summary of the profile's files is taken again after this long even when nothing announced a
+ * change: directory mtimes are coarse, so a file removed by hand within the same clock tick as
+ * the last change is noticed at the latest then.
+ */
+const SNAPSHOT_MAX_AGE_MS = 5_000;
 
 /** True for a valid profile name (what `SESS_MCP_PROFILE` may be). */
 export function isProfileName(name: unknown): name is string {
@@ -148,14 +154,44 @@ function processIsAlive(pid: number): boolean {
 /** In-process queues per profile directory, shared by every store object of this module copy. */
 const inProcessQueues = new Map<string, Promise<unknown>>();
 
+/** What the cap needs to know of one record file. */
+interface FileSummary {
+  scope: string;
+  unfinished: boolean;
+}
+
+/** Run `work` on `items`, at most `width` at a time, results in order. */
+async function inBatches<T, R>(
+  items: readonly T[],
+  width: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += width)
+    out.push(...(await Promise.all(items.slice(i, i + width).map(work))));
+  return out;
+}
+
 /**
  * The files of one profile: paths, the lock, atomic writes and strict reads. Shared by the store
  * views and the owner's {@link ProfileRecords}.
+ *
+ * Counting unfinished records must not read every file of the profile on every create (completed
+ * records stay until the owner retires them). So each change, made under the lock, first writes
+ * a fresh token to `handles.gen`; a summary of every file (scope, unfinished) taken under the
+ * lock is reused while the token and the directory's inode and mtime are unchanged (and for at
+ * most 5 s). The directory catches what bypasses the lock (the owner deleting a file by hand). Decoded files are cached
+ * under their inode, mtime and size: a file is never rewritten in place.
  */
 class ProfileFiles {
   readonly handlesDir: string;
   private readonly lockPath: string;
+  private readonly genPath: string;
   private tempSwept = false;
+  private readonly cache = new Map<string, { key: string; value: VersionedRecord | SessMcpError }>();
+  private snapshot: { key: string; files: Map<string, FileSummary>; takenAt: number } | undefined;
+  /** The change key read when the lock was taken; set only while this object holds the lock. */
+  private heldKey: string | undefined;
 
   constructor(
     profileDir: string,
@@ -163,6 +199,7 @@ class ProfileFiles {
   ) {
     this.handlesDir = join(profileDir, 'handles');
     this.lockPath = join(profileDir, 'handles.lock');
+    this.genPath = join(profileDir, 'handles.gen');
   }
 
   pathOf(handle: string): string {
@@ -200,8 +237,10 @@ class ProfileFiles {
         await this.sweepTempFiles();
         this.tempSwept = true;
       }
+      this.heldKey = await this.changeKey();
       return await work();
     } finally {
+      this.heldKey = undefined;
       await this.fs.unlink(this.lockPath).catch(() => undefined);
     }
   }
@@ -255,6 +294,28 @@ class ProfileFiles {
     }
   }
 
+  /** The token of the last change and the directory's identity: equal keys, equal contents. */
+  private async changeKey(): Promise<string> {
+    const [gen, dir] = await Promise.all([
+      this.fs.readFile(this.genPath, 'utf8').catch((error: unknown) => {
+        if (errnoCode(error) === 'ENOENT') return 'none';
+        throw ioError(error, 'read the change token');
+      }),
+      this.directoryKey(),
+    ]);
+    return `${gen.trim()}|${dir}`;
+  }
+
+  private async directoryKey(): Promise<string> {
+    try {
+      const stat = await this.fs.stat(this.handlesDir);
+      return `${stat.ino}:${stat.mtimeMs}`;
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return 'absent';
+      throw ioError(error, 'list records');
+    }
+  }
+
   /** Every name in the handles directory (none when it does not exist yet). */
   async names(): Promise<string[]> {
     try {
@@ -273,7 +334,42 @@ class ProfileFiles {
       const handle = name.slice(0, -RECORD_SUFFIX.length);
       if (isStoreHandle(handle)) out.push(handle);
     }
+    if (this.cache.size > out.length) {
+      const present = new Set(out);
+      for (const handle of this.cache.keys()) if (!present.has(handle)) this.cache.delete(handle);
+    }
     return out;
+  }
+
+  /**
+   * The decoded record file (shared, do not change it), a non-retryable error value for an
+   * unreadable one, or `undefined` when there is none. Transient failures throw.
+   */
+  private async load(handle: string): Promise<VersionedRecord | SessMcpError | undefined> {
+    let key: string;
+    try {
+      const stat = await this.fs.stat(this.pathOf(handle));
+      key = `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') {
+        this.cache.delete(handle);
+        return undefined;
+      }
+      throw ioError(error, 'read a record');
+    }
+    const cached = this.cache.get(handle);
+    if (cached?.key === key) return cached.value;
+    const text = await this.readText(handle);
+    if (text === undefined) return undefined;
+    let value: VersionedRecord | SessMcpError;
+    try {
+      value = decodeEnvelope(text, handle);
+    } catch (error) {
+      if (!(error instanceof SessMcpError)) throw error;
+      value = error;
+    }
+    this.cache.set(handle, { key, value });
+    return value;
   }
 
   /** The raw text of a record file, or `undefined` when there is none. */
@@ -286,10 +382,13 @@ class ProfileFiles {
     }
   }
 
-  /** The decoded record file, or `undefined`; corrupt files throw a non-retryable error. */
+  /** A copy of the decoded record file, or `undefined`; unreadable files throw (non-retryable). */
   async read(handle: string): Promise<VersionedRecord | undefined> {
-    const text = await this.readText(handle);
-    return text === undefined ? undefined : decodeEnvelope(text, handle);
+    const value = await this.load(handle);
+    if (value instanceof SessMcpError) {
+      throw storeError(value.message, value.retryable, value.reason ?? 'corrupt');
+    }
+    return value === undefined ? undefined : structuredClone(value);
   }
 
   async exists(handle: string): Promise<boolean> {
@@ -302,8 +401,97 @@ class ProfileFiles {
     }
   }
 
-  /** Write a record file whole: temp file, fsync, rename, directory fsync. */
-  async write(handle: string, text: string): Promise<void> {
+  /** Summarise every readable file (unreadable ones do not count: reading their handle names them). */
+  private async scan(): Promise<Map<string, FileSummary>> {
+    const files = new Map<string, FileSummary>();
+    const handles = await this.handles();
+    const loaded = await inBatches(handles, 32, (handle) => this.load(handle));
+    handles.forEach((handle, i) => {
+      const value = loaded[i];
+      if (value === undefined || value instanceof SessMcpError) return;
+      files.set(handle, {
+        scope: bindingScope(value.record.binding),
+        unfinished: isUnfinished(value.record),
+      });
+    });
+    return files;
+  }
+
+  /**
+   * The handles of the unfinished records of `scope`. Exact while this object holds the lock
+   * (the cap check); otherwise a consistent read of the moment.
+   */
+  async unfinishedOf(scope: string): Promise<string[]> {
+    const key = this.heldKey ?? (await this.changeKey());
+    const snapshot = this.snapshot;
+    let files =
+      snapshot?.key === key && Date.now() - snapshot.takenAt < SNAPSHOT_MAX_AGE_MS
+        ? snapshot.files
+        : undefined;
+    if (files === undefined) {
+      const takenAt = Date.now();
+      files = await this.scan();
+      // Only a summary taken under the lock is kept: outside it a change may be half made.
+      if (this.heldKey !== undefined) this.snapshot = { key, files, takenAt };
+    }
+    const out: string[] = [];
+    for (const [handle, summary] of files)
+      if (summary.unfinished && summary.scope === scope) out.push(handle);
+    return out;
+  }
+
+  /** The unfinished records of `scope`, read now. */
+  async unfinishedRecords(scope: string): Promise<VersionedRecord[]> {
+    const handles = await this.unfinishedOf(scope);
+    const loaded = await inBatches(handles, 32, (handle) => this.load(handle));
+    const out: VersionedRecord[] = [];
+    for (const value of loaded) {
+      if (value === undefined || value instanceof SessMcpError) continue;
+      if (isUnfinished(value.record) && bindingScope(value.record.binding) === scope)
+        out.push(structuredClone(value));
+    }
+    return out;
+  }
+
+  /**
+   * Announce a change (under the lock, before making it): a fresh token in `handles.gen`. If it
+   * cannot be written, nothing is changed.
+   */
+  private async announceChange(): Promise<string> {
+    const token = randomBytes(12).toString('hex');
+    try {
+      const file = await this.fs.open(this.genPath, 'w', 0o600);
+      try {
+        await file.writeFile(`${token}\n`, { encoding: 'utf8' });
+      } finally {
+        await file.close();
+      }
+    } catch (error) {
+      throw ioError(error, 'write a record');
+    }
+    return token;
+  }
+
+  /** After a change under the lock: keep the summary current if it was, else drop it. */
+  private async noteChange(token: string, handle: string, summary: FileSummary | undefined): Promise<void> {
+    this.cache.delete(handle);
+    const snapshot = this.snapshot;
+    this.snapshot = undefined;
+    if (snapshot === undefined || snapshot.key !== this.heldKey) return;
+    try {
+      snapshot.key = `${token}|${await this.directoryKey()}`;
+    } catch {
+      return;
+    }
+    if (summary === undefined) snapshot.files.delete(handle);
+    else snapshot.files.set(handle, summary);
+    this.snapshot = snapshot;
+    this.heldKey = snapshot.key;
+  }
+
+  /** Write a record file whole (under the lock): temp file, fsync, rename, directory fsync. */
+  async write(handle: string, text: string, summary: FileSummary): Promise<void> {
+    const token = await this.announceChange();
     const temp = join(
       this.handlesDir,
       `.${handle}.${process.pid}-${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`,
@@ -322,23 +510,30 @@ class ProfileFiles {
       await this.syncDirectory();
     } catch (error) {
       if (!renamed) await this.fs.unlink(temp).catch(() => undefined);
+      this.snapshot = undefined;
+      this.cache.delete(handle);
       throw ioError(error, 'write a record');
     }
+    await this.noteChange(token, handle, summary);
   }
 
-  /** Remove a record file and make the removal durable. False when there was none. */
+  /** Remove a record file (under the lock) and make the removal durable. False when there was none. */
   async remove(handle: string): Promise<boolean> {
+    const token = await this.announceChange();
     try {
       await this.fs.unlink(this.pathOf(handle));
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return false;
+      this.snapshot = undefined;
       throw ioError(error, 'remove a record');
     }
     try {
       await this.syncDirectory();
     } catch (error) {
+      this.snapshot = undefined;
       throw ioError(error, 'remove a record');
     }
+    await this.noteChange(token, handle, undefined);
     return true;
   }
 
@@ -350,22 +545,6 @@ class ProfileFiles {
       await dir.close();
     }
   }
-
-  /** Every readable record of `scope` (unreadable files are skipped: reading one names it). */
-  async recordsOf(scope: string): Promise<VersionedRecord[]> {
-    const out: VersionedRecord[] = [];
-    for (const handle of await this.handles()) {
-      let current: VersionedRecord | undefined;
-      try {
-        current = await this.read(handle);
-      } catch (error) {
-        if (error instanceof SessMcpError && !error.retryable) continue;
-        throw error;
-      }
-      if (current !== undefined && bindingScope(current.record.binding) === scope) out.push(current);
-    }
-    return out;
-  }
 }
 
 /**
@@ -373,8 +552,8 @@ class ProfileFiles {
  * are created (0700) on the first write. Bad options throw a `TypeError` naming the option.
  *
  * A corrupt or unsupported-version file is reported (non-retryable `STATE_STORE_ERROR`) when its
- * handle is read, and is left out of `listUnfinished`/`countUnfinished` so one bad file does not
- * stop the profile; the owner finds it with {@link openProfileRecords}.
+ * handle is read, and is left out of `listUnfinished`/`countUnfinished` and the cap so one bad
+ * file does not stop the profile; the owner finds it with {@link openProfileRecords}.
  *
  * @example
  * ```ts
@@ -407,13 +586,12 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
         create: async (record) => {
           checkRecordForScope(record, scope);
           const json = encodeRecord(record);
+          const unfinished = isUnfinished(record);
           return files.exclusive(async () => {
             if (await files.exists(record.handle)) throw handleExistsError();
-            if (isUnfinished(record)) {
-              const unfinished = (await files.recordsOf(scope)).filter((r) => isUnfinished(r.record));
-              if (unfinished.length >= MAX_UNFINISHED) throw storeFullError();
-            }
-            await files.write(record.handle, encodeEnvelope(1, json));
+            if (unfinished && (await files.unfinishedOf(scope)).length >= MAX_UNFINISHED)
+              throw storeFullError();
+            await files.write(record.handle, encodeEnvelope(1, json), { scope, unfinished });
             return { version: 1, record: JSON.parse(json) as InteractionRecord };
           });
         },
@@ -424,7 +602,10 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
             const current = await own(record.handle, scope);
             if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
             const version = current.version + 1;
-            await files.write(record.handle, encodeEnvelope(version, json));
+            await files.write(record.handle, encodeEnvelope(version, json), {
+              scope,
+              unfinished: isUnfinished(record),
+            });
             return { version, record: JSON.parse(json) as InteractionRecord };
           });
         },
@@ -437,10 +618,8 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
             return files.remove(handle);
           });
         },
-        listUnfinished: async () =>
-          (await files.recordsOf(scope)).filter((r) => isUnfinished(r.record)).sort(compareOldestFirst),
-        countUnfinished: async () =>
-          (await files.recordsOf(scope)).filter((r) => isUnfinished(r.record)).length,
+        listUnfinished: async () => (await files.unfinishedRecords(scope)).sort(compareOldestFirst),
+        countUnfinished: async () => (await files.unfinishedOf(scope)).length,
       };
     },
   };
