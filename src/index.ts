@@ -33,6 +33,16 @@ export {
   type ToolCallContext,
   type ToolProgress,
 } from './core/engine.js';
+export {
+  type McpServerLike,
+  type RegisterSessToolsOptions,
+  registerSessTools,
+  type SessToolConfig,
+  type StandardSchemaWithJsonLike,
+  type ToolAnnotationsLike,
+  type ToolHandlerContextLike,
+  toolCallContextFrom,
+} from './core/register.js';
 // -- Sess client
 export * from './sess/index.js';
 // -- memory store

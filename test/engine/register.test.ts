@@ -1,0 +1,161 @@
+/**
+ * `registerSessTools` on a real `McpServer` (`@modelcontextprotocol/server` 2.x) driven by a real
+ * MCP client (`@modelcontextprotocol/client`) over the SDK's in-memory transport pair, with the
+ * engine on the local Sess runtime: `tools/list` publishes the contract's schemas, a call returns
+ * the contract's exact result and error objects (not the SDK's validation text), progress
+ * notifications reach the client, and a cancelled call ends the wait as `needs_resume`.
+ */
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { registerSessTools, toolCallContextFrom } from '../../src/core/register.js';
+import { TOOL_NAMES } from '../../src/core/schemas.js';
+import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
+import { approveAnswer, approveSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
+
+let h: Harness | undefined;
+let closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers) await close();
+  closers = [];
+  await h?.close();
+  h = undefined;
+});
+
+async function connect(harness: Harness): Promise<Client> {
+  const server = new McpServer(
+    { name: '@sess.si/mcp', version: '0.0.0-test' },
+    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
+  );
+  registerSessTools(server, { engine: harness.engine });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'engine-test', version: '1.0.0' });
+  await client.connect(clientSide);
+  closers.push(async () => {
+    await client.close();
+    await server.close();
+  });
+  return client;
+}
+
+describe('registerSessTools', () => {
+  it('tools/list shows the five tools with the contract schemas, titles and annotations', async () => {
+    h = await startHarness();
+    const client = await connect(h);
+    expect(client.getInstructions()).toBe(SERVER_INSTRUCTIONS);
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
+    for (const tool of tools) {
+      const definition = TOOL_DEFINITIONS[tool.name as keyof typeof TOOL_DEFINITIONS];
+      expect(tool.inputSchema).toEqual(definition.inputSchema);
+      expect(tool.title).toBe(definition.title);
+      expect(tool.description).toBe(definition.description);
+      expect(tool.annotations).toEqual(definition.annotations);
+    }
+  });
+
+  it('a call runs the engine: the flow over MCP returns structured interactions', async () => {
+    h = await startHarness();
+    const client = await connect(h);
+    const created = await client.callTool({
+      name: 'sess_request',
+      arguments: { interaction: approveSurface },
+    });
+    expect(created.isError).toBeFalsy();
+    const interaction = (created.structuredContent as { interaction: { handle: string; humanUrl: string } })
+      .interaction;
+    expect(interaction).toMatchObject({ revision: 1, state: 'waiting' });
+    await h.sess.submitAnswer(interaction.humanUrl, approveAnswer);
+    const answered = await client.callTool({
+      name: 'sess_response',
+      arguments: { handle: interaction.handle, revision: 1, wait_ms: 5_000 },
+    });
+    expect(answered.structuredContent).toMatchObject({
+      interaction: { state: 'answered', response: { verified: true, values: approveAnswer.values } },
+    });
+  });
+
+  it('invalid arguments get the contract error object, not the SDK validation text', async () => {
+    h = await startHarness();
+    const client = await connect(h);
+    const result = await client.callTool({
+      name: 'sess_ask',
+      arguments: { question: 'Q?', fields: [{ type: 'text', name: 'a', label: 'x'.repeat(72) }] },
+    });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toEqual({
+      error: {
+        code: 'INVALID_ARGUMENTS',
+        message: '/fields/0/label is 72 characters; the limit is 60. Shorten it to at most 60 characters.',
+        retryable: false,
+        field: '/fields/0/label',
+        limit: 60,
+        length: 72,
+      },
+    });
+    expect(h.sess.stats.requests.create ?? 0).toBe(0);
+  });
+
+  it('sends progress notifications when the client sent a progress token', async () => {
+    h = await startHarness({ engine: { progressIntervalMs: 40 } });
+    const client = await connect(h);
+    const created = await h.request();
+    const seen: Array<{ progress: number; total?: number }> = [];
+    const result = await client.callTool(
+      { name: 'sess_response', arguments: { handle: created.handle, revision: 1, wait_ms: 300 } },
+      { onprogress: (p) => void seen.push(p) },
+    );
+    expect((result.structuredContent as { interaction: { state: string } }).interaction.state).toBe(
+      'waiting',
+    );
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    expect(seen[0]).toMatchObject({ total: 300 });
+  });
+
+  it('a cancelled call ends the wait as needs_resume and the next call resumes the same Session', async () => {
+    h = await startHarness();
+    const client = await connect(h);
+    const created = await h.request();
+    const controller = new AbortController();
+    const call = client.callTool(
+      { name: 'sess_response', arguments: { handle: created.handle, revision: 1, wait_ms: 30_000 } },
+      { signal: controller.signal },
+    );
+    call.catch(() => {});
+    await h.sess.whenWaiting(sessionIdOf(h.sess, created.humanUrl));
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    // The server side saw the cancellation: its wait ended and nothing changed.
+    await expect.poll(() => h?.sess.pendingWaits() ?? -1).toBe(0);
+    expect(h.diagnostics).toContainEqual(
+      expect.objectContaining({ event: 'tool_result', state: 'needs_resume' }),
+    );
+    await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const resumed = await client.callTool({
+      name: 'sess_response',
+      arguments: { handle: created.handle, revision: 1, wait_ms: 5_000 },
+    });
+    expect((resumed.structuredContent as { interaction: { state: string } }).interaction.state).toBe(
+      'answered',
+    );
+    expect(h.sess.stats.of().sessionsCreated).toBe(1);
+  });
+
+  it('refuses a server without registerTool and options without an engine', () => {
+    expect(() => registerSessTools({} as never, { engine: {} as never })).toThrow(TypeError);
+    expect(() => registerSessTools({ registerTool: () => undefined }, {} as never)).toThrow(/engine/);
+  });
+
+  it('maps the SDK context: signal always, progress only with a token', async () => {
+    const signal = new AbortController().signal;
+    const sent: unknown[] = [];
+    const notify = async (n: unknown) => void sent.push(n);
+    expect(toolCallContextFrom({ mcpReq: { signal, notify } })).toEqual({ signal });
+    const ctx = toolCallContextFrom({ mcpReq: { signal, notify, _meta: { progressToken: 7 } } });
+    await ctx.progress?.({ progress: 1, total: 2, message: 'm' });
+    expect(sent).toEqual([
+      { method: 'notifications/progress', params: { progressToken: 7, progress: 1, total: 2, message: 'm' } },
+    ]);
+  });
+});
