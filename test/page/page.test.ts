@@ -245,7 +245,7 @@ describe('renderPage: the form', () => {
     const out = renderPage(formView({ values: { full_name: 'A' }, errors }));
     const l = tags(out);
     const summary = l.find((t) => t.attrs.role === 'alert')!;
-    expect(summary.attrs.class).toBe('summary');
+    expect(summary.attrs).toMatchObject({ class: 'summary', tabindex: '-1', autofocus: '' });
     const summaryEnd = out.indexOf('</div>', summary.at);
     const links = l.filter((t) => t.name === 'a' && t.at > summary.at && t.at < summaryEnd);
     expect(links.map((a) => [a.attrs.href, innerText(out, a)])).toEqual([

@@ -66,6 +66,7 @@ input:focus-visible,textarea:focus-visible,button:focus-visible{outline:3px soli
 .rating .opt label{font-weight:600}
 .invalid input[type=text],.invalid input[type=number],.invalid textarea{border:2px solid #b42318}
 .error{color:#b42318;font-weight:600;margin:.25rem 0;overflow-wrap:anywhere}
+.summary:focus{outline:3px solid #1f6feb;outline-offset:2px}
 .summary{border:2px solid #b42318;border-radius:8px;padding:.5rem 1rem;margin:1rem 0;background:#fef3f2}
 .summary h2{margin:.25rem 0;color:#b42318}
 .summary ul{margin:.25rem 0;padding-left:1.25rem}

@@ -221,7 +221,8 @@ function errorSummary(
     return `<li>${esc(message)}</li>`;
   });
   const count = keys.length;
-  return `<div class="summary" role="alert" aria-labelledby="summary-title">
+  // tabindex + autofocus move focus to the summary on load, so it is read first (no script).
+  return `<div class="summary" role="alert" aria-labelledby="summary-title" tabindex="-1" autofocus>
 <h2 id="summary-title">${count === 1 ? 'Please check one thing' : `Please check ${count} things`}</h2>
 <ul>
 ${items.join('\n')}
