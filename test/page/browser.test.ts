@@ -2,7 +2,9 @@
  * The answer page in a real browser (Debian's Chromium through playwright-core) at a phone
  * viewport: a person fills every field type found by its visible label, sees validation errors,
  * submits, waits, answers a follow-up, sees "done"; expired and lapsed links; an Ask answered by
- * two browsers. Screenshots of every state go to `test-results/page/`.
+ * two browsers. It runs against the real local runtime (`startLocalSess`): the agent's side speaks
+ * the documented HTTP API (`docs/sess-api.md`), links lapse and expire on the runtime's clock.
+ * Screenshots of every state go to `test-results/page/`.
  *
  * Without `/usr/bin/chromium` the suite is skipped (run `bash scripts/ci-chromium.sh`), except
  * under `CI`, where a missing browser fails.
@@ -11,13 +13,72 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Answer, Surface } from '../../src/core/surface.js';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { answerToForm } from '../../src/testing/page/index.js';
 import { FOLLOW_UP, SHORT_ASK, TRIP } from './fixtures.js';
-import { type StubRuntime, startStubRuntime } from './stub-runtime.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const SHOTS = 'test-results/page';
 const PHONE = { width: 390, height: 844 };
+const DAY_MS = 86_400_000;
+
+let keyCounter = 0;
+
+/** The agent's side of one Session, through the documented HTTP API. */
+interface AgentSession {
+  id: string;
+  url: string;
+  answers(): Answer[];
+  status(): string;
+  publish(surface: Surface): Promise<void>;
+  complete(): Promise<void>;
+}
+
+async function api(
+  sess: LocalSess,
+  path: string,
+  body: unknown,
+  ifMatch?: number,
+): Promise<Record<string, unknown>> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${sess.apiKey}`,
+    'content-type': 'application/json',
+    'idempotency-key': `page-test-${++keyCounter}`,
+  };
+  if (ifMatch !== undefined) headers['if-match'] = `"${ifMatch}"`;
+  const res = await fetch(`${sess.origin}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (!res.ok) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function createSession(sess: LocalSess, surface: Surface, expiresIn?: number): Promise<AgentSession> {
+  const created = await api(sess, '/v1/sessions', {
+    interaction: surface,
+    ...(expiresIn === undefined ? {} : { expires_in: expiresIn }),
+  });
+  const id = created.id as string;
+  const view = () => sess.sessions.get(id)!.view;
+  const mutate = async (what: 'revisions' | 'complete', extra: object) => {
+    const v = view();
+    const event = v.responses.find((r) => r.revision === v.revision)!;
+    await api(
+      sess,
+      `/v1/sessions/${id}/${what}`,
+      { response_event_id: event.event_id, ...extra },
+      v.revision,
+    );
+  };
+  return {
+    id,
+    url: created.human_url as string,
+    answers: () => view().responses.map((r) => r.answer as Answer),
+    status: () => view().status,
+    publish: (next) => mutate('revisions', { interaction: next }),
+    complete: () => mutate('complete', {}),
+  };
+}
 
 describe.runIf(!HAVE_CHROMIUM && process.env.CI)('answer page in a browser (CI)', () => {
   it('needs Chromium', () => {
@@ -29,7 +90,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
   `answer page in a real browser${HAVE_CHROMIUM ? '' : ` (skipped: ${CHROMIUM} is missing; run bash scripts/ci-chromium.sh)`}`,
   () => {
     let browser: Browser;
-    let runtime: StubRuntime;
+    let runtime: LocalSess;
     const contexts: BrowserContext[] = [];
 
     beforeAll(async () => {
@@ -48,7 +109,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
             '--disable-quic',
           ],
         }),
-        startStubRuntime(),
+        startLocalSess(),
       ]);
     });
 
@@ -85,7 +146,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
     }
 
     it('a person fills every field type by its label, fixes errors, and follows the Session to done', async () => {
-      const session = runtime.createSession(TRIP);
+      const session = await createSession(runtime, TRIP);
       const page = await phone();
       const response = await page.goto(session.url);
       expect(response?.status()).toBe(200);
@@ -111,6 +172,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.getByRole('button', { name: 'Confirm' }).click();
       const alert = page.getByRole('alert');
       await alert.waitFor();
+      // Focus starts on the summary, so a screen reader reads it first.
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('alert');
       const summary = await alert.textContent();
       expect(summary).toContain('Please check 4 things');
       expect(summary).toContain('Full name: Use at least 2 characters (you have 1).');
@@ -152,7 +215,9 @@ describe.skipIf(!HAVE_CHROMIUM)(
         .getByRole('group', { name: 'How easy was booking?' })
         .getByRole('radio', { name: '4 of 5' })
         .check();
+      const posted = page.waitForRequest((r) => r.method() === 'POST');
       await page.getByRole('button', { name: 'Confirm' }).click();
+      const body = (await posted).postData() ?? '';
 
       await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
       expect(await page.getByRole('status').textContent()).toContain('Waiting for the agent');
@@ -171,9 +236,11 @@ describe.skipIf(!HAVE_CHROMIUM)(
         },
       };
       expect(session.answers()).toEqual([expected]);
+      // answerToForm writes exactly what the browser posted, entry for entry.
+      expect([...new URLSearchParams(body)]).toEqual([...answerToForm(TRIP, expected, 1)]);
 
       // The agent publishes a follow-up; the waiting page picks it up by itself (meta refresh).
-      session.publish(FOLLOW_UP);
+      await session.publish(FOLLOW_UP);
       await page.getByRole('heading', { level: 1, name: FOLLOW_UP.title }).waitFor({ timeout: 10_000 });
       await shot(page, '04-follow-up');
       await page.getByLabel('14:30').check();
@@ -181,7 +248,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
       expect(session.answers()[1]).toEqual({ action: 'ok', values: { time: '1430' } });
 
-      session.complete();
+      await session.complete();
       await page.reload();
       await page.getByRole('heading', { name: 'Done — the agent has your answer.' }).waitFor();
       await expectFitsPhone(page);
@@ -189,7 +256,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
     });
 
     it('a reject button sends its own action', async () => {
-      const session = runtime.createSession(FOLLOW_UP);
+      const session = await createSession(runtime, FOLLOW_UP);
       const page = await phone();
       await page.goto(session.url);
       await page.getByLabel('15:00').check();
@@ -197,7 +264,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
       expect(session.answers()).toEqual([{ action: 'ok', values: { time: '1500' } }]);
 
-      const trip = runtime.createSession(TRIP);
+      const trip = await createSession(runtime, TRIP);
       const page2 = await phone();
       await page2.goto(trip.url);
       await page2.getByLabel('Full name').fill('Bo');
@@ -210,10 +277,12 @@ describe.skipIf(!HAVE_CHROMIUM)(
     });
 
     it('shows a lapsed link with "Ask for more time", and a link closed for good without it', async () => {
-      const lapsed = runtime.createSession(SHORT_ASK);
-      lapsed.lapse();
+      // A link of 20 hours or less lapses first and can be extended.
+      const lapsed = await createSession(runtime, SHORT_ASK, 60);
+      runtime.clock.advance(61_000);
+      expect(lapsed.status()).toBe('lapsed');
       const page = await phone();
-      await page.goto(lapsed.url);
+      expect((await page.goto(lapsed.url))?.status()).toBe(200);
       await page.getByRole('heading', { name: 'This link has run out of time.' }).waitFor();
       await expectFitsPhone(page);
       await shot(page, '06-lapsed');
@@ -223,23 +292,29 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.getByLabel('Tuesday').check();
       await page.getByRole('button', { name: 'Send' }).click();
       await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+      expect(lapsed.answers()).toEqual([{ action: 'submit', values: { day: 'tue' } }]);
 
-      const expired = runtime.createSession(SHORT_ASK);
-      expired.expire();
+      // A longer link closes for good at its end: no button.
+      const closed = await createSession(runtime, SHORT_ASK, 72_001);
+      runtime.clock.advance(72_002_000);
+      expect(closed.status()).toBe('expired');
       const page2 = await phone();
-      const response = await page2.goto(expired.url);
-      expect(response?.status()).toBe(200);
+      expect((await page2.goto(closed.url))?.status()).toBe(410);
       await page2.getByRole('heading', { name: 'This link has expired.' }).waitFor();
       expect(await page2.getByRole('button').count()).toBe(0);
+      await expectFitsPhone(page2);
       await shot(page2, '07-expired');
 
       // A form left open past the end is refused on submit, not silently taken.
-      const late = runtime.createSession(SHORT_ASK);
+      const late = await createSession(runtime, SHORT_ASK);
       const page3 = await phone();
       await page3.goto(late.url);
       await page3.getByLabel('Monday').check();
-      late.expire();
+      runtime.clock.advance(DAY_MS + 1_000);
+      expect(late.status()).toBe('expired');
+      const refused = page3.waitForResponse((r) => r.request().method() === 'POST');
       await page3.getByRole('button', { name: 'Send' }).click();
+      expect((await refused).status()).toBe(410);
       await page3.getByRole('heading', { name: 'This link has expired.' }).waitFor();
       expect(late.answers()).toEqual([]);
 
@@ -249,7 +324,11 @@ describe.skipIf(!HAVE_CHROMIUM)(
     });
 
     it('an Ask gives two browsers their own page, asks for names, and refuses a third past the cap', async () => {
-      const ask = runtime.createAsk(SHORT_ASK, { max: 2, name: true });
+      const created = await api(runtime, '/v1/asks', {
+        interaction: SHORT_ASK,
+        respondents: { max: 2, name: true },
+      });
+      const ask = { url: created.human_url as string, id: created.id as string };
       const [ana, bo, cy] = await Promise.all([phone(), phone(), phone()]);
 
       await ana.goto(ask.url);
@@ -258,7 +337,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await shot(ana, '08-ask-name');
       await ana.getByRole('button', { name: 'Continue' }).click();
       const error = ana.getByRole('alert');
-      expect(await error.textContent()).toContain('Enter your name to start.');
+      expect(await error.textContent()).toContain('Enter your name');
       expect(await ana.getByLabel('Your name').getAttribute('aria-invalid')).toBe('true');
       await ana.getByLabel('Your name').fill('Ana');
       await ana.getByRole('button', { name: 'Continue' }).click();
@@ -280,11 +359,12 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await ana.goto(ask.url);
       await ana.getByRole('heading', { name: 'Done — the agent has your answer.' }).waitFor();
 
-      const people = ask.respondents();
-      expect(people.map((p) => [p.name, p.status, p.answers])).toEqual([
-        ['Ana', 'completed', [{ action: 'submit', values: { day: 'tue' } }]],
-        ['Bo', 'completed', [{ action: 'submit', values: { day: 'mon' } }]],
+      const view = runtime.asks.get(ask.id)!;
+      expect(view.respondents.map((p) => [p.name, p.status, p.response?.answer])).toEqual([
+        ['Ana', 'answered', { action: 'submit', values: { day: 'tue' } }],
+        ['Bo', 'answered', { action: 'submit', values: { day: 'mon' } }],
       ]);
+      expect(view.respondents[0]!.session_id).not.toBe(view.respondents[1]!.session_id);
 
       const full = await cy.goto(ask.url);
       expect(full?.status()).toBe(409);
@@ -293,7 +373,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
     });
 
     it('shows hostile text as text: nothing in it runs or becomes markup', async () => {
-      const EVIL = `<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><b>bold</b>`;
+      // At most 60 code points, so Sess takes it for a heading, a label and an option label.
+      const EVIL = `<script>__pwned=1</script><img src=x onerror="__pwned=2"><b>`;
       const surface: Surface = {
         mode: 'interactive',
         title: EVIL,
@@ -322,7 +403,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
         },
         actions: [{ id: 'go', label: 'Go', intent: 'submit' }],
       };
-      const session = runtime.createSession(surface);
+      const session = await createSession(runtime, surface);
       const page = await phone();
       await page.goto(session.url);
       expect(await page.locator('h1').textContent()).toBe(EVIL);
@@ -360,7 +441,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
           ],
         },
       };
-      const session = runtime.createSession(surface);
+      const session = await createSession(runtime, surface);
       const context = await browser.newContext({
         viewport: { width: 360, height: 740 },
         isMobile: true,
@@ -371,6 +452,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.goto(session.url);
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       expect(width).toBeLessThanOrEqual(360);
+      await shot(page, '10-narrow-360');
       // Touch targets: every button is at least 44 px tall.
       for (const box of await page
         .getByRole('button')
