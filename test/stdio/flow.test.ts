@@ -1,0 +1,279 @@
+/**
+ * The stdio server end to end: a real `sess-mcp` child process, real MCP clients (SDK v1, v2 in
+ * the 2025 era, v2 negotiating 2026-07-28) and the local Sess runtime with its answer page.
+ * Every test's server stderr goes through the secrets audit.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
+import { useSecretsAudit } from '../support/audit.js';
+import { cleanBuilds, errorOf, interactionOf, type StdioStack, startStack } from './harness.js';
+
+const audits = useSecretsAudit();
+let stack: StdioStack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+afterAll(cleanBuilds);
+
+/** The spec's approve-before-commit sample. */
+const commitSurface = {
+  mode: 'interactive',
+  title: 'Approve this commit?',
+  source: {
+    kind: 'sess_surface',
+    components: [
+      {
+        type: 'record',
+        label: 'What changed (sample)',
+        fields: { 'src/greeting.js': "Greeting now uses the user's first name" },
+      },
+      {
+        type: 'field',
+        name: 'message',
+        label: 'Commit message',
+        multiline: true,
+        schema: { type: 'string', minLength: 1, maxLength: 2000 },
+        value: 'Greet users by first name',
+      },
+    ],
+  },
+  actions: [
+    { id: 'approve', label: 'Approve and commit', intent: 'approve' },
+    { id: 'stop', label: 'Stop', intent: 'reject' },
+  ],
+};
+
+const followUpSurface = {
+  mode: 'interactive',
+  title: 'Push it now?',
+  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'The commit is ready.' }] },
+  actions: [
+    { id: 'push', label: 'Push', intent: 'approve' },
+    { id: 'later', label: 'Later', intent: 'reject' },
+  ],
+};
+
+const CLIENTS = ['v1', 'v2', 'v2-modern'] as const;
+
+describe.each(CLIENTS)('over stdio with the %s client', (client) => {
+  it('lists the five tools with the published JSON Schemas and the server instructions', async () => {
+    stack = await startStack({ client, audit: audits.current });
+    const tools = await stack.server.listTools();
+    expect(tools.map((t) => t.name)).toEqual([
+      'sess_request',
+      'sess_response',
+      'sess_publish',
+      'sess_complete',
+      'sess_ask',
+    ]);
+    for (const tool of tools) {
+      const definition = TOOL_DEFINITIONS[tool.name as keyof typeof TOOL_DEFINITIONS];
+      expect(tool.inputSchema).toEqual(definition.inputSchema);
+      expect(tool.description).toBe(definition.description);
+    }
+    const info = stack.server.serverInfo();
+    expect(info.name).toBe('@sess.si/mcp');
+    expect(info.instructions).toBe(SERVER_INSTRUCTIONS);
+    // Listing tools reads no key and contacts nothing.
+    expect(Object.values(stack.sess.stats.requests).reduce((a, b) => a + b, 0)).toBe(0);
+  });
+
+  it('request → answer on the page → answered (verified) → publish → answer → complete → done', async () => {
+    stack = await startStack({ client, audit: audits.current });
+    const { server, sess } = stack;
+    const audit = audits.current;
+
+    const created = await server.callTool('sess_request', { interaction: commitSurface });
+    const first = interactionOf(created);
+    expect(first).toMatchObject({ revision: 1, state: 'waiting' });
+    expect(first.humanUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    expect(created.content[0]?.text).toMatch(/^Show the person this link now: http/);
+    audit.url(first.humanUrl!, 'sess link');
+
+    const message = 'Greet users by their first name, approved';
+    audit.answer({ message });
+    expect(
+      (await sess.submitAnswer(first.humanUrl!, { action: 'approve', values: { message } })).status,
+    ).toBe(303);
+
+    const answered = interactionOf(
+      await server.callTool('sess_response', { handle: first.handle, revision: 1, wait_ms: 10_000 }),
+    );
+    expect(answered.state).toBe('answered');
+    expect(answered.response).toMatchObject({
+      revision: 1,
+      action: 'approve',
+      values: { message },
+      verified: true,
+      actorAssurance: 'link_holder',
+    });
+
+    const published = interactionOf(
+      await server.callTool('sess_publish', {
+        handle: first.handle,
+        expected_revision: 1,
+        response_event_id: answered.response!.eventId,
+        interaction: followUpSurface,
+      }),
+    );
+    expect(published).toMatchObject({ handle: first.handle, revision: 2, state: 'waiting' });
+
+    await sess.submitAnswer(first.humanUrl!, { action: 'push', values: {} });
+    const second = interactionOf(
+      await server.callTool('sess_response', { handle: first.handle, revision: 2, wait_ms: 10_000 }),
+    );
+    expect(second).toMatchObject({
+      state: 'answered',
+      response: { revision: 2, action: 'push', verified: true },
+    });
+
+    const completed = interactionOf(
+      await server.callTool('sess_complete', {
+        handle: first.handle,
+        expected_revision: 2,
+        response_event_id: second.response!.eventId,
+      }),
+    );
+    expect(completed).toMatchObject({ handle: first.handle, revision: 2, state: 'completed' });
+    expect((await sess.openPage(first.humanUrl!)).html).toContain('Done — the agent has your answer.');
+    expect(sess.stats.of().sessionsCreated).toBe(1);
+    expect(sess.stats.of().sessionsCompleted).toBe(1);
+    // A completed handle keeps answering `completed`, without the link.
+    const after = interactionOf(
+      await server.callTool('sess_response', { handle: first.handle, revision: 2 }),
+    );
+    expect(after.state).toBe('completed');
+    expect(after.humanUrl).toBeUndefined();
+  });
+});
+
+describe('sess_ask over stdio', () => {
+  it('turns a question and fields into one Session and returns the verified answer', async () => {
+    stack = await startStack({ client: 'v2', audit: audits.current });
+    const { server, sess } = stack;
+    const result = await server.callTool('sess_ask', {
+      question: 'What time works for a call tomorrow?',
+      details: 'A 30-minute call about the release plan.',
+      fields: [
+        {
+          name: 'time',
+          label: 'Best time',
+          type: 'choice',
+          required: true,
+          options: [
+            { id: 'am', label: 'Morning' },
+            { id: 'pm', label: 'Afternoon' },
+          ],
+        },
+        { name: 'note', label: 'Anything else?', type: 'text', multiline: true },
+        { name: 'score', label: 'How urgent?', type: 'rating', min: 1, max: 5 },
+      ],
+      submit_label: 'Send',
+    });
+    const asked = interactionOf(result);
+    expect(asked).toMatchObject({ revision: 1, state: 'waiting' });
+    expect(asked.ask).toBeUndefined();
+    audits.current.url(asked.humanUrl!, 'sess link');
+    const snapshot = sess.sessions.byUrl(asked.humanUrl!);
+    expect(snapshot?.surfaces[0]?.title).toBe('What time works for a call tomorrow?');
+
+    const note = 'After lunch is best for me, zebra';
+    audits.current.answer({ note });
+    const action = snapshot!.surfaces[0]!.actions[0]!.id;
+    await sess.submitAnswer(asked.humanUrl!, { action, values: { time: 'pm', note, score: 4 } });
+    const answered = interactionOf(
+      await server.callTool('sess_response', { handle: asked.handle, revision: 1, wait_ms: 5_000 }),
+    );
+    expect(answered.response).toMatchObject({ values: { time: 'pm', note, score: 4 }, verified: true });
+    expect(sess.stats.of().sessionsCreated).toBe(1);
+  });
+
+  it('asks three people through one link (respondents) and reports each verified answer', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current });
+    const { server, sess } = stack;
+    const asked = interactionOf(
+      await server.callTool('sess_ask', {
+        question: 'Which day suits the team lunch?',
+        fields: [
+          {
+            name: 'day',
+            label: 'Day',
+            type: 'choice',
+            required: true,
+            options: [
+              { id: 'thu', label: 'Thursday' },
+              { id: 'fri', label: 'Friday' },
+            ],
+          },
+          { name: 'diet', label: 'Dietary needs', type: 'text' },
+        ],
+        respondents: { max: 3, name: true },
+      }),
+    );
+    expect(asked.state).toBe('waiting');
+    expect(asked.ask?.id).toEqual(expect.any(String));
+    audits.current.url(asked.humanUrl!, 'ask link');
+    const askView = sess.asks.get(asked.ask!.id)!;
+    expect(askView.max).toBe(3);
+
+    const people = [
+      { name: 'Ana', day: 'thu', diet: 'vegetarian, no mushrooms' },
+      { name: 'Bo', day: 'fri', diet: 'no restrictions at all' },
+      { name: 'Cy', day: 'thu', diet: 'gluten free please thanks' },
+    ];
+    for (const person of people) {
+      const started = await sess.startRespondent(asked.humanUrl!, { name: person.name });
+      expect(started.humanUrl).toEqual(expect.any(String));
+      audits.current.url(started.humanUrl!, 'respondent link');
+      audits.current.answer({ diet: person.diet });
+      const surface = sess.sessions.byUrl(started.humanUrl!)!.surfaces[0]!;
+      await sess.submitAnswer(started.humanUrl!, {
+        action: surface.actions[0]!.id,
+        values: { day: person.day, diet: person.diet },
+      });
+    }
+    // A fourth browser finds the Ask full: the cap is exact.
+    expect((await sess.startRespondent(asked.humanUrl!, { name: 'Dee' })).humanUrl).toBeUndefined();
+
+    const read = interactionOf(await server.callTool('sess_response', { handle: asked.handle, revision: 1 }));
+    expect(read.ask).toMatchObject({ id: asked.ask!.id, max: 3, started: 3, answered: 3 });
+    const answers = read.ask!.answers as Array<{
+      name?: string;
+      values: Record<string, unknown>;
+      verified: boolean;
+    }>;
+    expect(answers.map((a) => [a.name, a.values.day, a.values.diet, a.verified]).sort()).toEqual(
+      people.map((p) => [p.name, p.day, p.diet, true]).sort(),
+    );
+    expect(['waiting', 'closed']).toContain(read.state);
+
+    // An Ask's handle cannot be published or completed.
+    const refused = await server.callTool('sess_complete', {
+      handle: asked.handle,
+      expected_revision: 1,
+      response_event_id: 'evt_x',
+    });
+    expect(errorOf(refused).code).toBe('INVALID_STATE');
+  });
+
+  it('reports expired once the link closes for good with no answer', async () => {
+    stack = await startStack({ client: 'v2', audit: audits.current });
+    const { server, sess } = stack;
+    // Over 20 hours: not extendable, so it expires for good at its end.
+    const created = interactionOf(
+      await server.callTool('sess_request', { interaction: commitSurface, expires_in: 21 * 3600 }),
+    );
+    audits.current.url(created.humanUrl!, 'sess link');
+    sess.clock.advance(21 * 3600 * 1000 + 1000);
+    const result = interactionOf(
+      await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 2_000 }),
+    );
+    expect(result.state).toBe('expired');
+    // Final: it stays expired.
+    const again = interactionOf(
+      await server.callTool('sess_response', { handle: created.handle, revision: 1 }),
+    );
+    expect(again.state).toBe('expired');
+  });
+});
