@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { askViewProblem, WireAskViewSchema } from '../../src/sess/wire.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
-import { ANSWER, call, newKey, sampleSurface } from './helpers.js';
+import { ANSWER, call, newKey, sampleSurface, type WireJson } from './helpers.js';
 
 let sess: LocalSess;
 beforeAll(async () => {
@@ -12,11 +12,10 @@ afterAll(async () => {
   await sess.close();
 });
 
-// biome-ignore lint/suspicious/noExplicitAny: wire JSON
 async function createAsk(
   respondents: Record<string, unknown>,
   extra: Record<string, unknown> = {},
-): Promise<any> {
+): Promise<WireJson> {
   const res = await call(sess, 'POST', '/v1/asks', {
     body: { interaction: sampleSurface('Lunch?'), respondents, ...extra },
     key: newKey(),

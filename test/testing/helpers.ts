@@ -32,13 +32,16 @@ export function sampleSurface(title = 'Approve this commit?'): Surface {
   };
 }
 
+/** Wire JSON as tests read it (any shape; the assertions check it). */
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary wire JSON
+export type WireJson = any;
+
 /** A raw API response. */
 export interface Raw {
   status: number;
   headers: Headers;
   text: string;
-  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary wire JSON
-  json: any;
+  json: WireJson;
 }
 
 let counter = 0;
@@ -88,8 +91,7 @@ export async function createSession(
   sess: LocalSess,
   body: Record<string, unknown> = {},
   apiKey?: string,
-  // biome-ignore lint/suspicious/noExplicitAny: wire JSON
-): Promise<any> {
+): Promise<WireJson> {
   const res = await call(sess, 'POST', '/v1/sessions', {
     body: { interaction: sampleSurface(), ...body },
     key: newKey(),
