@@ -23,7 +23,7 @@ import {
 } from '../core/ports.js';
 import { runExchange } from './errors.js';
 import { validateSessOrigin } from './origin.js';
-import { createReceiptVerifier, DEFAULT_KEY_REFRESH_COOLDOWN_MS } from './receipt.js';
+import { createReceiptVerifier, DEFAULT_KEY_REFRESH_COOLDOWN_MS, type ReceiptVerifier } from './receipt.js';
 import {
   askViewProblem,
   ErrorBodySchema,
@@ -70,6 +70,13 @@ export interface SessClientOptions {
    * @default 30 000
    */
   requestTimeoutMs?: number;
+  /**
+   * A receipt verifier to share, with its key-set cache, between clients of the same origin (a
+   * face that builds a client per call should pass one, so the key set is not fetched per call and
+   * the cooldown holds across calls). Its own origin, issuer, clock and cooldown apply; the
+   * trusted workspace is still this client's. @default a verifier of this client's own
+   */
+  receiptVerifier?: ReceiptVerifier;
 }
 
 /** The default per-request deadline, in milliseconds. */
@@ -103,6 +110,7 @@ interface ResolvedOptions {
   clock: Clock;
   keyRefreshCooldownMs: number;
   requestTimeoutMs: number;
+  receiptVerifier: ReceiptVerifier | undefined;
 }
 
 function resolveOptions(options: SessClientOptions): ResolvedOptions {
@@ -140,6 +148,13 @@ function resolveOptions(options: SessClientOptions): ResolvedOptions {
   if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0 || timeout > 2_147_483_647) {
     throw optionError('requestTimeoutMs', 'must be a finite number of milliseconds > 0');
   }
+  const verifier = options.receiptVerifier;
+  if (
+    verifier !== undefined &&
+    (typeof verifier !== 'object' || verifier === null || typeof verifier.verify !== 'function')
+  ) {
+    throw optionError('receiptVerifier', 'must be a verifier from createReceiptVerifier()');
+  }
   return {
     origin,
     credential: options.credential,
@@ -150,6 +165,7 @@ function resolveOptions(options: SessClientOptions): ResolvedOptions {
     clock,
     keyRefreshCooldownMs: cooldown,
     requestTimeoutMs: timeout,
+    receiptVerifier: verifier,
   };
 }
 
@@ -201,14 +217,17 @@ export function createSessClient(options: SessClientOptions): SessApi {
   const config = resolveOptions(options);
   /** The workspace named by `Sess-Workspace-Id` on this client's responses. */
   let seenWorkspaceId: string | undefined;
-  const receipts = createReceiptVerifier({
-    origin: config.origin,
-    issuer: config.issuer,
-    fetch: config.fetch,
-    clock: config.clock,
-    keyRefreshCooldownMs: config.keyRefreshCooldownMs,
-    requestTimeoutMs: config.requestTimeoutMs,
-  });
+  const receipts =
+    config.receiptVerifier ??
+    createReceiptVerifier({
+      origin: config.origin,
+      allowInsecureLocalhost: options.allowInsecureLocalhost === true,
+      issuer: config.issuer,
+      fetch: config.fetch,
+      clock: config.clock,
+      keyRefreshCooldownMs: config.keyRefreshCooldownMs,
+      requestTimeoutMs: config.requestTimeoutMs,
+    });
 
   async function apiKey(): Promise<string> {
     let key: unknown;

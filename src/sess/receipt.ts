@@ -10,15 +10,25 @@
  * puts a receipt, a key or an answer value in an error message.
  */
 import * as v from 'valibot';
-import { type Clock, SessApiError, type VerificationReason, type VerifiedReceipt } from '../core/ports.js';
+import {
+  type Clock,
+  SessApiError,
+  systemClock,
+  type VerificationReason,
+  type VerifiedReceipt,
+} from '../core/ports.js';
 import type { Answer, Surface } from '../core/surface.js';
 import { digestJson } from './digest.js';
 import { runExchange } from './errors.js';
 import { importEd25519PublicKey, parseCompactJws, verifyCompactJwsSignature } from './jws.js';
+import { validateSessOrigin } from './origin.js';
 import { JwksSchema, PATHS, ReceiptClaimsSchema, ReceiptHeaderSchema } from './wire.js';
 
 /** How long a fetched key set is trusted for lookups before a refetch is allowed, by default. */
 export const DEFAULT_KEY_REFRESH_COOLDOWN_MS = 10_000;
+
+/** The default deadline of one key-set fetch, in milliseconds. */
+const DEFAULT_JWKS_TIMEOUT_MS = 30_000;
 
 /** The largest `iat` a `Date` can hold, in seconds. */
 const MAX_IAT_SECONDS = 8_640_000_000_000;
@@ -28,16 +38,20 @@ const MAX_JWKS_BYTES = 1_048_576;
 
 /** Options of {@link createReceiptVerifier}. */
 export interface ReceiptVerifierOptions {
-  /** The API origin, already validated; the key set is read from its well-known path. */
+  /** The API origin; the key set is read from its well-known path. Validated like the client's. */
   origin: string;
+  /** Testing only: allow an `http://` loopback origin. @default false */
+  allowInsecureLocalhost?: boolean;
   /** The expected `iss` claim. @default origin */
   issuer?: string;
-  fetch: typeof fetch;
-  clock: Clock;
+  /** The `fetch` to use. @default globalThis.fetch */
+  fetch?: typeof fetch;
+  /** Time, for the cooldown. @default systemClock */
+  clock?: Clock;
   /** At most one key-set fetch per this many milliseconds. @default 10 000 */
   keyRefreshCooldownMs?: number;
-  /** Deadline of one key-set fetch. */
-  requestTimeoutMs: number;
+  /** Deadline of one key-set fetch, in milliseconds. @default 30 000 */
+  requestTimeoutMs?: number;
 }
 
 /** The exact answer one receipt must prove, and against which workspace. */
@@ -89,37 +103,77 @@ function refuse(reason: VerificationReason, cause?: unknown): SessApiError {
   });
 }
 
+function resolveVerifierOptions(options: ReceiptVerifierOptions) {
+  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
+  const insecure = options.allowInsecureLocalhost;
+  if (insecure !== undefined && typeof insecure !== 'boolean') {
+    throw new TypeError('allowInsecureLocalhost must be a boolean');
+  }
+  let origin: string;
+  try {
+    origin = validateSessOrigin(options.origin, { allowInsecureLocalhost: insecure === true });
+  } catch (error) {
+    throw new TypeError(`origin is invalid: ${(error as Error).message}`);
+  }
+  const issuer = options.issuer ?? origin;
+  if (typeof issuer !== 'string' || issuer.length === 0)
+    throw new TypeError('issuer must be a non-empty string');
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  if (typeof fetchImpl !== 'function') throw new TypeError('fetch must be a function');
+  const clock = options.clock ?? systemClock;
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
+    throw new TypeError('clock must have a now() method');
+  }
+  const cooldownMs = options.keyRefreshCooldownMs ?? DEFAULT_KEY_REFRESH_COOLDOWN_MS;
+  if (typeof cooldownMs !== 'number' || !Number.isFinite(cooldownMs) || cooldownMs < 0) {
+    throw new TypeError('keyRefreshCooldownMs must be a finite number ≥ 0');
+  }
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_JWKS_TIMEOUT_MS;
+  if (
+    typeof requestTimeoutMs !== 'number' ||
+    !Number.isFinite(requestTimeoutMs) ||
+    requestTimeoutMs <= 0 ||
+    requestTimeoutMs > 2_147_483_647
+  ) {
+    throw new TypeError('requestTimeoutMs must be a finite number of milliseconds > 0');
+  }
+  const fetch: typeof globalThis.fetch = (input, init) => fetchImpl(input, init);
+  return { origin, issuer, fetch, clock, cooldownMs, requestTimeoutMs };
+}
+
 /**
  * Create a receipt verifier with its own key-set cache.
  *
+ * @throws TypeError naming the option when an option is invalid.
+ *
  * @example
  * ```ts
- * const verifier = createReceiptVerifier({ origin, fetch, clock: systemClock, requestTimeoutMs: 10_000 });
+ * const verifier = createReceiptVerifier({ origin: 'https://api.sess.si' });
  * await verifier.verify({ workspaceId, sessionId, revision, eventId, surface, answer, receipt });
  * ```
  */
 export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptVerifier {
-  const issuer = options.issuer ?? options.origin;
-  const cooldownMs = options.keyRefreshCooldownMs ?? DEFAULT_KEY_REFRESH_COOLDOWN_MS;
-  const jwksUrl = options.origin + PATHS.jwks;
+  const config = resolveVerifierOptions(options);
+  const { issuer, cooldownMs } = config;
+  const jwksUrl = config.origin + PATHS.jwks;
   let keys: Map<string, CachedKey> | undefined;
   let lastAttemptAt: number | undefined;
   let inflight: Promise<void> | undefined;
 
   /** Fetch and replace the key set; failed attempts count against the cooldown too. */
   async function refresh(): Promise<void> {
-    lastAttemptAt = options.clock.now();
+    lastAttemptAt = config.clock.now();
     let text: string;
     let status: number;
     try {
       const response = await runExchange({
-        fetch: options.fetch,
+        fetch: config.fetch,
         url: jwksUrl,
         method: 'GET',
         headers: { accept: 'application/json' },
         mutation: false,
         what: 'fetch the receipt key set',
-        timeoutMs: options.requestTimeoutMs,
+        timeoutMs: config.requestTimeoutMs,
         maxBytes: MAX_JWKS_BYTES,
       });
       text = response.text;
@@ -183,7 +237,7 @@ export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptV
     const cached = keys?.get(kid);
     if (cached !== undefined) return cached;
     if (inflight === undefined) {
-      const now = options.clock.now();
+      const now = config.clock.now();
       if (lastAttemptAt !== undefined && now - lastAttemptAt < cooldownMs) {
         // Nothing fetched yet (the last attempt failed): the set is unavailable, not stale.
         throw refuse(keys === undefined ? 'key_set_unavailable' : 'key_refresh_cooldown');

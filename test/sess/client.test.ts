@@ -101,8 +101,8 @@ describe('endpoints', () => {
   });
 
   it('a wait longer than requestTimeoutMs is not cut by it (the deadline is the wait plus a margin)', async () => {
+    const created = await clientFor(sess).createSession({ surface: surface(), idempotencyKey: idemKey() });
     const client = clientFor(sess, { requestTimeoutMs: 200 });
-    const created = await client.createSession({ surface: surface(), idempotencyKey: idemKey() });
     const view = await client.waitSession(created.sessionId, {
       revision: 1,
       status: 'active',
@@ -484,8 +484,8 @@ describe('error kinds', () => {
     });
 
     it('a long-poll past its wait plus the margin is timeout', async () => {
+      const created = await clientFor(sess).createSession({ surface: surface(), idempotencyKey: idemKey() });
       const client = clientFor(sess, { requestTimeoutMs: 150 });
-      const created = await client.createSession({ surface: surface(), idempotencyKey: idemKey() });
       sess.faults.delay('wait', 5_000);
       const started = performance.now();
       await expectSessError(

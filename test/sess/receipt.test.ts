@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SessApi, VerificationReason, VerifyResponseInput } from '../../src/core/ports.js';
 import { generateSigningKey, signCompactJws } from '../../src/sess/jws.js';
+import { createReceiptVerifier } from '../../src/sess/receipt.js';
 import { type LocalSess, type ReceiptTamper, startLocalSess } from '../../src/testing/index.js';
 import { answer, answeredSession, clientFor, expectSessError, idemKey, surface } from './helpers.js';
 
@@ -381,5 +382,55 @@ describe('the key set', () => {
     setTimeout(() => controller.abort(), 30);
     await expectSessError(aborted, 'aborted');
     expect((await patient).eventId).toBe(input.eventId);
+  });
+});
+
+describe('a shared verifier', () => {
+  it('keeps one key-set cache across clients (a face that builds a client per call)', async () => {
+    const local = await startLocalSess();
+    try {
+      const verifier = createReceiptVerifier({ origin: local.origin, allowInsecureLocalhost: true });
+      const inputs = [];
+      for (let i = 0; i < 3; i++) {
+        const client = clientFor(local, { receiptVerifier: verifier });
+        const { answered, surface: s } = await answeredSessionOn(local, client);
+        const r = answered.responses[0]!;
+        inputs.push({
+          sessionId: answered.sessionId,
+          revision: 1,
+          eventId: r.eventId,
+          surface: s,
+          answer: r.answer,
+          receipt: r.receipt,
+        });
+        await client.verifyResponse(inputs[i]!);
+      }
+      expect(local.stats.requests.jwks).toBe(1);
+      // The trusted workspace is still each client's own: a fresh client knows none yet.
+      await expectSessError(
+        clientFor(local, { receiptVerifier: verifier }).verifyResponse(inputs[0]!),
+        'verification',
+        {
+          reason: 'context_missing',
+        },
+      );
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('refuses bad options with a TypeError naming the option', () => {
+    expect(() => createReceiptVerifier({ origin: 'http://127.0.0.1:1' })).toThrow(/^origin/);
+    expect(() => createReceiptVerifier({ origin: 'https://a.example', keyRefreshCooldownMs: -1 })).toThrow(
+      /^keyRefreshCooldownMs/,
+    );
+    expect(() => createReceiptVerifier({ origin: 'https://a.example', requestTimeoutMs: 0 })).toThrow(
+      /^requestTimeoutMs/,
+    );
+    expect(() => createReceiptVerifier({ origin: 'https://a.example', issuer: '' })).toThrow(/^issuer/);
+    expect(() => createReceiptVerifier({ origin: 'https://a.example', clock: {} as never })).toThrow(
+      /^clock/,
+    );
+    expect(() => clientFor(sess, { receiptVerifier: {} as never })).toThrow(/^receiptVerifier/);
   });
 });
