@@ -195,3 +195,18 @@ export function sessionIdOf(sess: LocalSess, humanUrl: string): string {
   if (snapshot === undefined) throw new Error('no Session for that link');
   return snapshot.view.id;
 }
+
+/**
+ * A store double: every method delegates to the real `store` unless `overrides` replaces it.
+ * Tests name what each double does.
+ */
+export function storeDouble(store: HandleStore, overrides: Partial<HandleStore>): HandleStore {
+  return {
+    get: overrides.get ?? ((handle) => store.get(handle)),
+    create: overrides.create ?? ((record) => store.create(record)),
+    update: overrides.update ?? ((record, version) => store.update(record, version)),
+    delete: overrides.delete ?? ((handle, version) => store.delete(handle, version)),
+    listUnfinished: overrides.listUnfinished ?? (() => store.listUnfinished()),
+    countUnfinished: overrides.countUnfinished ?? (() => store.countUnfinished()),
+  };
+}
