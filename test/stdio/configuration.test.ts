@@ -1,0 +1,200 @@
+/**
+ * Configuration over a real stdio child: the key is read on the first tool call (missing →
+ * `NOT_CONFIGURED` naming the variable), a bad variable gets a specific `NOT_CONFIGURED` at the
+ * call while the server still starts, a rotated key makes earlier handles `BINDING_MISMATCH`,
+ * another profile or origin sees `HANDLE_NOT_FOUND`, and the key is never written to disk.
+ */
+import { spawn } from 'node:child_process';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { useSecretsAudit } from '../support/audit.js';
+import {
+  buildSessMcpBin,
+  cleanBuilds,
+  errorOf,
+  interactionOf,
+  type StdioStack,
+  startStack,
+} from './harness.js';
+
+const audits = useSecretsAudit();
+let stack: StdioStack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+afterAll(cleanBuilds);
+
+const surface = {
+  mode: 'interactive',
+  title: 'Is this fine?',
+  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'A small change.' }] },
+  actions: [{ id: 'ok', label: 'Fine', intent: 'approve' }],
+};
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) out.push(join(entry.parentPath, entry.name));
+  }
+  return out;
+}
+
+describe('configuration of the stdio server', () => {
+  it('starts without SESS_API_KEY and answers NOT_CONFIGURED naming it on the first call', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current, env: { SESS_API_KEY: undefined } });
+    const { server, sess } = stack;
+    expect(await server.listTools()).toHaveLength(5);
+    const error = errorOf(await server.callTool('sess_request', { interaction: surface }));
+    expect(error.code).toBe('NOT_CONFIGURED');
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('SESS_API_KEY');
+    expect(sess.stats.of().sessionsCreated).toBe(0);
+  });
+
+  it.each([
+    ['SESS_API_ORIGIN', 'https://user:pw-secret-origin@api.sess.si'],
+    ['SESS_MCP_STATE_DIR', 'relative/state-dir-value'],
+    ['SESS_MCP_MAX_WAIT_MS', '4500000000'],
+    ['SESS_MCP_PROFILE', '../escape-profile'],
+  ])('reports a bad %s as NOT_CONFIGURED at the call, naming it but not its value', async (name, value) => {
+    audits.current.secret(value, `${name} value`);
+    stack = await startStack({ client: 'v2', audit: audits.current, env: { [name]: value } });
+    const { server, sess } = stack;
+    const error = errorOf(await server.callTool('sess_request', { interaction: surface }));
+    expect(error.code).toBe('NOT_CONFIGURED');
+    expect(error.message).toContain(name);
+    expect(error.message).not.toContain(value);
+    expect(server.stderr()).toContain('"event":"config_invalid","code":"NOT_CONFIGURED"');
+    expect(sess.stats.of().sessionsCreated).toBe(0);
+  });
+
+  it('refuses a plain-http origin without the testing flag', async () => {
+    stack = await startStack({
+      client: 'v1',
+      audit: audits.current,
+      env: { SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: undefined },
+    });
+    const error = errorOf(await stack.server.callTool('sess_request', { interaction: surface }));
+    expect(error.code).toBe('NOT_CONFIGURED');
+    expect(error.message).toContain('SESS_API_ORIGIN');
+    expect(stack.sess.stats.of().sessionsCreated).toBe(0);
+  });
+
+  it('makes earlier handles BINDING_MISMATCH after the key is rotated, and never writes the key', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current });
+    const { sess } = stack;
+    const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
+    audits.current.url(created.humanUrl!, 'sess link');
+
+    for (const file of await filesUnder(stack.stateDir)) {
+      expect(await readFile(file, 'utf8')).not.toContain(sess.apiKey);
+      if (process.platform !== 'win32') expect((await stat(file)).mode & 0o077).toBe(0);
+    }
+
+    const rotated = sess.createApiKey();
+    audits.current.secret(rotated, 'rotated api key');
+    stack.env = { ...stack.env, SESS_API_KEY: rotated };
+    const server = await stack.restart();
+    const error = errorOf(await server.callTool('sess_response', { handle: created.handle, revision: 1 }));
+    expect(error.code).toBe('BINDING_MISMATCH');
+    // The new key works for new interactions.
+    expect(interactionOf(await server.callTool('sess_request', { interaction: surface })).state).toBe(
+      'waiting',
+    );
+  });
+
+  it('hides handles of another profile or origin (HANDLE_NOT_FOUND)', async () => {
+    stack = await startStack({ client: 'v2', audit: audits.current });
+    const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
+    audits.current.url(created.humanUrl!, 'sess link');
+
+    stack.env = { ...stack.env, SESS_MCP_PROFILE: 'work' };
+    let server = await stack.restart({ kill: false });
+    expect(
+      errorOf(await server.callTool('sess_response', { handle: created.handle, revision: 1 })).code,
+    ).toBe('HANDLE_NOT_FOUND');
+
+    // The same runtime under another spelling of loopback is another API origin.
+    stack.env = {
+      ...stack.env,
+      SESS_MCP_PROFILE: 'default',
+      SESS_API_ORIGIN: stack.sess.origin.replace('127.0.0.1', 'localhost'),
+    };
+    server = await stack.restart({ kill: false });
+    expect(
+      errorOf(await server.callTool('sess_response', { handle: created.handle, revision: 1 })).code,
+    ).toBe('HANDLE_NOT_FOUND');
+  });
+
+  it('writes nothing but JSON-RPC to stdout (raw pipe, no client library)', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current, noServer: true });
+    const bin = await buildSessMcpBin();
+    const child = spawn(process.execPath, [bin], { env: stack.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: string[] = [];
+    const err: string[] = [];
+    child.stderr.on('data', (c: Buffer) => err.push(c.toString('utf8')));
+    audits.current.watch(() => err.join(''), 'raw server stderr');
+    const answered = new Map<number, (message: Record<string, unknown>) => void>();
+    let buffer = '';
+    child.stdout.on('data', (c: Buffer) => {
+      buffer += c.toString('utf8');
+      let newline = buffer.indexOf('\n');
+      while (newline >= 0) {
+        const line = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        out.push(line);
+        const message = JSON.parse(line) as Record<string, unknown>;
+        if (typeof message.id === 'number') answered.get(message.id)?.(message);
+        newline = buffer.indexOf('\n');
+      }
+    });
+    const send = (id: number | undefined, method: string, params: Record<string, unknown>) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        if (id !== undefined) answered.set(id, resolve);
+        child.stdin.write(
+          `${JSON.stringify({ jsonrpc: '2.0', ...(id === undefined ? {} : { id }), method, params })}\n`,
+        );
+        if (id === undefined) resolve({});
+      });
+    const init = await send(1, 'initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '0' },
+    });
+    expect((init.result as { serverInfo: { name: string } }).serverInfo.name).toBe('@sess.si/mcp');
+    await send(undefined, 'notifications/initialized', {});
+    const list = await send(2, 'tools/list', {});
+    expect((list.result as { tools: unknown[] }).tools).toHaveLength(5);
+    const call = await send(3, 'tools/call', { name: 'sess_request', arguments: { interaction: surface } });
+    const created = (call.result as { structuredContent: { interaction: { humanUrl: string } } })
+      .structuredContent;
+    audits.current.url(created.interaction.humanUrl, 'sess link');
+    child.stdin.end();
+    await new Promise((resolve) => child.on('close', resolve));
+    expect(out.length).toBe(3);
+    for (const line of out) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
+    expect(buffer).toBe('');
+  });
+
+  it('writes fixed events only to stderr', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current });
+    const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
+    audits.current.url(created.humanUrl!, 'sess link');
+    errorOf(
+      await stack.server.callTool('sess_response', { handle: 'sess_h_unknown_handle_0000', revision: 1 }),
+    );
+    await stack.server.close();
+    const lines = stack.server.stderr().trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    for (const line of lines) {
+      const event = JSON.parse(line) as Record<string, unknown>;
+      expect(event.source).toBe('sess-mcp');
+      expect(
+        Object.keys(event).every((k) => ['source', 'event', 'code', 'tool', 'state', 'ms'].includes(k)),
+      ).toBe(true);
+    }
+    expect(stack.server.stderr()).not.toContain(created.handle);
+  });
+});

@@ -1,0 +1,260 @@
+/**
+ * Waits and crashes over a real stdio child: a wait the client cancels ends as `needs_resume` and
+ * the next `sess_response` resumes it without a new Session; progress notifications arrive during
+ * a wait when the client sent a progress token; and the server killed with SIGKILL and restarted
+ * between every step of the flow still completes it with exactly one Session.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { useSecretsAudit } from '../support/audit.js';
+import { cleanBuilds, interactionOf, type StdioStack, startStack } from './harness.js';
+
+const audits = useSecretsAudit();
+let stack: StdioStack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+afterAll(cleanBuilds);
+
+const surface = {
+  mode: 'interactive',
+  title: 'Ship the release today?',
+  source: {
+    kind: 'sess_surface',
+    components: [
+      {
+        type: 'field',
+        name: 'note',
+        label: 'Note for the team',
+        schema: { type: 'string', maxLength: 200 },
+      },
+    ],
+  },
+  actions: [
+    { id: 'yes', label: 'Ship it', intent: 'approve' },
+    { id: 'no', label: 'Hold', intent: 'reject' },
+  ],
+};
+
+const followUp = {
+  mode: 'interactive',
+  title: 'Tag it as 2.0?',
+  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'Release notes are ready.' }] },
+  actions: [{ id: 'tag', label: 'Tag', intent: 'approve' }],
+};
+
+/** Resolves once `predicate` holds for the server's stderr (event-driven, no fixed sleep). */
+async function stderrShows(
+  read: () => string,
+  predicate: (text: string) => boolean,
+  ms = 20_000,
+): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!predicate(read())) {
+    if (Date.now() > deadline) throw new Error('stderr never showed the expected event');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('waits over stdio', () => {
+  it.each(['v1', 'v2'] as const)(
+    'a wait cancelled by the %s client ends as needs_resume and resumes without a new Session',
+    async (client) => {
+      stack = await startStack({ client, audit: audits.current });
+      const { server, sess } = stack;
+      const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+      audits.current.url(created.humanUrl!, 'sess link');
+      const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
+
+      const controller = new AbortController();
+      const waiting = server.callTool(
+        'sess_response',
+        { handle: created.handle, revision: 1, wait_ms: 45_000 },
+        { signal: controller.signal },
+      );
+      waiting.catch(() => undefined);
+      await sess.whenWaiting(sessionId, 1);
+      controller.abort();
+      await expect(waiting).rejects.toThrow();
+      // The server ended its wait as needs_resume (the client no longer hears the answer).
+      await stderrShows(server.stderr, (t) => /"tool":"sess_response","state":"needs_resume"/.test(t));
+      expect(sess.pendingWaits(sessionId)).toBe(0);
+
+      const note = 'ship after the standup, zebra';
+      audits.current.answer({ note });
+      await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+      const resumed = interactionOf(
+        await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 10_000 }),
+      );
+      expect(resumed).toMatchObject({
+        handle: created.handle,
+        state: 'answered',
+        response: { values: { note } },
+      });
+      expect(sess.stats.of().sessionsCreated).toBe(1);
+      expect(sess.sessions.list()).toHaveLength(1);
+    },
+  );
+
+  it('ends a wait at the ceiling as waiting, with the re-wait line first', async () => {
+    stack = await startStack({ client: 'v2', audit: audits.current, env: { SESS_MCP_MAX_WAIT_MS: '300' } });
+    const { server } = stack;
+    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    audits.current.url(created.humanUrl!, 'sess link');
+    const started = Date.now();
+    const result = await server.callTool('sess_response', {
+      handle: created.handle,
+      revision: 1,
+      wait_ms: 45_000,
+    });
+    // SESS_MCP_MAX_WAIT_MS lowered the 45 s ceiling.
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(interactionOf(result).state).toBe('waiting');
+    expect(result.isError).toBeFalsy();
+    expect(result.content[0]?.text).not.toMatch(/^\{/);
+  });
+
+  it('sends progress notifications during a wait when the client sent a progress token', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current });
+    const { server, sess } = stack;
+    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    audits.current.url(created.humanUrl!, 'sess link');
+    const progress: Array<{ progress: number; total?: number }> = [];
+    const started = Date.now();
+    const note = 'progress seen, answering now';
+    audits.current.answer({ note });
+    const result = await server.callTool(
+      'sess_response',
+      { handle: created.handle, revision: 1, wait_ms: 45_000 },
+      {
+        onprogress: (p) => {
+          progress.push(p);
+          // The person answers once the first notification arrived: the wait then ends at once.
+          if (progress.length === 1)
+            void sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+        },
+      },
+    );
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0]).toMatchObject({ progress: expect.any(Number), total: 45_000 });
+    // About every 10 s: the first one came after roughly that long, and the wait then ended.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(9_000);
+    expect(interactionOf(result).state).toBe('answered');
+  }, 40_000);
+});
+
+describe('crash and restart over stdio', () => {
+  it('kills the server (SIGKILL) between every step and still completes with one Session', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current });
+    const { sess } = stack;
+    const steps: string[] = [];
+
+    let server = await stack.restart();
+    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    steps.push('request');
+    audits.current.url(created.humanUrl!, 'sess link');
+
+    server = await stack.restart();
+    expect(
+      interactionOf(
+        await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 }),
+      ).state,
+    ).toBe('waiting');
+    steps.push('response (waiting)');
+
+    const note = 'survived the crash, zebra';
+    audits.current.answer({ note });
+    await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+
+    server = await stack.restart();
+    const answered = interactionOf(
+      await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
+    );
+    expect(answered.state).toBe('answered');
+    steps.push('response (answered)');
+
+    // A saved `answered` is re-confirmed after a restart, the same answer again.
+    server = await stack.restart();
+    const again = interactionOf(
+      await server.callTool('sess_response', { handle: created.handle, revision: 1 }),
+    );
+    expect(again.response).toEqual(answered.response);
+    steps.push('response (re-confirmed)');
+
+    server = await stack.restart();
+    const published = interactionOf(
+      await server.callTool('sess_publish', {
+        handle: created.handle,
+        expected_revision: 1,
+        response_event_id: answered.response!.eventId,
+        interaction: followUp,
+      }),
+    );
+    expect(published).toMatchObject({ revision: 2, state: 'waiting' });
+    steps.push('publish');
+
+    // Repeating the identical publish after a restart is answered without a second revision.
+    server = await stack.restart();
+    const replay = interactionOf(
+      await server.callTool('sess_publish', {
+        handle: created.handle,
+        expected_revision: 1,
+        response_event_id: answered.response!.eventId,
+        interaction: followUp,
+      }),
+    );
+    expect(replay).toMatchObject({ revision: 2, state: 'waiting' });
+    expect(sess.stats.of().revisionsPublished).toBe(1);
+    steps.push('publish (identical repeat)');
+
+    await sess.submitAnswer(created.humanUrl!, { action: 'tag', values: {} });
+    server = await stack.restart();
+    const second = interactionOf(
+      await server.callTool('sess_response', { handle: created.handle, revision: 2, wait_ms: 5_000 }),
+    );
+    expect(second.state).toBe('answered');
+    steps.push('response (2nd answer)');
+
+    server = await stack.restart();
+    const done = interactionOf(
+      await server.callTool('sess_complete', {
+        handle: created.handle,
+        expected_revision: 2,
+        response_event_id: second.response!.eventId,
+      }),
+    );
+    expect(done.state).toBe('completed');
+    steps.push('complete');
+
+    server = await stack.restart();
+    expect(
+      interactionOf(await server.callTool('sess_response', { handle: created.handle, revision: 2 })).state,
+    ).toBe('completed');
+    steps.push('response (completed)');
+
+    expect(steps).toHaveLength(10);
+    expect(sess.stats.of().sessionsCreated).toBe(1);
+    expect(sess.sessions.list()).toHaveLength(1);
+    expect(sess.stats.of().sessionsCompleted).toBe(1);
+    expect((await sess.openPage(created.humanUrl!)).html).toContain('Done — the agent has your answer.');
+  }, 90_000);
+
+  it('kills itself at a named durable step (test hook) and the owner finds the record', async () => {
+    stack = await startStack({
+      client: 'v1',
+      audit: audits.current,
+      env: { SESS_MCP_TEST_CRASH_AT: 'create.after_response' },
+    });
+    const { server, sess } = stack;
+    const call = server.callTool('sess_request', { interaction: surface });
+    call.catch(() => undefined);
+    const exit = await server.exited();
+    expect(exit).toBeDefined();
+    await expect(call).rejects.toThrow();
+    // The create reached Sess; the record was left at its saved intent for the owner.
+    expect(sess.stats.of().sessionsCreated).toBe(1);
+    const { openProfileRecords } = await import('../../src/store/file.js');
+    const records = await openProfileRecords({ stateDir: stack.stateDir, profile: 'default' }).list();
+    expect(records.map((r) => r.state)).toEqual(['create_intent']);
+  });
+});
