@@ -1,11 +1,11 @@
 /**
- * Runs `worker.ts` as real OS processes: bundles it once with esbuild (already installed with
+ * Runs `worker.ts` as real OS processes: bundles it with esbuild (already installed with
  * vite and tsup; npm packages stay external and resolve from this repository's node_modules),
  * starts the workers, waits until each says `ready`, releases them together and collects each
  * one's tally.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -13,27 +13,24 @@ import type { WorkerJob } from './worker.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const root = join(here, '..', '..');
-let bundled: Promise<string> | undefined;
+let bundles = 0;
 
-/** Bundle the worker (once per test process) to a file inside the repository's node_modules. */
-function bundleWorker(): Promise<string> {
-  bundled ??= (async () => {
-    const dir = join(root, 'node_modules', '.cache', 'sess-mcp-store-test');
-    await mkdir(dir, { recursive: true });
-    const outfile = join(dir, `worker-${process.pid}.mjs`);
-    await build({
-      entryPoints: [join(here, 'worker.ts')],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      logLevel: 'silent',
-    });
-    return outfile;
-  })();
-  return bundled;
+/** Bundle the worker to a file inside the repository's node_modules (so `pg` resolves). */
+async function bundleWorker(): Promise<string> {
+  const dir = join(root, 'node_modules', '.cache', 'sess-mcp-store-test');
+  await mkdir(dir, { recursive: true });
+  const outfile = join(dir, `worker-${process.pid}-${++bundles}.mjs`);
+  await build({
+    entryPoints: [join(here, 'worker.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'silent',
+  });
+  return outfile;
 }
 
 function waitForLine(child: ChildProcess, predicate: (line: string) => boolean): Promise<string> {
@@ -67,7 +64,12 @@ export async function runWorkers(jobs: WorkerJob[]): Promise<Record<string, numb
     spawn(process.execPath, [file, JSON.stringify(job)], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] }),
   );
   try {
-    await Promise.all(children.map((child) => waitForLine(child, (line) => line === 'ready')));
+    try {
+      await Promise.all(children.map((child) => waitForLine(child, (line) => line === 'ready')));
+    } finally {
+      // Every worker has loaded it (or failed): the bundle is no longer needed.
+      await rm(file, { force: true });
+    }
     const results = children.map((child) => waitForLine(child, (line) => line.startsWith('{')));
     for (const child of children) child.stdin?.write('go\n');
     return (await Promise.all(results)).map((line) => JSON.parse(line) as Record<string, number>);
