@@ -95,6 +95,8 @@ export interface Harness {
   fail(tool: ToolName, args: unknown, ctx?: ToolCallContext): Promise<ToolErrorObject>;
   /** The stored record of `handle` in the original binding's scope. */
   record(handle: string): Promise<VersionedRecord | undefined>;
+  /** Another engine over the same authority (the same runtime, client and store), e.g. after a "restart". */
+  makeEngine(options?: Omit<Partial<SessEngineOptions>, 'authority'>): SessEngine;
   /** The store view of the original binding. */
   store(): HandleStore;
   /** A fresh `sess_request` that is waiting, with its link. */
@@ -153,6 +155,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       return out.error;
     },
     record: (handle) => stores.forBinding(original).get(handle),
+    makeEngine: (extra = {}) =>
+      createSessEngine({
+        authority,
+        diagnostics: (event) => diagnostics.push(event),
+        ...options.engine,
+        ...extra,
+      }),
     store: () => stores.forBinding(original),
     async request(surface = approveSurface, extra = {}) {
       const created = await harness.ok('sess_request', { interaction: surface, ...extra });
