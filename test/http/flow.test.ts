@@ -235,4 +235,85 @@ describe('deadline and close', () => {
     });
     expect(after.status).toBe(503);
   });
+  it.each([
+    ['create', 'sess_request'],
+    ['publish', 'sess_publish'],
+    ['complete', 'sess_complete'],
+  ] as const)('a %s already sent is not cut by the deadline', async (endpoint, tool) => {
+    const h = await harness({ requestTimeoutMs: 600 });
+    h.principal(BEARER);
+    const client = await connectLegacy(h.server.url, { authorization: `Bearer ${BEARER}` });
+    let args: Record<string, unknown> = { interaction: approveSurface };
+    if (tool !== 'sess_request') {
+      const created = await ok(client, 'sess_request', { interaction: approveSurface });
+      audits.current.url(created.humanUrl!, 'sess link');
+      await h.sess.submitAnswer(created.humanUrl!, approveAnswer);
+      audits.current.answer(approveAnswer.values, 'answer');
+      const answered = await ok(client, 'sess_response', {
+        handle: created.handle,
+        revision: 1,
+        wait_ms: 300,
+      });
+      args = { handle: created.handle, expected_revision: 1, response_event_id: answered.response!.eventId };
+      if (tool === 'sess_publish') args.interaction = followUpSurface;
+    }
+    h.sess.faults.delay(endpoint, 1_200);
+    const started = Date.now();
+    const result = await ok(client, tool, args);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_100);
+    if (result.humanUrl !== undefined) audits.current.url(result.humanUrl, 'sess link');
+    expect(result.state).toBe(tool === 'sess_complete' ? 'completed' : 'waiting');
+    expect(h.sess.sessions.list()).toHaveLength(1);
+    await client.close();
+  });
+
+  it('a client that disconnects during a wait ends it; the next call resumes it', async () => {
+    const h = await harness();
+    h.principal(BEARER);
+    const client = await connectLegacy(h.server.url, { authorization: `Bearer ${BEARER}` });
+    const created = await ok(client, 'sess_request', { interaction: approveSurface });
+    audits.current.url(created.humanUrl!, 'sess link');
+    const cut = client.callTool({
+      name: 'sess_response',
+      arguments: { handle: created.handle, revision: 1, wait_ms: 20_000 },
+    });
+    await h.sess.whenWaiting();
+    // Closing the transport drops its HTTP connections: the server sees the disconnect.
+    await client.close();
+    await expect(cut).rejects.toThrow();
+    // The engine's wait ends with the HTTP request (as needs_resume), not 20 s later.
+    await expect
+      .poll(() => h.events.filter((e) => e.event === 'tool_result' && e.tool === 'sess_response'), {
+        timeout: 3_000,
+      })
+      .toEqual([expect.objectContaining({ state: 'needs_resume' })]);
+    await h.sess.submitAnswer(created.humanUrl!, approveAnswer);
+    audits.current.answer(approveAnswer.values, 'answer');
+    const again = await connectModern(h.server.url, { authorization: `Bearer ${BEARER}` });
+    const resumed = await ok(again, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 100 });
+    expect(resumed.state).toBe('answered');
+    expect(h.sess.sessions.list()).toHaveLength(1);
+    await again.close();
+  });
+
+  it('close() lets a complete already sent finish before it resolves', async () => {
+    const h = await harness();
+    h.principal(BEARER);
+    const client = await connectLegacy(h.server.url, { authorization: `Bearer ${BEARER}` });
+    const created = await ok(client, 'sess_request', { interaction: approveSurface });
+    audits.current.url(created.humanUrl!, 'sess link');
+    await h.sess.submitAnswer(created.humanUrl!, approveAnswer);
+    audits.current.answer(approveAnswer.values, 'answer');
+    const answered = await ok(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 300 });
+    h.sess.faults.delay('complete', 800);
+    const completing = ok(client, 'sess_complete', {
+      handle: created.handle,
+      expected_revision: 1,
+      response_event_id: answered.response!.eventId,
+    });
+    await expect.poll(() => h.sess.stats.requests.complete ?? 0).toBeGreaterThan(0);
+    await h.handler.close();
+    expect(h.sess.sessions.list()[0]!.view.status).toBe('completed');
+    expect((await completing).state).toBe('completed');
+  });
 });
