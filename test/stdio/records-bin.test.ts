@@ -1,0 +1,122 @@
+/**
+ * The owner procedure through the real `sess-mcp` bin: after a create whose outcome was lost
+ * (`CREATE_OUTCOME_UNKNOWN`) and a publish Sess refused (`MUTATION_REJECTED`), `records list`
+ * finds both by state, `records show` redacts the link and answer, `records retire` refuses
+ * without confirmation and retires with `--yes`, and the retired handle is gone for the tools.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { useSecretsAudit } from '../support/audit.js';
+import { cleanBuilds, errorOf, interactionOf, runBin, type StdioStack, startStack } from './harness.js';
+
+const audits = useSecretsAudit();
+let stack: StdioStack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+afterAll(cleanBuilds);
+
+const surface = {
+  mode: 'interactive',
+  title: 'Merge the branch?',
+  source: {
+    kind: 'sess_surface',
+    components: [{ type: 'field', name: 'why', label: 'Why', schema: { type: 'string', maxLength: 200 } }],
+  },
+  actions: [{ id: 'merge', label: 'Merge', intent: 'approve' }],
+};
+
+describe('sess-mcp records (the bin)', () => {
+  it('prints usage with --help and refuses configuration in arguments', async () => {
+    const help = await runBin(['--help'], {});
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('sess-mcp records list');
+    const refused = await runBin(['--api-key', 'sk_should_never_be_accepted'], {});
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('never from arguments');
+    expect(refused.stderr).not.toContain('sk_should_never_be_accepted');
+  });
+
+  it('lists, shows (redacted) and retires blocked and unconfirmed records', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current });
+    const { server, sess } = stack;
+    const audit = audits.current;
+
+    // 1. A create whose answer is lost: the Session exists, the record is create_unknown.
+    sess.faults.commitThenDrop('create');
+    const unknown = errorOf(await server.callTool('sess_request', { interaction: surface }));
+    expect(unknown.code).toBe('CREATE_OUTCOME_UNKNOWN');
+    expect(sess.stats.of().sessionsCreated).toBe(1);
+    audit.url(sess.sessions.list()[0]!.view.human_url, 'lost sess link');
+
+    // 2. An answered interaction whose publish Sess refuses: blocked (MUTATION_REJECTED).
+    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    audit.url(created.humanUrl!, 'sess link');
+    const why = 'the tests are green, zebra';
+    audit.answer({ why });
+    await sess.submitAnswer(created.humanUrl!, { action: 'merge', values: { why } });
+    const answered = interactionOf(
+      await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
+    );
+    sess.faults.fail('publish', 409);
+    const rejected = errorOf(
+      await server.callTool('sess_publish', {
+        handle: created.handle,
+        expected_revision: 1,
+        response_event_id: answered.response!.eventId,
+        interaction: surface,
+      }),
+    );
+    expect(rejected.code).toBe('MUTATION_REJECTED');
+    await server.close();
+
+    const env = { SESS_MCP_STATE_DIR: stack.stateDir };
+    const list = await runBin(['records', 'list'], env);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/create_unknown\s+CREATE_OUTCOME_UNKNOWN/);
+    expect(list.stdout).toMatch(new RegExp(`${created.handle}\\s+blocked\\s+MUTATION_REJECTED`));
+    audit.text(list.stdout + list.stderr, 'records list output');
+
+    const blocked = await runBin(['records', 'list', '--state', 'blocked', '--json'], env);
+    expect((JSON.parse(blocked.stdout) as Array<{ handle: string }>).map((r) => r.handle)).toEqual([
+      created.handle,
+    ]);
+    const unknownHandle = (
+      JSON.parse(
+        (await runBin(['records', 'list', '--state', 'create_unknown', '--json'], env)).stdout,
+      ) as Array<{
+        handle: string;
+      }>
+    )[0]!.handle;
+
+    const show = await runBin(['records', 'show', created.handle], env);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain('state:    blocked (MUTATION_REJECTED');
+    audit.text(show.stdout + show.stderr, 'records show output');
+
+    const refused = await runBin(['records', 'retire', unknownHandle], env);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('pass --yes');
+
+    for (const handle of [unknownHandle, created.handle]) {
+      const retired = await runBin(['records', 'retire', handle, '--yes'], env);
+      expect(retired.code).toBe(0);
+      expect(retired.stdout).toContain(`Retired ${handle}`);
+    }
+    expect((await runBin(['records', 'list'], env)).stdout).toBe('No records in this profile.\n');
+
+    const again = await stack.restart({ kill: false });
+    expect(errorOf(await again.callTool('sess_response', { handle: created.handle, revision: 1 })).code).toBe(
+      'HANDLE_NOT_FOUND',
+    );
+  });
+
+  it('refuses a bad profile with a clear message and exit 2', async () => {
+    const result = await runBin(['records', 'list'], {
+      SESS_MCP_STATE_DIR: '/tmp',
+      SESS_MCP_PROFILE: '../x',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('SESS_MCP_PROFILE');
+  });
+});
