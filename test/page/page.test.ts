@@ -685,6 +685,26 @@ describe('validateAnswer', () => {
     }
   });
 
+  it('takes an unticked required checkbox as "no", and marks it as nothing special', () => {
+    const surface: Surface = {
+      ...TRIP,
+      source: {
+        kind: 'sess_surface',
+        components: [
+          { type: 'field', name: 'ok', label: 'Send a copy', required: true, schema: { type: 'boolean' } },
+        ],
+      },
+    };
+    const parsed = formToAnswer(surface, new URLSearchParams('_action=confirm'));
+    expect(validateAnswer(surface, parsed)).toEqual({
+      ok: true,
+      answer: { action: 'confirm', values: { ok: false } },
+    });
+    const html = renderPage({ kind: 'form', surface, revision: 1, actionUrl: '/s/x' });
+    expect(html).not.toContain('(required)');
+    expect(controlByLabel(html, tags(html), 'Send a copy').attrs.required).toBeUndefined();
+  });
+
   it('treats a field named __proto__ as a plain key', () => {
     const surface: Surface = {
       ...TRIP,

@@ -154,7 +154,7 @@ ${invalid ? `<div class="summary" role="alert"><p>${esc(view.error!)}</p></div>\
 <div class="field${invalid ? ' invalid' : ''}">
 <label for="name">Your name <span class="req">(required)</span></label>
 <p class="help" id="name-help">The person who asked sees it with your answer.</p>
-<input type="text" id="name" name="name" autocomplete="name" required aria-describedby="name-help${invalid ? ' name-err' : ''}"${invalid ? ' aria-invalid="true"' : ''}>
+<input type="text" id="name" name="name" autocomplete="name" maxlength="200" required aria-describedby="name-help${invalid ? ' name-err' : ''}"${invalid ? ' aria-invalid="true"' : ''}>
 ${invalid ? `<p class="error" id="name-err">${esc(view.error!)}</p>\n` : ''}</div>
 <div class="actions"><button type="submit">Continue</button></div>
 </form>`;
@@ -299,8 +299,8 @@ function errorHtml(ctx: FieldContext): string {
   return ctx.error !== undefined ? `<p class="error" id="${ctx.id}-err">${esc(ctx.error)}</p>\n` : '';
 }
 
-function labelText(field: FieldComponent): string {
-  return `${esc(field.label)}${field.required ? ' <span class="req">(required)</span>' : ''}`;
+function labelText(field: FieldComponent, marker = true): string {
+  return `${esc(field.label)}${field.required && marker ? ' <span class="req">(required)</span>' : ''}`;
 }
 
 function textValue(value: unknown): string {
@@ -343,9 +343,10 @@ ${helpHtml(ctx)}${control}
 ${errorHtml(ctx)}</div>`;
     }
     case 'boolean': {
+      // Unticked is an answer too (false), so a required checkbox carries no marker.
       const checked = ctx.value === true ? ' checked' : '';
       return `<div class="${wrapClass}">
-<div class="opt"><input type="checkbox" id="${id}" name="${name}" value="true"${checked}${describedBy(ctx)}${invalid ? ' aria-invalid="true"' : ''}><label for="${id}">${labelText(field)}</label></div>
+<div class="opt"><input type="checkbox" id="${id}" name="${name}" value="true"${checked}${describedBy(ctx)}${invalid ? ' aria-invalid="true"' : ''}><label for="${id}">${labelText(field, false)}</label></div>
 ${helpHtml(ctx)}${errorHtml(ctx)}</div>`;
     }
     case 'choice':

@@ -5,6 +5,10 @@
  * the pressed button. Every problem gets a short, specific sentence written for the person, keyed
  * by field name (`_action` for the button).
  *
+ * Two readings of `required` worth knowing: a boolean always has an answer (unticked is `false`),
+ * so `required` never refuses one; an optional multi-choice left empty is no answer, so its
+ * `minItems` does not apply.
+ *
  * It does not parse forms (`fields.ts`) and does not check the Surface itself: the tool contract
  * already did that before the Session was created.
  */
