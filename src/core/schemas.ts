@@ -133,6 +133,40 @@ export function maxFieldComponents<TInput extends readonly unknown[]>(
 // ---------------------------------------------------------------------------------------------
 // Building blocks
 
+/**
+ * The same schema, refusing an array where an object is expected. valibot's object, record and
+ * variant schemas take any `typeof === 'object'` value, so `[]` would pass as an empty record;
+ * JSON Schema's `type: 'object'` refuses it, and so must we. The JSON Schema conversion is unchanged.
+ */
+function noArrays<TSchema extends v.GenericSchema>(schema: TSchema): TSchema {
+  const run = schema['~run'].bind(schema);
+  return {
+    ...schema,
+    '~run'(dataset: v.UnknownDataset, config: v.Config<v.BaseIssue<unknown>>) {
+      if (Array.isArray(dataset.value)) {
+        v._addIssue(this as unknown as TSchema & { expects: string }, 'type', dataset, config, {
+          expected: 'Object',
+        });
+        return dataset as unknown as v.OutputDataset<v.InferOutput<TSchema>, v.InferIssue<TSchema>>;
+      }
+      return run(dataset, config);
+    },
+  };
+}
+
+/** A closed object: unknown properties and arrays are refused. */
+function closed<const TEntries extends v.ObjectEntries>(entries: TEntries) {
+  return noArrays(v.strictObject(entries));
+}
+
+/** A free-form object with checked keys and values; arrays are refused. */
+function record<
+  TKey extends v.GenericSchema<string, string | number | symbol>,
+  TValue extends v.GenericSchema,
+>(key: TKey, value: TValue) {
+  return noArrays(v.record(key, value));
+}
+
 /** A non-empty string of at most `limit` code points, described for the person-read schema. */
 function personText(limit: number, description: string, examples: readonly string[]) {
   return v.pipe(
@@ -204,7 +238,7 @@ export const JsonValueSchema: v.GenericSchema<JsonValue> = v.lazy(() =>
     v.boolean(),
     v.null(),
     v.array(JsonValueSchema),
-    v.record(SafeKeySchema, JsonValueSchema),
+    record(SafeKeySchema, JsonValueSchema),
   ]),
 );
 
@@ -212,7 +246,7 @@ export const JsonValueSchema: v.GenericSchema<JsonValue> = v.lazy(() =>
 // Field schema subset
 
 const optionLabelsSchema = v.pipe(
-  v.record(
+  record(
     v.pipe(v.string(), v.minLength(1, 'must not be empty')),
     personText(
       TEXT_LIMITS.optionLabel,
@@ -237,33 +271,33 @@ const enumIdsSchema = v.pipe(
 const nonNegativeWhole = () => wholeNumber(0);
 
 /** `{ type: 'string', minLength?, maxLength? }`: free text (`multiline` on the component). */
-export const StringFieldSchemaSchema = v.strictObject({
+export const StringFieldSchemaSchema = closed({
   type: v.literal('string'),
   minLength: v.optional(nonNegativeWhole()),
   maxLength: v.optional(nonNegativeWhole()),
 });
 
 /** `{ type: 'string', enum, option_labels? }`: one choice. */
-export const ChoiceFieldSchemaSchema = v.strictObject({
+export const ChoiceFieldSchemaSchema = closed({
   type: v.literal('string'),
   enum: enumIdsSchema,
   option_labels: v.optional(optionLabelsSchema),
 });
 
 /** `{ type: 'number' | 'integer', minimum?, maximum? }`. */
-export const NumberFieldSchemaSchema = v.strictObject({
+export const NumberFieldSchemaSchema = closed({
   type: v.picklist(['number', 'integer']),
   minimum: v.optional(v.number()),
   maximum: v.optional(v.number()),
 });
 
 /** `{ type: 'boolean' }`. */
-export const BooleanFieldSchemaSchema = v.strictObject({ type: v.literal('boolean') });
+export const BooleanFieldSchemaSchema = closed({ type: v.literal('boolean') });
 
 /** `{ type: 'array', items: { type: 'string', enum }, option_labels?, minItems?, maxItems?, uniqueItems? }`. */
-export const MultiChoiceFieldSchemaSchema = v.strictObject({
+export const MultiChoiceFieldSchemaSchema = closed({
   type: v.literal('array'),
-  items: v.strictObject({ type: v.literal('string'), enum: enumIdsSchema }),
+  items: closed({ type: v.literal('string'), enum: enumIdsSchema }),
   option_labels: v.optional(optionLabelsSchema),
   minItems: v.optional(nonNegativeWhole()),
   maxItems: v.optional(nonNegativeWhole()),
@@ -271,7 +305,7 @@ export const MultiChoiceFieldSchemaSchema = v.strictObject({
 });
 
 /** `{ type: 'integer', format: 'rating', minimum, maximum }` within 0..10. */
-export const RatingFieldSchemaSchema = v.strictObject({
+export const RatingFieldSchemaSchema = closed({
   type: v.literal('integer'),
   format: v.literal('rating'),
   minimum: boundedWholeNumber(ARGUMENT_LIMITS.minRating, ARGUMENT_LIMITS.maxRating),
@@ -377,7 +411,7 @@ export const FieldSchemaSchema = v.pipe(
 // Surface
 
 /** A `heading` component. */
-export const HeadingComponentSchema = v.strictObject({
+export const HeadingComponentSchema = closed({
   type: v.literal('heading'),
   text: personText(
     TEXT_LIMITS.heading,
@@ -387,7 +421,7 @@ export const HeadingComponentSchema = v.strictObject({
 });
 
 /** A `text` component. */
-export const TextComponentSchema = v.strictObject({
+export const TextComponentSchema = closed({
   type: v.literal('text'),
   text: personText(
     TEXT_LIMITS.text,
@@ -405,7 +439,7 @@ const RecordValueSchema = v.union([
 ]);
 
 /** A `record` component: a caption and a key/value list. */
-export const RecordComponentSchema = v.strictObject({
+export const RecordComponentSchema = closed({
   type: v.literal('record'),
   label: v.optional(
     optionalPersonText(
@@ -415,7 +449,7 @@ export const RecordComponentSchema = v.strictObject({
     ),
   ),
   fields: v.pipe(
-    v.record(
+    record(
       v.pipe(v.string(), v.minLength(1, 'must not be empty'), maxCodePoints(TEXT_LIMITS.recordKey)),
       RecordValueSchema,
     ),
@@ -428,7 +462,7 @@ export const RecordComponentSchema = v.strictObject({
 });
 
 /** A `field` component: an input the person fills in. */
-export const FieldComponentSchema = v.strictObject({
+export const FieldComponentSchema = closed({
   type: v.literal('field'),
   name: machineName(
     'The key of this value in the answer. Unique within the Surface; letters, digits, "_", "." and "-".',
@@ -465,15 +499,17 @@ export const FieldComponentSchema = v.strictObject({
 });
 
 /** One component of a Surface. */
-export const SurfaceComponentSchema = v.variant('type', [
-  HeadingComponentSchema,
-  TextComponentSchema,
-  RecordComponentSchema,
-  FieldComponentSchema,
-]);
+export const SurfaceComponentSchema = noArrays(
+  v.variant('type', [
+    HeadingComponentSchema,
+    TextComponentSchema,
+    RecordComponentSchema,
+    FieldComponentSchema,
+  ]),
+);
 
 /** A button at the bottom of the page. */
-export const SurfaceActionSchema = v.strictObject({
+export const SurfaceActionSchema = closed({
   id: machineName('The ID the answer carries as `action`. Unique within the Surface.', ['approve']),
   label: personText(
     TEXT_LIMITS.buttonLabel,
@@ -488,7 +524,7 @@ export const SurfaceActionSchema = v.strictObject({
 
 /** The interactive Surface an agent sends as `interaction`; its output is exactly `Surface`. */
 export const SurfaceSchema = v.pipe(
-  v.strictObject({
+  closed({
     mode: v.literal('interactive'),
     title: personText(
       TEXT_LIMITS.title,
@@ -502,7 +538,7 @@ export const SurfaceSchema = v.pipe(
         ['I will commit with the message you approve.'],
       ),
     ),
-    source: v.strictObject({
+    source: closed({
       kind: v.literal('sess_surface'),
       components: v.pipe(
         v.array(SurfaceComponentSchema),
@@ -539,13 +575,13 @@ const expiresIn = () =>
 const handle = () => opaqueId('The `handle` returned by sess_request or sess_ask, exactly as returned.');
 
 /** `sess_request` arguments. */
-export const RequestArgsSchema = v.strictObject({
+export const RequestArgsSchema = closed({
   interaction: SurfaceSchema,
   expires_in: v.optional(expiresIn()),
 });
 
 /** `sess_response` arguments. */
-export const ResponseArgsSchema = v.strictObject({
+export const ResponseArgsSchema = closed({
   handle: handle(),
   revision: wholeNumber(
     ARGUMENT_LIMITS.minRevision,
@@ -561,7 +597,7 @@ export const ResponseArgsSchema = v.strictObject({
 });
 
 /** `sess_publish` arguments. */
-export const PublishArgsSchema = v.strictObject({
+export const PublishArgsSchema = closed({
   handle: handle(),
   expected_revision: wholeNumber(
     ARGUMENT_LIMITS.minRevision,
@@ -572,7 +608,7 @@ export const PublishArgsSchema = v.strictObject({
 });
 
 /** `sess_complete` arguments. */
-export const CompleteArgsSchema = v.strictObject({
+export const CompleteArgsSchema = closed({
   handle: handle(),
   expected_revision: wholeNumber(
     ARGUMENT_LIMITS.minRevision,
@@ -591,7 +627,7 @@ export const AskOptionSchema = v.union([
   askOptionLabel(
     `A choice; the text is both what the person sees and what the answer carries. At most ${TEXT_LIMITS.optionLabel} characters.`,
   ),
-  v.strictObject({
+  closed({
     id: v.pipe(
       v.string(),
       v.minLength(1, 'must not be empty'),
@@ -628,63 +664,66 @@ const askBase = {
 const askMin = (what: string) => v.optional(v.pipe(v.number(), v.description(what)));
 
 /** The `sess_ask` field kinds, keyed on `type`. */
-export const AskFieldSchema = v.variant('type', [
-  v.strictObject({
-    ...askBase,
-    type: v.literal('text'),
-    multiline: v.optional(v.pipe(v.boolean(), v.description('true: a multi-line box.'))),
-    min: v.optional(v.pipe(nonNegativeWhole(), v.description('Fewest characters.'))),
-    max: v.optional(v.pipe(nonNegativeWhole(), v.description('Most characters.'))),
-    value: v.optional(v.pipe(v.string(), v.description('Prefilled text.'))),
-  }),
-  v.strictObject({
-    ...askBase,
-    type: v.literal('number'),
-    min: askMin('Lowest allowed number.'),
-    max: askMin('Highest allowed number.'),
-    value: v.optional(v.pipe(v.number(), v.description('Prefilled number.'))),
-  }),
-  v.strictObject({
-    ...askBase,
-    type: v.literal('integer'),
-    min: askMin('Lowest allowed whole number.'),
-    max: askMin('Highest allowed whole number.'),
-    value: v.optional(v.pipe(v.number(), v.description('Prefilled whole number.'))),
-  }),
-  v.strictObject({
-    ...askBase,
-    type: v.literal('boolean'),
-    value: v.optional(v.pipe(v.boolean(), v.description('Prefilled yes (true) or no (false).'))),
-  }),
-  v.strictObject({
-    ...askBase,
-    type: v.literal('choice'),
-    options: askOptions(),
-    value: v.optional(v.pipe(v.string(), v.description('The preselected option ID.'))),
-  }),
-  v.strictObject({
-    ...askBase,
-    type: v.literal('multi_choice'),
-    options: askOptions(),
-    min: v.optional(v.pipe(nonNegativeWhole(), v.description('Fewest choices.'))),
-    max: v.optional(v.pipe(nonNegativeWhole(), v.description('Most choices.'))),
-    value: v.optional(v.pipe(v.array(v.string()), v.description('Preselected option IDs.'))),
-  }),
-  v.strictObject({
-    ...askBase,
-    type: v.literal('rating'),
-    min: v.optional(
-      boundedWholeNumber(ARGUMENT_LIMITS.minRating, ARGUMENT_LIMITS.maxRating, 'Lowest rating (default 1).'),
-    ),
-    max: v.optional(
-      boundedWholeNumber(ARGUMENT_LIMITS.minRating, ARGUMENT_LIMITS.maxRating, 'Highest rating (default 5).'),
-    ),
-    value: v.optional(v.pipe(v.number(), v.description('Prefilled rating.'))),
-  }),
-]);
+export const AskFieldSchema = noArrays(
+  v.variant('type', [
+    closed({
+      ...askBase,
+      type: v.literal('text'),
+      multiline: v.optional(v.pipe(v.boolean(), v.description('true: a multi-line box.'))),
+      min: v.optional(v.pipe(nonNegativeWhole(), v.description('Fewest characters.'))),
+      max: v.optional(v.pipe(nonNegativeWhole(), v.description('Most characters.'))),
+      value: v.optional(v.pipe(v.string(), v.description('Prefilled text.'))),
+    }),
+    closed({
+      ...askBase,
+      type: v.pipe(v.picklist(['number', 'integer']), v.description('"integer" allows whole numbers only.')),
+      min: askMin('Lowest allowed number.'),
+      max: askMin('Highest allowed number.'),
+      value: v.optional(v.pipe(v.number(), v.description('Prefilled number.'))),
+    }),
+    closed({
+      ...askBase,
+      type: v.literal('boolean'),
+      value: v.optional(v.pipe(v.boolean(), v.description('Prefilled yes (true) or no (false).'))),
+    }),
+    closed({
+      ...askBase,
+      type: v.literal('choice'),
+      options: askOptions(),
+      value: v.optional(v.pipe(v.string(), v.description('The preselected option ID.'))),
+    }),
+    closed({
+      ...askBase,
+      type: v.literal('multi_choice'),
+      options: askOptions(),
+      min: v.optional(v.pipe(nonNegativeWhole(), v.description('Fewest choices.'))),
+      max: v.optional(v.pipe(nonNegativeWhole(), v.description('Most choices.'))),
+      value: v.optional(v.pipe(v.array(v.string()), v.description('Preselected option IDs.'))),
+    }),
+    closed({
+      ...askBase,
+      type: v.literal('rating'),
+      min: v.optional(
+        boundedWholeNumber(
+          ARGUMENT_LIMITS.minRating,
+          ARGUMENT_LIMITS.maxRating,
+          'Lowest rating (default 1).',
+        ),
+      ),
+      max: v.optional(
+        boundedWholeNumber(
+          ARGUMENT_LIMITS.minRating,
+          ARGUMENT_LIMITS.maxRating,
+          'Highest rating (default 5).',
+        ),
+      ),
+      value: v.optional(v.pipe(v.number(), v.description('Prefilled rating.'))),
+    }),
+  ]),
+);
 
 /** `sess_ask` arguments. */
-export const AskArgsSchema = v.strictObject({
+export const AskArgsSchema = closed({
   question: personText(
     TEXT_LIMITS.title,
     `The question at the top of the page: a question or a task, about 40 characters, at most ${TEXT_LIMITS.title}.`,
@@ -716,7 +755,7 @@ export const AskArgsSchema = v.strictObject({
   expires_in: v.optional(expiresIn()),
   respondents: v.optional(
     v.pipe(
-      v.strictObject({
+      closed({
         max: wholeNumber(
           ARGUMENT_LIMITS.minRespondents,
           'The most people (browsers) that may answer; the cap is exact.',

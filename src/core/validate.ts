@@ -185,10 +185,7 @@ const TYPE_WORDS: Record<string, string> = {
 };
 
 function listExpected(expected: string | null): string {
-  return (expected ?? '')
-    .replace(/^\((.*)\)$/, '$1')
-    .split(' | ')
-    .join(', ');
+  return (expected ?? '').replace(/[()]/g, '').split(' | ').join(', ');
 }
 
 function pluralNoun(keys: readonly (string | number)[]): string {
