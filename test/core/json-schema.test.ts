@@ -256,8 +256,9 @@ describe('no drift: a hand-written corpus', () => {
 /** Every path to a value inside `root`, parents first. */
 function paths(root: unknown, prefix: (string | number)[] = []): (string | number)[][] {
   const out: (string | number)[][] = [prefix];
-  if (Array.isArray(root)) root.forEach((item, index) => out.push(...paths(item, [...prefix, index])));
-  else if (root !== null && typeof root === 'object') {
+  if (Array.isArray(root)) {
+    for (let index = 0; index < root.length; index++) out.push(...paths(root[index], [...prefix, index]));
+  } else if (root !== null && typeof root === 'object') {
     for (const [key, value] of Object.entries(root)) out.push(...paths(value, [...prefix, key]));
   }
   return out;
