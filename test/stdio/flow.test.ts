@@ -75,6 +75,8 @@ describe.each(CLIENTS)('over stdio with the %s client', (client) => {
     const info = stack.server.serverInfo();
     expect(info.name).toBe('@sess.si/mcp');
     expect(info.instructions).toBe(SERVER_INSTRUCTIONS);
+    if (client === 'v2') expect(stack.server.protocolVersion()).toBe('2025-11-25');
+    if (client === 'v2-modern') expect(stack.server.protocolVersion()).toBe('2026-07-28');
     // Listing tools reads no key and contacts nothing.
     expect(Object.values(stack.sess.stats.requests).reduce((a, b) => a + b, 0)).toBe(0);
   });

@@ -92,6 +92,8 @@ export interface StdioSession {
   stderr(): string;
   listTools(): Promise<Array<{ name: string; inputSchema: unknown; description?: string; title?: string }>>;
   callTool(name: string, args: Record<string, unknown>, options?: CallOptions): Promise<ToolCallResult>;
+  /** The protocol version the v2 client negotiated (undefined for v1, which has no getter). */
+  protocolVersion(): string | undefined;
   /** The server's `initialize` answer: name/version and instructions. */
   serverInfo(): { name?: string; version?: string; instructions?: string };
   /** Kill the server with SIGKILL and wait until it is gone. */
@@ -131,6 +133,7 @@ interface ClientLike {
   call(name: string, args: Record<string, unknown>, options: CallOptions): Promise<ToolCallResult>;
   getServerVersion(): { name?: string; version?: string } | undefined;
   getInstructions(): string | undefined;
+  protocolVersion(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -171,6 +174,7 @@ export async function connectStdio(options: ConnectOptions): Promise<StdioSessio
         (await v1.callTool({ name, arguments: args }, undefined, requestOptions(call))) as ToolCallResult,
       getServerVersion: () => v1.getServerVersion(),
       getInstructions: () => v1.getInstructions(),
+      protocolVersion: () => undefined,
       close: () => v1.close(),
     };
   } else {
@@ -188,6 +192,9 @@ export async function connectStdio(options: ConnectOptions): Promise<StdioSessio
         (await v2.callTool({ name, arguments: args }, requestOptions(call))) as ToolCallResult,
       getServerVersion: () => v2.getServerVersion(),
       getInstructions: () => v2.getInstructions(),
+      // Protected in 2.4.0; read for the era assertion only.
+      protocolVersion: () =>
+        (v2 as unknown as { _negotiatedProtocolVersion?: string })._negotiatedProtocolVersion,
       close: () => v2.close(),
     };
   }
@@ -201,6 +208,7 @@ export async function connectStdio(options: ConnectOptions): Promise<StdioSessio
     era,
     pid,
     stderr: () => chunks.join(''),
+    protocolVersion: () => client.protocolVersion(),
     listTools: async () => (await client.listTools()).tools as never,
     callTool: (name, args, call = {}) => client.call(name, args, call),
     serverInfo() {
