@@ -86,6 +86,32 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 const MAX_RESPONSE_BYTES = 8_388_608;
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]+$/;
+// What of a server's own words may go into a message: an error code, a JSON pointer, a path.
+const SAFE_API_CODE = /^[a-z][a-z0-9_]{0,63}$/;
+const SAFE_POINTER = /^(\/[A-Za-z0-9_~.-]{0,64}){0,16}$/;
+const WIRE_MEMBERS: ReadonlySet<string> = new Set([
+  'id',
+  'workspace_id',
+  'revision',
+  'status',
+  'human_url',
+  'expires_at',
+  'extendable_until',
+  'responses',
+  'event_id',
+  'answer',
+  'action',
+  'values',
+  'submitted_at',
+  'receipt',
+  'max',
+  'started',
+  'answered',
+  'respondents',
+  'session_id',
+  'name',
+  'response',
+]);
 // Printable ASCII without spaces: nothing that could break out of the Authorization header.
 const BEARER_TOKEN = /^[\x21-\x7e]+$/;
 
@@ -184,7 +210,15 @@ function protocol(what: string, problem: string): SessApiError {
 function issuePath(issues: readonly v.BaseIssue<unknown>[]): string {
   const first = issues[0];
   const path = first === undefined ? null : v.getDotPath(first);
-  return path === null || path === '' ? 'the body' : path;
+  if (path === null) return 'the body';
+  // Record keys (answer `values`) are the server's words: the path stops before the first segment
+  // that is not a wire member name or an index.
+  const shown: string[] = [];
+  for (const segment of path.split('.')) {
+    if (!WIRE_MEMBERS.has(segment) && !/^\d{1,6}$/.test(segment)) break;
+    shown.push(segment);
+  }
+  return shown.length === 0 ? 'the body' : shown.join('.');
 }
 
 interface Call {
@@ -275,19 +309,30 @@ export function createSessClient(options: SessClientOptions): SessApi {
       }
       return protocol(call.what, `HTTP ${status} without a Sess error body`);
     }
-    const { code, field, limit, length } = parsed.output.error;
+    const { limit, length } = parsed.output.error;
+    // A code or pointer of another shape is dropped (then the status alone classifies the error):
+    // it would be the server's free text in our message.
+    const code = SAFE_API_CODE.test(parsed.output.error.code) ? parsed.output.error.code : undefined;
+    const field =
+      parsed.output.error.field !== undefined && SAFE_POINTER.test(parsed.output.error.field)
+        ? parsed.output.error.field
+        : undefined;
     const extra = [
       field === undefined ? '' : ` at ${field}`,
       limit === undefined ? '' : ` (limit ${limit}${length === undefined ? '' : `, length ${length}`})`,
     ].join('');
     // Sess's own `message` is left out: only fixed words and numbers go into ours.
-    return new SessApiError('api', `Sess refused to ${call.what}: HTTP ${status} ${code}${extra}.`, {
-      status,
-      apiCode: code,
-      ...(field === undefined ? {} : { field }),
-      ...(limit === undefined ? {} : { limit }),
-      ...(length === undefined ? {} : { length }),
-    });
+    return new SessApiError(
+      'api',
+      `Sess refused to ${call.what}: HTTP ${status} ${code ?? 'error'}${extra}.`,
+      {
+        status,
+        ...(code === undefined ? {} : { apiCode: code }),
+        ...(field === undefined ? {} : { field }),
+        ...(limit === undefined ? {} : { limit }),
+        ...(length === undefined ? {} : { length }),
+      },
+    );
   }
 
   /** Send one call; return the decoded JSON of a success, throw a {@link SessApiError} otherwise. */

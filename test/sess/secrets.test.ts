@@ -175,6 +175,36 @@ describe('no secret leaks', () => {
       } finally {
         await echo.close();
       }
+      // A server that puts secrets in the error code and pointer.
+      const sly = await startDoubleServer((_req, res) => {
+        res.writeHead(422, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({ error: { code: sess.apiKey, message: 'x', field: `/${created.humanUrl}` } }),
+        );
+      });
+      try {
+        await attempt(() =>
+          createSessClient({
+            origin: sly.origin,
+            credential: () => sess.apiKey,
+            allowInsecureLocalhost: true,
+          }).getSession(created.sessionId),
+        );
+      } finally {
+        await sly.close();
+      }
+      // A body whose member names carry secrets.
+      sess.faults.malformed('get', { body: JSON.stringify({ [sess.apiKey]: 1, id: 5 }) });
+      await attempt(() => client.getSession(created.sessionId));
+      const raw = sess.sessions.get(created.sessionId)!.view;
+      const bad = JSON.stringify({
+        ...raw,
+        responses: [{ ...raw.responses[0]!, answer: { action: 'approve', values: { [sess.apiKey]: 1 } } }],
+      }).replace(/:1\}\}/, ':1e400}}');
+      sess.faults.malformed('get', { body: bad });
+      const leaky = await client.getSession(created.sessionId).catch((e: Error) => e);
+      errors.push(leaky);
+      expect((leaky as Error).message).toMatch(/at responses\.0\.answer\.values\./);
       // A malformed body that contains the link and the answer value.
       sess.faults.malformed('get', {
         body: JSON.stringify({ id: created.humanUrl, answer: SECRET_ANSWER_VALUE }),
@@ -189,7 +219,7 @@ describe('no secret leaks', () => {
       );
     });
 
-    expect(errors.length).toBeGreaterThanOrEqual(18);
+    expect(errors.length).toBeGreaterThanOrEqual(20);
     for (const error of errors) {
       const seen = `${inspect(error, { depth: 8, showHidden: true })} ${JSON.stringify(error)} ${String(error)}`;
       for (const secret of secrets)
