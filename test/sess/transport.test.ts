@@ -160,6 +160,7 @@ describe('edge runtimes (test double fetch: a network error with no code)', () =
     expect(seen).toHaveLength(1);
     expect(seen[0]?.url).toBe('https://api.sess.si/v1/sessions/ses_1');
     expect(seen[0]?.init?.redirect).toBe('manual');
-    expect((seen[0]?.init?.headers as Record<string, string>).authorization).toBe('Bearer sk_live_123');
+    const headers = seen[0]!.init!.headers as Record<string, string>;
+    expect(headers.authorization).toBe('Bearer sk_live_123');
   });
 });
