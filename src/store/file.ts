@@ -102,6 +102,8 @@ export function isProfileName(name: unknown): name is string {
 }
 
 /** Error codes that no retry fixes: the owner must fix permissions or the directory layout. */
+const IS_WINDOWS = process.platform === 'win32';
+
 const PERMANENT_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENAMETOOLONG']);
 
 function errnoCode(error: unknown): string | undefined {
@@ -117,7 +119,9 @@ function errnoCode(error: unknown): string | undefined {
 function ioError(error: unknown, doing: string): SessMcpError {
   if (error instanceof SessMcpError) return error;
   const code = errnoCode(error) ?? 'unknown';
-  const permanent = PERMANENT_CODES.has(code);
+  // On Windows a file another process has open (a reader, a virus scanner) refuses a rename or
+  // an unlink with EPERM/EACCES for a moment: there, that is transient.
+  const permanent = PERMANENT_CODES.has(code) && !(IS_WINDOWS && (code === 'EPERM' || code === 'EACCES'));
   return storeError(
     `The state store could not ${doing} (${code}).${permanent ? ' The owner must fix the state directory.' : ' Try again later.'}`,
     !permanent,
@@ -537,10 +541,18 @@ class ProfileFiles {
     return true;
   }
 
+  /**
+   * Make a rename or unlink durable. Windows cannot open a directory for `fsync` (and its renames
+   * are durable on their own); a file system that does not support it says EINVAL or ENOTSUP.
+   */
   private async syncDirectory(): Promise<void> {
+    if (IS_WINDOWS) return;
     const dir = await this.fs.open(this.handlesDir, 'r');
     try {
       await dir.sync();
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code !== 'EINVAL' && code !== 'ENOTSUP') throw error;
     } finally {
       await dir.close();
     }

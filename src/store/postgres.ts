@@ -152,7 +152,13 @@ async function makePool(connectionString: string): Promise<PoolLike> {
       cause,
     );
   }
-  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: 10_000, max: 10 });
+  // Bounded waits: a tool call must not hang on an unreachable or stuck database.
+  const pool = new pg.Pool({
+    connectionString,
+    connectionTimeoutMillis: 10_000,
+    query_timeout: 20_000,
+    max: 10,
+  });
   // An idle client's connection dropping must not crash the host; the next query reports it.
   (pool as unknown as { on?: (event: string, listener: () => void) => void }).on?.('error', () => {});
   return pool;

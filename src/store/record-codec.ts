@@ -189,7 +189,14 @@ export function encodeRecord(record: InteractionRecord): string {
  * not `handle`, is `corrupt`. Both are non-retryable `STATE_STORE_ERROR`.
  */
 export function decodeRecord(value: unknown, handle: string): InteractionRecord {
-  if (isObject(value) && value.format !== RECORD_FORMAT && 'format' in value) {
+  if (!isObject(value)) {
+    throw storeError(
+      'A stored record is unreadable (at the record: not an object). The owner must review it.',
+      false,
+      'corrupt',
+    );
+  }
+  if (value.format !== RECORD_FORMAT && 'format' in value) {
     throw storeError(
       `A stored record has an unsupported format; this version reads format ${RECORD_FORMAT}. The owner must review it.`,
       false,
@@ -231,7 +238,14 @@ export function decodeEnvelope(textContent: string, handle: string): VersionedRe
   } catch {
     throw storeError('A stored record is not valid JSON. The owner must review it.', false, 'corrupt');
   }
-  if (isObject(parsed) && 'format' in parsed && parsed.format !== FILE_ENVELOPE_FORMAT) {
+  if (!isObject(parsed)) {
+    throw storeError(
+      'A stored record file is not a JSON object. The owner must review it.',
+      false,
+      'corrupt',
+    );
+  }
+  if ('format' in parsed && parsed.format !== FILE_ENVELOPE_FORMAT) {
     throw storeError(
       `A stored record file has an unsupported format; this version reads format ${FILE_ENVELOPE_FORMAT}. The owner must review it.`,
       false,

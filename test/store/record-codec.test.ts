@@ -1,0 +1,110 @@
+/**
+ * The strict record codec of the durable stores: what it accepts, what it calls corrupt or
+ * unsupported, and that its messages name paths, never values.
+ */
+import { describe, expect, it } from 'vitest';
+import { isSessMcpError, type SessMcpError } from '../../src/core/errors.js';
+import { decodeEnvelope, decodeRecord, encodeEnvelope, encodeRecord } from '../../src/store/record-codec.js';
+import { httpA, makeRecord, STATE_KINDS, stdioA } from './fixtures.js';
+
+function failure(run: () => unknown): SessMcpError {
+  try {
+    run();
+  } catch (error) {
+    expect(isSessMcpError(error)).toBe(true);
+    return error as SessMcpError;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('record codec', () => {
+  it('round-trips a record of every state kind and both binding kinds', () => {
+    for (const binding of [stdioA, httpA]) {
+      for (const kind of STATE_KINDS) {
+        const record = makeRecord(binding, kind);
+        const text = encodeEnvelope(3, encodeRecord(record));
+        expect(decodeEnvelope(text, record.handle)).toEqual({ version: 3, record });
+      }
+    }
+  });
+
+  it('keeps keys it does not know inside a state (a newer optional field survives a read)', () => {
+    const record = makeRecord(stdioA, 'ask_closed');
+    const value = JSON.parse(encodeRecord(record));
+    value.state.futureField = { kept: true };
+    expect(decodeRecord(value, record.handle).state).toMatchObject({ futureField: { kept: true } });
+  });
+
+  const record = makeRecord(stdioA, 'answered');
+  const base = (): Record<string, unknown> => JSON.parse(encodeRecord(record));
+  const corrupt: [string, (v: Record<string, unknown>) => unknown, string][] = [
+    ['an unknown top-level key', (v) => ({ ...v, extra: 1 }), 'extra'],
+    ['a binding with an extra key', (v) => ({ ...v, binding: { ...stdioA, apiKey: 'x' } }), 'binding'],
+    ['a binding of no known kind', (v) => ({ ...v, binding: { kind: 'ftp' } }), 'binding.kind'],
+    ['an unknown state kind', (v) => ({ ...v, state: { kind: 'paused' } }), 'state.kind'],
+    [
+      'a state missing a field',
+      (v) => ({ ...v, state: { ...(v.state as object), response: undefined } }),
+      'state.response',
+    ],
+    [
+      'a revision that is not a whole number',
+      (v) => ({ ...v, state: { ...(v.state as object), revision: 1.5 } }),
+      'state.revision',
+    ],
+    ['a missing handle', (v) => ({ ...v, handle: undefined }), 'handle'],
+    ['not an object', () => ['a', 'list'], 'the record'],
+  ];
+  for (const [what, change, where] of corrupt) {
+    it(`calls ${what} corrupt, naming ${where} and no value`, () => {
+      const error = failure(() => decodeRecord(JSON.parse(JSON.stringify(change(base()))), record.handle));
+      expect(error.code).toBe('STATE_STORE_ERROR');
+      expect(error.retryable).toBe(false);
+      expect(error.reason).toBe('corrupt');
+      expect(error.message).toContain(where);
+      for (const secret of ['secret-link-token', 'secret answer text', record.handle]) {
+        expect(error.message).not.toContain(secret);
+      }
+    });
+  }
+
+  it('calls a record filed under another handle corrupt', () => {
+    expect(failure(() => decodeRecord(base(), 'sess_h_other')).reason).toBe('corrupt');
+  });
+
+  it('calls another record format or envelope format unsupported', () => {
+    expect(failure(() => decodeRecord({ ...base(), format: 2 }, record.handle)).reason).toBe(
+      'unsupported_version',
+    );
+    const envelope = (format: unknown) => JSON.stringify({ format, version: 1, record: base() });
+    expect(failure(() => decodeEnvelope(envelope(2), record.handle)).reason).toBe('unsupported_version');
+    expect(failure(() => decodeEnvelope(envelope('1'), record.handle)).reason).toBe('unsupported_version');
+  });
+
+  it('calls a broken envelope corrupt', () => {
+    for (const text of [
+      '',
+      '{"format":1,"version":1,"record":',
+      JSON.stringify({ format: 1, version: 0, record: base() }),
+      JSON.stringify({ format: 1, version: 2.5, record: base() }),
+      JSON.stringify({ format: 1, record: base() }),
+      JSON.stringify({ format: 1, version: 1, record: base(), extra: true }),
+      JSON.stringify({ version: 1, record: base() }),
+      'null',
+    ]) {
+      expect(failure(() => decodeEnvelope(text, record.handle)).reason, text.slice(0, 40)).toBe('corrupt');
+    }
+  });
+
+  it('refuses to encode a record that would not read back, without its values in the message', () => {
+    const bad = { ...record, state: { ...record.state, revision: 'two' } } as unknown as typeof record;
+    const error = failure(() => encodeRecord(bad));
+    expect(error.reason).toBe('invalid_record');
+    expect(error.retryable).toBe(false);
+    expect(error.message).toContain('state.revision');
+    expect(error.message).not.toContain('two');
+    const cyclic = { ...record } as Record<string, unknown>;
+    cyclic.self = cyclic;
+    expect(failure(() => encodeRecord(cyclic as unknown as typeof record)).reason).toBe('invalid_record');
+  });
+});
