@@ -9,6 +9,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode, SessMcpError } from '../../src/core/errors.js';
 import { storeError } from '../../src/core/memory-store.js';
 import type { StdioBinding } from '../../src/core/ports.js';
+import { SessApiError } from '../../src/core/ports.js';
 import { RECORD_FORMAT } from '../../src/core/record.js';
 import {
   approveAnswer,
@@ -573,6 +574,91 @@ describe('reading, waiting and verifying', () => {
     });
     expect(foreign.retryable).toBe(false);
     expect(foreign.message).not.toContain('/secret/path');
+  });
+});
+
+describe('the error mapping, case by case', () => {
+  it('Sess’s own 503 on create: nothing was done, so no record stays and it is retryable', async () => {
+    const harness = await start();
+    harness.sess.faults.fail('create', 503, { code: 'unavailable' });
+    const error = await expectCode(harness, 'SESS_UNAVAILABLE', 'sess_request', {
+      interaction: approveSurface,
+    });
+    expect(error.retryable).toBe(true);
+    expect(await harness.store().countUnfinished()).toBe(0);
+    harness.sess.faults.fail('create', 429, { code: 'rate_limited' });
+    await expectCode(harness, 'SESS_UNAVAILABLE', 'sess_request', { interaction: approveSurface });
+    expect(await harness.store().countUnfinished()).toBe(0);
+    expect(harness.sess.stats.of().sessionsCreated).toBe(0);
+  });
+
+  it('a refused or dropped publish keeps the request saved; the identical call applies it once', async () => {
+    const harness = await start();
+    const { created, answered } = await harness.answered();
+    const publish = {
+      handle: created.handle,
+      expected_revision: 1,
+      response_event_id: answered.response?.eventId,
+      interaction: followUpSurface,
+    };
+    harness.sess.faults.fail('publish', 503, { code: 'unavailable' });
+    await expectCode(harness, 'SESS_UNAVAILABLE', 'sess_publish', publish);
+    expect((await stateOf(harness, created.handle))?.kind).toBe('publish_pending');
+    harness.sess.faults.drop('publish');
+    await expectCode(harness, 'OUTCOME_UNKNOWN', 'sess_publish', publish);
+    expect((await stateOf(harness, created.handle))?.kind).toBe('publish_pending');
+    expect((await harness.ok('sess_publish', publish)).revision).toBe(2);
+    expect(harness.sess.stats.of().revisionsPublished).toBe(1);
+  });
+
+  it('a mutation the client refuses to send (not_sent, configuration) blocks', async () => {
+    // Double: a Sess client whose complete is refused by its own deterministic checks.
+    const harness = await start({
+      wrapSess: (sess) => ({
+        ...sess,
+        createSession: (input, o) => sess.createSession(input, o),
+        getSession: (id, o) => sess.getSession(id, o),
+        waitSession: (id, known, o) => sess.waitSession(id, known, o),
+        verifyResponse: (input, o) => sess.verifyResponse(input, o),
+        complete: async () => {
+          throw new SessApiError('not_sent', 'refused', { notSentKind: 'configuration' });
+        },
+      }),
+    });
+    const { created, answered } = await harness.answered();
+    const error = await expectCode(harness, 'MUTATION_REJECTED', 'sess_complete', {
+      handle: created.handle,
+      expected_revision: 1,
+      response_event_id: answered.response?.eventId,
+    });
+    expect(error.reason).toBe('not_sent_configuration');
+    expect(await stateOf(harness, created.handle)).toMatchObject({
+      kind: 'blocked',
+      previous: 'complete_pending',
+    });
+  });
+
+  it('a 404 of the interaction’s own Session blocks with RECOVERY_BLOCKED', async () => {
+    const harness = await start();
+    const { created } = await harness.answered();
+    harness.sess.faults.fail('get', 404, { code: 'not_found' });
+    const error = await expectCode(harness, 'RECOVERY_BLOCKED', 'sess_response', {
+      handle: created.handle,
+      revision: 1,
+    });
+    expect(error.reason).toBe('session_not_found');
+  });
+
+  it('a malformed confirming read is SESS_PROTOCOL_ERROR and the saved answer stays', async () => {
+    const harness = await start();
+    const { created } = await harness.answered();
+    const saved = await harness.record(created.handle);
+    harness.sess.faults.malformed('get');
+    await expectCode(harness, 'SESS_PROTOCOL_ERROR', 'sess_response', {
+      handle: created.handle,
+      revision: 1,
+    });
+    expect(await harness.record(created.handle)).toEqual(saved);
   });
 });
 

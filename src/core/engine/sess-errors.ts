@@ -40,12 +40,23 @@ function protocolError(): SessMcpError {
   );
 }
 
-function unavailable(what: string, err: SessApiError): SessMcpError {
+function unavailable(
+  what: string,
+  err: SessApiError,
+  next = 'nothing changed. Try again later.',
+): SessMcpError {
   const status = err.status === undefined ? '' : ` (HTTP ${err.status})`;
-  return new SessMcpError(
-    'SESS_UNAVAILABLE',
-    `Sess could not be reached while ${what}${status}; nothing changed. Try again later.`,
-  );
+  return new SessMcpError('SESS_UNAVAILABLE', `Sess could not be reached while ${what}${status}; ${next}`);
+}
+
+/** Sess's own `503 unavailable` error body: the request was refused before anything was done. */
+function saysNothingDone(err: SessApiError): boolean {
+  return err.status === 503 && err.apiCode === 'unavailable';
+}
+
+/** The tail of a mutation that was certainly not applied: the saved request waits for a repeat. */
+function stillSaved(tool: string): string {
+  return `nothing was applied and the request stays saved. Repeat the identical ${tool} call later.`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -103,6 +114,8 @@ export function classifyCreateFailure(error: unknown): CreateFailure {
           ),
         };
       }
+      // Sess's own `503 unavailable` promises nothing was done (docs/sess-api.md); any other 5xx may have.
+      if (saysNothingDone(err)) return { kind: 'not_created', error: unavailable('creating the link', err) };
       return { kind: 'unknown', reason: 'server_error' };
     }
     case 'transport':
@@ -215,19 +228,21 @@ export function classifyMutationFailure(
       if (err.notSentKind === 'configuration') return { kind: 'block', reason: 'not_sent_configuration' };
       return {
         kind: 'pending',
-        error: unavailable(`sending ${tool}; the request stays saved, so repeat the identical call`, err),
+        error: unavailable(`sending ${tool}`, err, stillSaved(tool)),
       };
     case 'api': {
       const status = err.status ?? 0;
       if (status === 429) {
         return {
           kind: 'pending',
-          error: unavailable(`sending ${tool}; the request stays saved, so repeat the identical call`, err),
+          error: unavailable(`sending ${tool}`, err, stillSaved(tool)),
         };
       }
       // A rejected key did nothing: the request stays saved for after the owner fixed the key.
       if (status === 401) return { kind: 'pending', error: notConfigured() };
       if (status >= 400 && status < 500) return { kind: 'block', reason: err.apiCode ?? `http_${status}` };
+      if (saysNothingDone(err))
+        return { kind: 'pending', error: unavailable(`sending ${tool}`, err, stillSaved(tool)) };
       return unknown();
     }
     case 'transport':
