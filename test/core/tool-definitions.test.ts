@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { TEXT_LIMITS } from '../../src/core/limits.js';
+import { REWAIT_LINE } from '../../src/core/result.js';
+import { TOOL_NAMES } from '../../src/core/schemas.js';
+import {
+  ASK_EXAMPLE,
+  COMPLETE_RULE,
+  listToolDefinitions,
+  REWAIT_RULE,
+  SERVER_INSTRUCTIONS,
+  TOOL_DEFINITIONS,
+} from '../../src/core/tool-definitions.js';
+import { askToSurface, parseToolArguments } from '../../src/core/validate.js';
+
+describe('the agent-facing rules', () => {
+  it('the sess_complete rule is in the instructions and in the sess_response and sess_complete descriptions', () => {
+    expect(COMPLETE_RULE).toMatch(/call sess_complete next unless you have a follow-up/);
+    expect(COMPLETE_RULE).toMatch(/only to show a follow-up, call sess_publish/);
+    expect(SERVER_INSTRUCTIONS).toContain(COMPLETE_RULE);
+    expect(TOOL_DEFINITIONS.sess_response.description).toContain(COMPLETE_RULE);
+    expect(TOOL_DEFINITIONS.sess_complete.description).toContain(COMPLETE_RULE);
+  });
+
+  it('the re-wait rule is in the instructions, the sess_response description and the re-wait line', () => {
+    for (const text of [REWAIT_RULE, REWAIT_LINE]) {
+      expect(text).toMatch(/call sess_response again/i);
+      expect(text).toMatch(/up to three times after your first call/);
+      expect(text).toMatch(/say continue/);
+    }
+    expect(SERVER_INSTRUCTIONS).toContain(REWAIT_RULE);
+    expect(TOOL_DEFINITIONS.sess_response.description).toContain(REWAIT_RULE);
+  });
+
+  it('sess_ask carries one complete good call that is valid', () => {
+    const description = TOOL_DEFINITIONS.sess_ask.description;
+    expect(description).toContain(JSON.stringify(ASK_EXAMPLE));
+    const args = parseToolArguments('sess_ask', JSON.parse(JSON.stringify(ASK_EXAMPLE)));
+    expect(askToSurface(args).title).toBe(ASK_EXAMPLE.question);
+  });
+
+  it('sess_request and sess_ask tell the agent to show the link at once', () => {
+    expect(TOOL_DEFINITIONS.sess_request.description).toMatch(/Show the person the humanUrl/);
+    expect(TOOL_DEFINITIONS.sess_ask.description).toMatch(/Show the person the humanUrl/);
+    expect(TOOL_DEFINITIONS.sess_ask.description).toMatch(/never waits/);
+  });
+});
+
+describe('definitions', () => {
+  it('lists the five tools in order with titles and annotations', () => {
+    expect(listToolDefinitions().map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
+    for (const tool of listToolDefinitions()) {
+      expect(tool.title.length).toBeGreaterThan(0);
+      expect(tool.annotations.title).toBe(tool.title);
+      expect(tool.description.length).toBeGreaterThan(100);
+    }
+    expect(TOOL_DEFINITIONS.sess_response.annotations.readOnlyHint).toBe(true);
+    expect(TOOL_DEFINITIONS.sess_request.annotations.readOnlyHint).toBe(false);
+    expect(TOOL_DEFINITIONS.sess_complete.annotations.idempotentHint).toBe(true);
+  });
+
+  it('no input schema names an API origin, key, workspace, Session ID or callback URL', () => {
+    const forbidden = /"(api_?origin|origin|api_?key|key|workspace(_id)?|session_?id|callback(_url)?)"\s*:/i;
+    for (const tool of listToolDefinitions()) {
+      const properties = JSON.stringify(tool.inputSchema.properties);
+      expect(properties).not.toMatch(forbidden);
+    }
+  });
+
+  it('every person-read text property carries its purpose, limit and an example', () => {
+    const limits = new Set<number>(Object.values(TEXT_LIMITS));
+    let checked = 0;
+    const visit = (node: unknown, where: string): void => {
+      if (Array.isArray(node)) {
+        node.forEach((item, index) => visit(item, `${where}/${index}`));
+        return;
+      }
+      if (node === null || typeof node !== 'object') return;
+      const schema = node as Record<string, unknown>;
+      const properties = schema.properties as Record<string, Record<string, unknown>> | undefined;
+      for (const [name, property] of Object.entries(properties ?? {})) {
+        if (
+          property.type === 'string' &&
+          typeof property.maxLength === 'number' &&
+          limits.has(property.maxLength)
+        ) {
+          checked++;
+          expect(property.description, `${where}/${name}`).toEqual(
+            expect.stringContaining(String(property.maxLength)),
+          );
+          expect(
+            Array.isArray(property.examples) && property.examples.length > 0,
+            `${where}/${name} examples`,
+          ).toBe(true);
+        }
+      }
+      for (const [key, value] of Object.entries(schema)) visit(value, `${where}/${key}`);
+    };
+    for (const tool of listToolDefinitions()) visit(tool.inputSchema, tool.name);
+    expect(checked).toBeGreaterThanOrEqual(20);
+  });
+
+  it('keeps tools/list reasonably small', () => {
+    const bytes = JSON.stringify(listToolDefinitions()).length;
+    expect(bytes).toBeLessThan(60_000);
+  });
+});
