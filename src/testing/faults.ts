@@ -51,6 +51,11 @@ export type ReceiptTamper =
   | { mode: 'unknown_key' }
   /** Re-sign with a key of another workspace that is in the key set. */
   | { mode: 'other_workspace_key' }
+  /**
+   * Replace it with a genuine receipt of another answer of the same workspace (an earlier
+   * revision of the same Session when there is one): a valid signature over someone else's claims.
+   */
+  | { mode: 'replay' }
   /** Change one claim and re-sign with the genuine key (a valid signature over wrong claims). */
   | {
       mode: 'claim';
@@ -79,6 +84,8 @@ export type LocalFault =
   | { kind: 'delay'; ms: number }
   /** Handle the call (the change is committed), then destroy the connection without answering. */
   | { kind: 'commit_then_drop' }
+  /** Handle the call (the change is committed), then answer with an error status anyway. */
+  | { kind: 'commit_then_status'; status: number; code?: string }
   /** Handle the call (committed), then answer with its status and this body (default: truncated JSON). */
   | { kind: 'malformed'; body?: string }
   /** Handle the call (committed), then answer with a self-contradictory view. */
@@ -154,6 +161,22 @@ export class LocalFaults {
   /** Commit the next call(s), then destroy the connection without answering (an unknown outcome). */
   commitThenDrop(endpoint: LocalEndpoint, options: FaultTimes = {}): void {
     this.inject(endpoint, { kind: 'commit_then_drop' }, options);
+  }
+
+  /** Commit the next call(s), then answer with an error `status` (e.g. 500): the outcome looks failed but is not. */
+  commitThenFail(
+    endpoint: LocalEndpoint,
+    status: number,
+    options: FaultTimes & { code?: string } = {},
+  ): void {
+    const { times, code } = options;
+    this.inject(
+      endpoint,
+      code === undefined
+        ? { kind: 'commit_then_status', status }
+        : { kind: 'commit_then_status', status, code },
+      { times },
+    );
   }
 
   /** Commit the next call(s), then answer with a malformed body. */

@@ -299,6 +299,18 @@ export function createRequestListener(
         return model.keys.sign(parsed.payload, { kid: await tamperKeys.unknownKid(ws) });
       case 'other_workspace_key':
         return model.keys.sign(parsed.payload, { kid: await tamperKeys.foreignKid(ws) });
+      case 'replay': {
+        const sid = parsed.payload.sid;
+        const own = model.sessions.get(String(sid));
+        const mine = own?.responses.map((r) => r.receipt) ?? [];
+        const other =
+          mine.find((r) => r !== jws) ??
+          [...model.sessions.values()]
+            .filter((x) => x.workspaceId === ws && x.id !== sid)
+            .flatMap((x) => x.responses.map((r) => r.receipt))
+            .at(-1);
+        return other ?? jws;
+      }
       case 'claim': {
         const payload = { ...parsed.payload };
         const old = payload[tamper.claim];
@@ -366,6 +378,13 @@ export function createRequestListener(
     if (fault?.kind === 'commit_then_drop') {
       req.socket.destroy();
       return;
+    }
+    if (fault?.kind === 'commit_then_status') {
+      const code =
+        fault.code ?? DEFAULT_CODES[fault.status] ?? (fault.status >= 500 ? 'internal' : 'invalid_request');
+      result = failureResult(
+        new ApiFailure(fault.status, code, `Injected ${fault.status} ${code} after the change.`),
+      );
     }
     if (result.status >= 200 && result.status < 300 && fault) {
       if (fault.kind === 'malformed') {

@@ -103,6 +103,29 @@ describe('faults', () => {
     expect(done.json.status).toBe('completed');
   });
 
+  it('commit_then_status: the change is committed but the answer is an error', async () => {
+    const s = await createSession(sess);
+    await sess.submitAnswer(s.human_url, ANSWER);
+    const evt = (await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.responses[0].event_id;
+    const key = newKey();
+    sess.faults.commitThenFail('complete', 500);
+    const res = await call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {
+      body: { response_event_id: evt },
+      key,
+      ifMatch: 1,
+    });
+    expect(res.status).toBe(500);
+    expect(res.json.error.code).toBe('internal');
+    expect(sess.sessions.get(s.id)!.view.status).toBe('completed');
+    const replay = await call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {
+      body: { response_event_id: evt },
+      key,
+      ifMatch: 1,
+    });
+    expect(replay.status).toBe(200);
+    expect(replay.json.status).toBe('completed');
+  });
+
   it('malformed: a 2xx whose body is not JSON (the change is committed)', async () => {
     const before = sess.stats.of().sessionsCreated;
     sess.faults.malformed('create');

@@ -134,6 +134,25 @@ describe('tampered receipts (fault)', () => {
     expect(result.claims!.ws).toBe(sess.workspaceId);
   });
 
+  it('replay: a genuine receipt of an earlier answer stands in for the current one', async () => {
+    const s = await createSession(sess);
+    await sess.submitAnswer(s.human_url, ANSWER);
+    const evt1 = (await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.responses[0].event_id;
+    await call(sess, 'POST', `/v1/sessions/${s.id}/revisions`, {
+      body: { response_event_id: evt1, interaction: sampleSurface('Next?') },
+      key: `replay-${s.id}`,
+      ifMatch: 1,
+    });
+    await sess.submitAnswer(s.human_url, ANSWER);
+    sess.faults.tamperReceipt('get', { mode: 'replay' });
+    const view = (await call(sess, 'GET', `/v1/sessions/${s.id}`)).json;
+    const second = await inspect(sess.origin, view.responses[1].receipt);
+    expect(second.ok).toBe(true);
+    expect(second.claims!.rev).toBe(1);
+    expect(second.claims!.evt).toBe(evt1);
+    expect(view.responses[1].event_id).not.toBe(evt1);
+  });
+
   it.each(['sid', 'rev', 'evt', 'sdg', 'adg', 'ws'] as const)(
     'claim %s: a valid signature over a changed claim',
     async (claim) => {
