@@ -26,10 +26,12 @@ find_bin() {
 }
 
 as_owner() {
-  if [ "$(id -u)" = 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    "$@"
+  elif command -v runuser >/dev/null 2>&1; then
     runuser -u postgres -- "$@"
   else
-    "$@"
+    su -s /bin/sh postgres -c "$(printf '%q ' "$@")"
   fi
 }
 
@@ -54,11 +56,22 @@ if [ -z "$bin" ]; then
   [ -n "$bin" ] || { echo "ci-postgres: no initdb after installing postgresql" >&2; exit 1; }
 fi
 
+# initdb refuses root: as root, the cluster belongs to `postgres` (the package creates that user).
+if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+  useradd --system --user-group --no-create-home --shell /bin/sh postgres
+fi
+
 url() { echo "export DATABASE_URL=postgres://postgres@127.0.0.1:$(cat "$dir/port")/$db"; }
 
-# Reuse a running cluster.
-if [ -f "$dir/port" ] && [ -f "$dir/data/postmaster.pid" ] &&
-  as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+# Reuse a running cluster that answers (a killed server can linger as a zombie "running").
+ready() {
+  if [ -x "$bin/pg_isready" ]; then
+    "$bin/pg_isready" -q -h 127.0.0.1 -p "$(cat "$dir/port")" -t 5
+  else
+    as_owner "$bin/pg_ctl" -D "$dir/data" status >/dev/null 2>&1
+  fi
+}
+if [ -f "$dir/port" ] && [ -f "$dir/data/postmaster.pid" ] && ready; then
   url
   exit 0
 fi
