@@ -71,7 +71,7 @@ describe('definitions', () => {
     let checked = 0;
     const visit = (node: unknown, where: string): void => {
       if (Array.isArray(node)) {
-        node.forEach((item, index) => visit(item, `${where}/${index}`));
+        for (let index = 0; index < node.length; index++) visit(node[index], `${where}/${index}`);
         return;
       }
       if (node === null || typeof node !== 'object') return;
