@@ -283,6 +283,34 @@ describe.skipIf(!HAVE_CHROMIUM)(
       expect(trip.answers()[0]?.action).toBe('cancel');
     });
 
+    it('refuses a second tab once answered, and a stale tab after a follow-up, showing where things are', async () => {
+      const session = await createSession(runtime, FOLLOW_UP);
+      const [first, second, third] = await Promise.all([phone(), phone(), phone()]);
+      await Promise.all([first.goto(session.url), second.goto(session.url), third.goto(session.url)]);
+      await first.getByLabel('14:30').check();
+      await first.getByRole('button', { name: 'Book it' }).click();
+      await first.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+
+      await second.getByLabel('15:00').check();
+      const refused = second.waitForResponse((r) => r.request().method() === 'POST');
+      await second.getByRole('button', { name: 'Book it' }).click();
+      expect((await refused).status()).toBe(409);
+      await second.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+      expect(session.answers()).toEqual([{ action: 'ok', values: { time: '1430' } }]);
+
+      // The agent asks again; the third tab still shows the first form and is told the page changed.
+      const next: Surface = { ...FOLLOW_UP, title: 'Pick a return time' };
+      await session.publish(next);
+      await third.getByLabel('15:00').check();
+      const conflict = third.waitForResponse((r) => r.request().method() === 'POST');
+      await third.getByRole('button', { name: 'Book it' }).click();
+      expect((await conflict).status()).toBe(409);
+      await third.getByRole('heading', { level: 1, name: next.title }).waitFor();
+      expect(await third.getByRole('alert').textContent()).toContain('This page changed');
+      await shot(third, '12-page-changed');
+      expect(session.answers()).toHaveLength(1);
+    });
+
     it('shows a lapsed link with "Ask for more time", and a link closed for good without it', async () => {
       // A link of 20 hours or less lapses first and can be extended.
       const lapsed = await createSession(runtime, SHORT_ASK, 60);

@@ -396,6 +396,12 @@ describe('renderPage: the other states', () => {
     expect(again.l.some((t) => t.attrs.role === 'alert')).toBe(true);
   });
 
+  it('refuses a view it does not know by name', () => {
+    expect(() => renderPage({ kind: 'gone' } as unknown as PageView)).toThrow(
+      new TypeError('renderPage: unknown view kind "gone"'),
+    );
+  });
+
   it('ask_full and not_found: clear pages without a form', () => {
     const full = text({ kind: 'ask_full', title: 'T' });
     expect(full.plain).toContain('This Ask is full.');

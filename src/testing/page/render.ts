@@ -122,6 +122,10 @@ export function renderPage(view: PageView): string {
           '<p>Check that you opened the whole link, or ask the sender for a new one.</p>',
         ),
       });
+    default:
+      throw new TypeError(
+        `renderPage: unknown view kind ${JSON.stringify((view as { kind?: unknown }).kind)}`,
+      );
   }
 }
 
