@@ -232,7 +232,7 @@ describe('crash and restart over stdio', () => {
     ).toBe('completed');
     steps.push('response (completed)');
 
-    expect(steps).toHaveLength(10);
+    expect(steps).toHaveLength(9);
     expect(sess.stats.of().sessionsCreated).toBe(1);
     expect(sess.sessions.list()).toHaveLength(1);
     expect(sess.stats.of().sessionsCompleted).toBe(1);
