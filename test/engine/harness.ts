@@ -77,12 +77,15 @@ export interface HarnessOptions {
   wrapStore?: (store: HandleStore) => HandleStore;
   /** Wrap the Sess client (a named double). */
   wrapSess?: (sess: SessApi) => SessApi;
+  /** Where records live. @default a fresh memory store */
+  stores?: HandleStoreFactory;
 }
 
 /** A running harness. */
 export interface Harness {
   sess: LocalSess;
   client: SessApi;
+  /** Where records live; replace it to simulate a restart over the same durable state. */
   stores: HandleStoreFactory;
   engine: SessEngine;
   /** The binding calls run with; change it to act as another profile, origin or key. */
@@ -119,7 +122,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     keyRefreshCooldownMs: 0,
   });
   const client = options.wrapSess ? options.wrapSess(realClient) : realClient;
-  const stores = createMemoryHandleStore();
+  const stores = options.stores ?? createMemoryHandleStore();
   const original: StdioBinding = {
     kind: 'stdio',
     profile: 'default',
@@ -154,7 +157,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (out.ok) throw new Error(`${tool} succeeded: ${JSON.stringify(out.interaction)}`);
       return out.error;
     },
-    record: (handle) => stores.forBinding(original).get(handle),
+    record: (handle) => harness.stores.forBinding(original).get(handle),
     makeEngine: (extra = {}) =>
       createSessEngine({
         authority,
@@ -162,7 +165,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         ...options.engine,
         ...extra,
       }),
-    store: () => stores.forBinding(original),
+    store: () => harness.stores.forBinding(original),
     async request(surface = approveSurface, extra = {}) {
       const created = await harness.ok('sess_request', { interaction: surface, ...extra });
       if (created.humanUrl === undefined) throw new Error('no humanUrl');
@@ -182,7 +185,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
   const authority: Authority = {
     async resolve() {
-      const view = stores.forBinding(harness.binding);
+      const view = harness.stores.forBinding(harness.binding);
       return {
         binding: harness.binding,
         sess: client,
