@@ -1,0 +1,252 @@
+/**
+ * Error codes through the tools over a real stdio child, one server for the file: each test
+ * provokes one documented code with the local runtime's faults (or the real file store) and
+ * asserts the code, its retry flag and what Sess saw. `NOT_CONFIGURED`, `BINDING_MISMATCH`,
+ * `HANDLE_NOT_FOUND` (configuration.test.ts), `CREATE_OUTCOME_UNKNOWN`, `MUTATION_REJECTED`
+ * (records-bin.test.ts) and `INVALID_STATE` (flow.test.ts) are covered elsewhere.
+ * `CREATED_NOT_SAVED` needs a store that fails after the create: the engine suite covers it with a
+ * named double (a real file store cannot be made to fail here: the tests run as root).
+ */
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StdioBinding } from '../../src/core/ports.js';
+import type { InteractionRecord } from '../../src/core/record.js';
+import { credentialGenerationOf, loadOrCreateCredentialKey } from '../../src/stdio/credential.js';
+import { createFileHandleStore } from '../../src/store/file.js';
+import { createSecretsAudit } from '../support/audit.js';
+import {
+  cleanBuilds,
+  errorOf,
+  interactionOf,
+  type StdioStack,
+  startStack,
+  type ToolCallResult,
+} from './harness.js';
+
+const audit = createSecretsAudit();
+let stack: StdioStack;
+beforeAll(async () => {
+  stack = await startStack({ client: 'v2', audit });
+});
+afterAll(async () => {
+  await stack.close();
+  await cleanBuilds();
+  audit.assertClean();
+});
+
+const surface = {
+  mode: 'interactive',
+  title: 'Rename the project?',
+  source: {
+    kind: 'sess_surface',
+    components: [
+      { type: 'field', name: 'name', label: 'New name', schema: { type: 'string', maxLength: 60 } },
+    ],
+  },
+  actions: [{ id: 'ok', label: 'Rename', intent: 'approve' }],
+};
+const other = { ...surface, title: 'Something else?' };
+
+const call = (name: string, args: Record<string, unknown>): Promise<ToolCallResult> =>
+  stack.server.callTool(name, args);
+
+/** A new interaction answered by the person and read as `answered` (verified). */
+async function answeredInteraction(value: string) {
+  const created = interactionOf(await call('sess_request', { interaction: surface }));
+  audit.url(created.humanUrl!, 'sess link');
+  audit.answer({ value });
+  await stack.sess.submitAnswer(created.humanUrl!, { action: 'ok', values: { name: value } });
+  const answered = interactionOf(
+    await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
+  );
+  expect(answered.state).toBe('answered');
+  return { handle: created.handle, eventId: answered.response!.eventId };
+}
+
+describe('error codes over stdio', () => {
+  it('INVALID_ARGUMENTS: a title over 80 code points, refused before anything is sent', async () => {
+    const before = stack.sess.stats.requests.create ?? 0;
+    const error = errorOf(await call('sess_request', { interaction: { ...surface, title: '✓'.repeat(81) } }));
+    expect(error).toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+      retryable: false,
+      field: '/interaction/title',
+      limit: 80,
+      length: 81,
+    });
+    expect(stack.sess.stats.requests.create ?? 0).toBe(before);
+    expect(errorOf(await call('sess_response', { handle: 'x', revision: 1, extra: true })).code).toBe(
+      'INVALID_ARGUMENTS',
+    );
+  });
+
+  it('CREATE_REJECTED and PLAN_LIMIT_REACHED: nothing is kept', async () => {
+    const records = () => readdir(join(stack.stateDir, 'profiles', 'default', 'handles')).catch(() => []);
+    const before = (await records()).length;
+    stack.sess.faults.fail('create', 422, {
+      code: 'invalid_request',
+      field: '/interaction/title',
+      limit: 10,
+      length: 19,
+    });
+    expect(errorOf(await call('sess_request', { interaction: surface }))).toMatchObject({
+      code: 'CREATE_REJECTED',
+      retryable: false,
+    });
+    stack.sess.faults.fail('create', 403, { code: 'plan_limit' });
+    expect(errorOf(await call('sess_request', { interaction: surface })).code).toBe('PLAN_LIMIT_REACHED');
+    expect((await records()).length).toBe(before);
+  });
+
+  it('SESS_UNAVAILABLE: retryable, nothing changed, the retry succeeds', async () => {
+    const created = interactionOf(await call('sess_request', { interaction: surface }));
+    audit.url(created.humanUrl!, 'sess link');
+    stack.sess.faults.fail('wait', 503);
+    expect(
+      errorOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 100 })),
+    ).toMatchObject({
+      code: 'SESS_UNAVAILABLE',
+      retryable: true,
+    });
+    expect(
+      interactionOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 })).state,
+    ).toBe('waiting');
+  });
+
+  it('SESS_PROTOCOL_ERROR: a self-contradictory view fails closed and changes nothing', async () => {
+    const created = interactionOf(await call('sess_request', { interaction: surface }));
+    audit.url(created.humanUrl!, 'sess link');
+    stack.sess.faults.contradictory('wait', { variant: 'answered_without_answer' });
+    expect(
+      errorOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 100 })),
+    ).toMatchObject({
+      code: 'SESS_PROTOCOL_ERROR',
+      retryable: false,
+    });
+    expect(
+      interactionOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 })).state,
+    ).toBe('waiting');
+  });
+
+  it('REVISION_MISMATCH and RESPONSE_MISMATCH: refused without a request', async () => {
+    const { handle, eventId } = await answeredInteraction('project zebra one');
+    expect(errorOf(await call('sess_response', { handle, revision: 2 })).code).toBe('REVISION_MISMATCH');
+    const completes = stack.sess.stats.requests.complete ?? 0;
+    expect(
+      errorOf(await call('sess_complete', { handle, expected_revision: 1, response_event_id: `${eventId}x` }))
+        .code,
+    ).toBe('RESPONSE_MISMATCH');
+    expect(
+      errorOf(await call('sess_complete', { handle, expected_revision: 3, response_event_id: eventId })).code,
+    ).toBe('REVISION_MISMATCH');
+    expect(stack.sess.stats.requests.complete ?? 0).toBe(completes);
+  });
+
+  it('OUTCOME_UNKNOWN: a lost complete is reconciled by repeating the identical call', async () => {
+    const { handle, eventId } = await answeredInteraction('project zebra two');
+    stack.sess.faults.commitThenDrop('complete');
+    const args = { handle, expected_revision: 1, response_event_id: eventId };
+    expect(errorOf(await call('sess_complete', args))).toMatchObject({
+      code: 'OUTCOME_UNKNOWN',
+      retryable: true,
+    });
+    expect(interactionOf(await call('sess_complete', args)).state).toBe('completed');
+    const session = stack.sess.sessions
+      .list()
+      .find(
+        (s) =>
+          s.view.status === 'completed' && s.view.responses[0]?.answer.values.name === 'project zebra two',
+      );
+    expect(session).toBeDefined();
+  });
+
+  it('PENDING_MUTATION_DIFFERS and MUTATION_PENDING while a publish is unconfirmed', async () => {
+    const { handle, eventId } = await answeredInteraction('project zebra three');
+    stack.sess.faults.fail('publish', 500);
+    const publish = { handle, expected_revision: 1, response_event_id: eventId, interaction: surface };
+    expect(errorOf(await call('sess_publish', publish)).code).toBe('OUTCOME_UNKNOWN');
+    const sent = stack.sess.stats.requests.publish ?? 0;
+    expect(errorOf(await call('sess_publish', { ...publish, interaction: other })).code).toBe(
+      'PENDING_MUTATION_DIFFERS',
+    );
+    expect(
+      errorOf(await call('sess_complete', { handle, expected_revision: 1, response_event_id: eventId })).code,
+    ).toBe('MUTATION_PENDING');
+    expect(stack.sess.stats.requests.publish ?? 0).toBe(sent);
+    // The identical repeat replays the saved request.
+    expect(interactionOf(await call('sess_publish', publish))).toMatchObject({
+      revision: 2,
+      state: 'waiting',
+    });
+  });
+
+  it('VERIFICATION_FAILED: a tampered receipt blocks and releases nothing', async () => {
+    const created = interactionOf(await call('sess_request', { interaction: surface }));
+    audit.url(created.humanUrl!, 'sess link');
+    const value = 'forged answer zebra';
+    audit.answer({ value });
+    await stack.sess.submitAnswer(created.humanUrl!, { action: 'ok', values: { name: value } });
+    stack.sess.faults.tamperReceipt('wait', { mode: 'signature' });
+    const result = await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 });
+    expect(errorOf(result)).toMatchObject({ code: 'VERIFICATION_FAILED', retryable: false });
+    expect(JSON.stringify(result)).not.toContain(value);
+    // Blocked for good: the next call answers the same code without releasing the answer.
+    const again = await call('sess_response', { handle: created.handle, revision: 1 });
+    expect(errorOf(again)).toMatchObject({ code: 'VERIFICATION_FAILED', state: 'blocked' });
+    expect(JSON.stringify(again)).not.toContain(value);
+  });
+
+  it('RECOVERY_BLOCKED: the Session vanished while a saved answer was re-confirmed', async () => {
+    const { handle } = await answeredInteraction('project zebra four');
+    stack.sess.faults.fail('get', 404, { code: 'not_found' });
+    expect(errorOf(await call('sess_response', { handle, revision: 1 }))).toMatchObject({
+      code: 'RECOVERY_BLOCKED',
+      reason: 'session_not_found',
+    });
+  });
+
+  it('STATE_STORE_ERROR: an unreadable record file is not retryable', async () => {
+    const created = interactionOf(await call('sess_request', { interaction: surface }));
+    audit.url(created.humanUrl!, 'sess link');
+    await writeFile(
+      join(stack.stateDir, 'profiles', 'default', 'handles', `${created.handle}.json`),
+      '{"format":',
+    );
+    expect(errorOf(await call('sess_response', { handle: created.handle, revision: 1 }))).toMatchObject({
+      code: 'STATE_STORE_ERROR',
+      retryable: false,
+    });
+  });
+
+  it('STATE_STORE_FULL: the 101st unfinished interaction of a profile is refused before Sess', async () => {
+    // Fill the profile up to 100 unfinished records with the server's own binding.
+    const secret = await loadOrCreateCredentialKey(join(stack.stateDir, 'profiles', 'default'));
+    const binding: StdioBinding = {
+      kind: 'stdio',
+      profile: 'default',
+      apiOrigin: stack.sess.origin,
+      credentialGeneration: credentialGenerationOf(secret, stack.sess.apiKey),
+    };
+    const store = createFileHandleStore({ stateDir: stack.stateDir, profile: 'default' }).forBinding(binding);
+    let n = await store.countUnfinished();
+    const now = new Date().toISOString();
+    while (n < 100) {
+      const record: InteractionRecord = {
+        format: 1,
+        handle: `sess_h_filler_${String(n).padStart(4, '0')}`,
+        binding,
+        createdAt: now,
+        updatedAt: now,
+        state: { kind: 'create_intent', request: { idempotencyKey: `idem_${n}`, surface: surface as never } },
+      };
+      await store.create(record);
+      n += 1;
+    }
+    const before = stack.sess.stats.requests.create ?? 0;
+    expect(errorOf(await call('sess_request', { interaction: surface }))).toMatchObject({
+      code: 'STATE_STORE_FULL',
+    });
+    expect(stack.sess.stats.requests.create ?? 0).toBe(before);
+  });
+});
