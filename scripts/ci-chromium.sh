@@ -19,12 +19,19 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-# Update the package lists only when they are missing or do not know the package yet.
+install_chromium() {
+  # debconf's "delaying package configuration" note is noise on a minimal image; real errors still show.
+  $SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null 2> >(grep -v '^debconf: ' >&2)
+}
+# Update the package lists only when they do not know the package yet, or are too old to
+# fetch it (a failed install is retried once after an update).
 if ! apt-cache show chromium >/dev/null 2>&1; then
   $SUDO apt-get update -qq >/dev/null
 fi
-# debconf's "delaying package configuration" note is noise on a minimal image; real errors still show.
-$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null 2> >(grep -v '^debconf: ' >&2)
+if ! install_chromium; then
+  $SUDO apt-get update -qq >/dev/null
+  install_chromium
+fi
 
 if [ ! -x /usr/bin/chromium ]; then
   echo "ci-chromium: chromium was installed but /usr/bin/chromium is still missing" >&2
