@@ -96,6 +96,38 @@ describe('waits over stdio', () => {
     },
   );
 
+  it('a host that disconnects mid-wait ends it as needs_resume; the server exits; a new one resumes', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current });
+    const { sess } = stack;
+    const server = stack.server;
+    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    audits.current.url(created.humanUrl!, 'sess link');
+    const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
+    const pending = server.callTool('sess_response', {
+      handle: created.handle,
+      revision: 1,
+      wait_ms: 45_000,
+    });
+    pending.catch(() => undefined);
+    await sess.whenWaiting(sessionId, 1);
+    const closing = Date.now();
+    await server.close(); // stdin closes: the host went away
+    expect(Date.now() - closing).toBeLessThan(10_000);
+    expect(server.stderr()).toMatch(/"tool":"sess_response","state":"needs_resume"/);
+    expect(sess.pendingWaits(sessionId)).toBe(0);
+
+    const note = 'answered while the host was away';
+    audits.current.answer({ note });
+    await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+    const next = await stack.restart({ kill: false });
+    // A fresh process does its first read through the wait, which also teaches the client the workspace.
+    const resumed = interactionOf(
+      await next.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
+    );
+    expect(resumed).toMatchObject({ state: 'answered', response: { values: { note } } });
+    expect(sess.stats.of().sessionsCreated).toBe(1);
+  });
+
   it('ends a wait at the ceiling as waiting, with the re-wait line first', async () => {
     stack = await startStack({ client: 'v2', audit: audits.current, env: { SESS_MCP_MAX_WAIT_MS: '300' } });
     const { server } = stack;
