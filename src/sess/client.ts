@@ -237,6 +237,25 @@ interface Call {
 /**
  * Create a {@link SessApi} bound to one origin and credential.
  *
+ * Every method throws only {@link SessApiError}; its `kind` says what happened (the engine turns
+ * kinds into tool errors as `docs/architecture.md`, "Error mapping", says):
+ * - `api`: Sess answered with an error body (`status`, `apiCode`, `field`, `limit`, `length`), or
+ *   a 5xx without one (`status` only);
+ * - `not_sent`: nothing left this process, `notSentKind: 'transport'` (refused, unreachable, DNS,
+ *   TLS) or `'configuration'` (the client refused to build the request: a bad id, idempotency key,
+ *   revision, wait or lifetime);
+ * - `transport`: a read's connection failed after it may have been sent;
+ * - `unknown_outcome`: a create, publish or complete was (possibly) sent and its answer was lost,
+ *   including when the client's deadline ran out; repeat it with the same idempotency key;
+ * - `timeout`: a read had no answer by the deadline (`requestTimeoutMs`, or a wait's `timeoutMs`
+ *   plus `requestTimeoutMs`);
+ * - `aborted`: the caller's signal ended the call;
+ * - `configuration`: no usable API key (the provider failed, returned nothing, or a value that
+ *   cannot be a bearer token), or a Surface that is not JSON when verifying;
+ * - `protocol`: a response that is malformed, self-contradictory, of another Session or
+ *   workspace, a redirect, or a 4xx without a Sess error body; fail closed;
+ * - `verification`: a receipt did not verify (`reason`).
+ *
  * @throws TypeError naming the option when an option is invalid.
  * @example
  * ```ts
