@@ -231,16 +231,22 @@ const SafeKeySchema = v.pipe(
 );
 
 /** Any JSON value; its keys are checked like every other key. Used for a field's `value`. */
-export const JsonValueSchema: v.GenericSchema<JsonValue> = v.lazy(() =>
-  v.union([
+export const JsonValueSchema: v.GenericSchema<JsonValue> = v.lazy(() => jsonValueUnion());
+
+let jsonValueCache: v.GenericSchema<JsonValue> | undefined;
+
+// Built once: `v.lazy` calls its getter on every run.
+function jsonValueUnion(): v.GenericSchema<JsonValue> {
+  jsonValueCache ??= v.union([
     v.string(),
     v.number(),
     v.boolean(),
     v.null(),
     v.array(JsonValueSchema),
     record(SafeKeySchema, JsonValueSchema),
-  ]),
-);
+  ]);
+  return jsonValueCache;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Field schema subset
