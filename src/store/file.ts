@@ -87,7 +87,9 @@ export interface FileHandleStore extends HandleStoreFactory {
 const PROFILE_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
 const RECORD_SUFFIX = '.json';
 const TEMP_SUFFIX = '.tmp';
-const LOCK_WAIT_MS = 10_000;
+const LOCK_WAIT_MS = 20_000;
+/** How long a waiter's announcement in `handles.lock.next` counts. */
+const NEXT_FRESH_MS = 1_000;
 const LOCK_STALE_MS = 30_000;
 /**
  * A summary of the profile's files is taken again after this long even when nothing announced a
@@ -190,6 +192,7 @@ async function inBatches<T, R>(
 class ProfileFiles {
   readonly handlesDir: string;
   private readonly lockPath: string;
+  private readonly nextPath: string;
   private readonly genPath: string;
   private tempSwept = false;
   private readonly cache = new Map<string, { key: string; value: VersionedRecord | SessMcpError }>();
@@ -203,6 +206,7 @@ class ProfileFiles {
   ) {
     this.handlesDir = join(profileDir, 'handles');
     this.lockPath = join(profileDir, 'handles.lock');
+    this.nextPath = join(profileDir, 'handles.lock.next');
     this.genPath = join(profileDir, 'handles.gen');
   }
 
@@ -249,9 +253,21 @@ class ProfileFiles {
     }
   }
 
+  /**
+   * Take the lock file. The lock is not fair by itself (a process with queued work takes it again
+   * at once), so a process that waits says so in `handles.lock.next`, and a taker that sees
+   * another live process waiting there steps back for a moment first.
+   */
   private async acquireLockFile(): Promise<void> {
     const deadline = Date.now() + LOCK_WAIT_MS;
+    let announcedAt = 0;
+    let steppedBack = 0;
     for (let attempt = 0; ; attempt++) {
+      if (steppedBack < 50 && (await this.anotherIsNext())) {
+        steppedBack++;
+        await sleep(2);
+        continue;
+      }
       try {
         const file = await this.fs.open(this.lockPath, 'wx', 0o600);
         try {
@@ -259,6 +275,7 @@ class ProfileFiles {
         } finally {
           await file.close();
         }
+        if (announcedAt !== 0) await this.fs.unlink(this.nextPath).catch(() => undefined);
         return;
       } catch (error) {
         if (errnoCode(error) !== 'EEXIST') throw ioError(error, 'take the profile lock');
@@ -270,7 +287,40 @@ class ProfileFiles {
       if (Date.now() > deadline) {
         throw storeError('The profile is busy (another process holds its lock). Try again.', true, 'busy');
       }
-      await sleep(Math.min(1 + attempt, 20) * (0.5 + Math.random()));
+      if (Date.now() - announcedAt > NEXT_FRESH_MS / 2) {
+        announcedAt = Date.now();
+        await this.writeSmallFile(this.nextPath, `${process.pid}\n`).catch(() => undefined);
+      }
+      await sleep(Math.min(1 + attempt, 10) * (0.5 + Math.random()));
+    }
+  }
+
+  /** True when another live process announced, recently, that it waits for the lock. */
+  private async anotherIsNext(): Promise<boolean> {
+    try {
+      const [content, stat] = await Promise.all([
+        this.fs.readFile(this.nextPath, 'utf8'),
+        this.fs.stat(this.nextPath),
+      ]);
+      const pid = Number.parseInt(content, 10);
+      return (
+        Number.isSafeInteger(pid) &&
+        pid > 0 &&
+        pid !== process.pid &&
+        Date.now() - stat.mtimeMs < NEXT_FRESH_MS &&
+        processIsAlive(pid)
+      );
+    } catch {
+      return false;
+    }
+  }
+
+  private async writeSmallFile(path: string, content: string): Promise<void> {
+    const file = await this.fs.open(path, 'w', 0o600);
+    try {
+      await file.writeFile(content, { encoding: 'utf8' });
+    } finally {
+      await file.close();
     }
   }
 
@@ -464,12 +514,7 @@ class ProfileFiles {
   private async announceChange(): Promise<string> {
     const token = randomBytes(12).toString('hex');
     try {
-      const file = await this.fs.open(this.genPath, 'w', 0o600);
-      try {
-        await file.writeFile(`${token}\n`, { encoding: 'utf8' });
-      } finally {
-        await file.close();
-      }
+      await this.writeSmallFile(this.genPath, `${token}\n`);
     } catch (error) {
       throw ioError(error, 'write a record');
     }
