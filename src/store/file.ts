@@ -10,11 +10,15 @@
  * processes, by an exclusive lock file (`handles.lock` beside `handles/`), so compare-and-set and
  * the cap of unfinished records are exact even when two processes share a profile.
  *
- * It deliberately does not cache records (every read is read from disk), repair or migrate
- * records (anything unreadable is the owner's to resolve), or remove link and answer data (the
- * engine hands it records without them). The lock file is taken over when its holder has died or
- * has held it for over 30 s; two processes taking over the same dead lock at the same instant
- * are not coordinated.
+ * Beside `handles/`: `handles.lock` (held for the few milliseconds of one change),
+ * `handles.lock.next` (a waiting process asks for its turn) and `handles.gen` (a token every
+ * change renews, so a process knows when its summary of the profile is still current).
+ *
+ * It deliberately does not trust a cache over the disk (a read checks the file's inode, mtime and
+ * size), repair or migrate records (anything unreadable is the owner's to resolve), or remove link
+ * and answer data (the engine hands it records without them). The lock file is taken over when
+ * its holder has died or has held it for over 30 s; two processes taking over the same dead lock
+ * at the same instant are not coordinated.
  */
 import { randomBytes } from 'node:crypto';
 import * as nodeFs from 'node:fs/promises';
