@@ -132,7 +132,8 @@ interface MemoryEntry {
  * one backend shares them. Handles are one namespace across scopes, as in the durable stores: a
  * view never sees another scope's record, and cannot create a record under its handle either.
  * Operations run to completion within one turn of the event loop, so compare-and-set and the cap
- * of {@link MAX_UNFINISHED} are exact under any concurrency.
+ * of {@link MAX_UNFINISHED} are exact under any concurrency. As in every store, the cap is checked
+ * when an unfinished record is created; an update never refuses for it.
  *
  * @example
  * ```ts

@@ -168,6 +168,12 @@ async function makePool(connectionString: string): Promise<PoolLike> {
  * Create a PostgreSQL store backend. Bad options throw a `TypeError` naming the option. Call
  * `migrate()` once (at deploy or start-up) before the first operation.
  *
+ * The cap is checked when an unfinished record is created (an update never refuses for it: the
+ * engine never turns a finished record unfinished). A row that does not decode is reported when
+ * its handle is read, is left out of `listUnfinished`, and still counts against the cap until the
+ * owner deletes it. Pool errors are contained; the store's own pool uses a 10 s connect and 20 s
+ * query timeout.
+ *
  * @example
  * ```ts
  * const stores = createPostgresHandleStore({ connectionString: process.env.DATABASE_URL });
