@@ -3,6 +3,8 @@
  * accessibility wiring (labels, fieldsets, error links), escaping, the form encoding both ways,
  * and every validation rule with its message.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { FieldComponent, Surface } from '../../src/core/surface.js';
@@ -13,6 +15,7 @@ import {
   renderPage,
   validateAnswer,
 } from '../../src/testing/page/index.js';
+import { examplePageHandler, exampleSubmit } from '../../src/testing/page/page.examples.js';
 import { FOLLOW_UP, TRIP, TRIP_ANSWER } from './fixtures.js';
 import { byId, decode, innerText, type Tag, tags } from './html-scan.js';
 
@@ -732,5 +735,32 @@ describe('validateAnswer', () => {
       ok: false,
       errors: JSON.parse('{"__proto__":"This is required. Please fill it in."}'),
     });
+  });
+});
+
+describe('page.examples.ts', () => {
+  it('the documented mount serves the form, refuses a bad answer with 422, takes a good one with 303', async () => {
+    const answers: unknown[] = [];
+    const handler = examplePageHandler(TRIP, '/s/demo', (a) => answers.push(a));
+    const server = createServer((req, res) => void handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/s/demo`;
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('<h1>Confirm your airport transfer</h1>');
+      const bad = { action: 'confirm', values: { ...TRIP_ANSWER.values, bags: 9 } };
+      expect(await exampleSubmit(url, TRIP, bad, 1)).toBe(422);
+      expect(answers).toEqual([]);
+      expect(await exampleSubmit(url, TRIP, TRIP_ANSWER, 1)).toBe(303);
+      expect(answers).toEqual([TRIP_ANSWER]);
+      expect(await (await fetch(url)).text()).toContain('Thanks — your answer was sent.');
+      expect(await exampleSubmit(url, TRIP, TRIP_ANSWER, 1)).toBe(409);
+    } finally {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
   });
 });

@@ -124,7 +124,8 @@ export function formToAnswer(
  *
  * @example
  * ```ts
- * await fetch(pageUrl, { method: 'POST', body: answerToForm(surface, answer, 1) });
+ * // As in page.examples.ts (exampleSubmit): answer like a browser, without one.
+ * await fetch(pageUrl, { method: 'POST', body: answerToForm(surface, answer, revision), redirect: 'manual' });
  * ```
  */
 export function answerToForm(

@@ -48,12 +48,13 @@ export type PageView =
 export const WAITING_REFRESH_SECONDS = 3;
 
 /**
- * A whole HTML document for `view`.
+ * A whole HTML document for `view`. Throws a `TypeError` for a view kind it does not know.
  *
  * @example
  * ```ts
- * res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
- * res.end(renderPage({ kind: 'form', surface, revision: 1, actionUrl: req.url }));
+ * // A whole mount for one Session: page.examples.ts (examplePageHandler).
+ * res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_CSP });
+ * res.end(renderPage({ kind: 'form', surface, revision: 1, actionUrl: path }));
  * ```
  */
 export function renderPage(view: PageView): string {

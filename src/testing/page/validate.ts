@@ -136,8 +136,10 @@ function missingMessage(field: FieldComponent): string {
  *
  * @example
  * ```ts
- * const check = validateAnswer(surface, formToAnswer(surface, form));
- * if (!check.ok) return renderPage({ kind: 'form', surface, revision, actionUrl, values, errors: check.errors });
+ * // As in page.examples.ts (examplePageHandler):
+ * const input = formToAnswer(surface, new URLSearchParams(body));
+ * const check = validateAnswer(surface, input);
+ * if (!check.ok) return send(res, 422, { kind: 'form', surface, revision: 1, actionUrl: path, values: input.values, errors: check.errors });
  * ```
  */
 export function validateAnswer(
