@@ -154,7 +154,7 @@ const askArgs: fc.Arbitrary<AskArgs> = fc.integer({ min: 1, max: 12 }).chain((co
     .record({
       question: text(80),
       fields: fc.tuple(...Array.from({ length: count }, (_, index) => field(`f${index}`))),
-      details: optionalText(4000),
+      details: optionalText(400),
       submit_label: fc.option(text(24), { nil: undefined }),
     })
     .map((args) => withoutUndefined(args) as AskArgs),
@@ -182,8 +182,8 @@ describe('every valid sess_ask call builds a valid sess_request Surface', () => 
           raw.fields.length,
         );
       }),
-      { numRuns: 200, seed: 4242 },
+      { numRuns: 100, seed: 4242 },
     );
-    expect(accepted).toBeGreaterThan(100);
+    expect(accepted).toBeGreaterThan(50);
   });
 });
