@@ -203,7 +203,8 @@ function renderForm(view: FormView): string {
     renderActions(surface.actions, hasOwn(errors, ACTION_ERROR_KEY) ? errors[ACTION_ERROR_KEY] : undefined),
   );
   parts.push('</form>');
-  parts.push('<p class="muted">Anyone with this link can answer. Do not share it.</p>');
+  // The page's own address is a bearer capability (for an Ask, the respondent's own page).
+  parts.push('<p class="muted">Anyone with the address of this page can answer it. Keep it to yourself.</p>');
   return documentHtml({ title: surface.title, body: parts.join('\n') });
 }
 
