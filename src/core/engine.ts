@@ -70,6 +70,9 @@ export interface SessEngine {
   ask(args: AskArgs, ctx?: ToolCallContext): Promise<InteractionResult>;
 }
 
+/** What a random id must look like: base64url, at least 22 characters (128 bits). */
+const RANDOM_ID = /^[A-Za-z0-9_-]{22,128}$/;
+
 function checkOptions(options: SessEngineOptions): { maxWaitMs: number; progressIntervalMs: number } {
   if (options === null || typeof options !== 'object')
     throw new TypeError('createSessEngine: options must be an object');
@@ -86,8 +89,14 @@ function checkOptions(options: SessEngineOptions): { maxWaitMs: number; progress
   if (!Number.isInteger(progressIntervalMs) || progressIntervalMs < 1) {
     throw new TypeError('createSessEngine: options.progressIntervalMs must be a whole number of at least 1');
   }
-  if (options.randomId !== undefined && typeof options.randomId !== 'function') {
-    throw new TypeError('createSessEngine: options.randomId must be a function');
+  if (options.randomId !== undefined) {
+    // Handles are bearer references: refuse an id source that cannot carry 128 bits.
+    const sample = typeof options.randomId === 'function' ? options.randomId() : undefined;
+    if (typeof sample !== 'string' || !RANDOM_ID.test(sample)) {
+      throw new TypeError(
+        'createSessEngine: options.randomId must be a function returning 22–128 base64url characters (at least 128 bits)',
+      );
+    }
   }
   if (options.diagnostics !== undefined && typeof options.diagnostics !== 'function') {
     throw new TypeError('createSessEngine: options.diagnostics must be a function');

@@ -295,6 +295,47 @@ describe('a cut wait', () => {
   });
 });
 
+describe('a cancelled call', () => {
+  it('starts no create, publish or complete it would never report', async () => {
+    h = await startHarness();
+    const cancelled = { signal: AbortSignal.abort() };
+    const create = await h.call('sess_request', { interaction: approveSurface }, cancelled);
+    expect(!create.ok && create.error).toMatchObject({
+      code: 'SESS_UNAVAILABLE',
+      retryable: true,
+      reason: 'cancelled',
+    });
+    expect(await h.store().countUnfinished()).toBe(0);
+    expect(h.sess.stats.requests.create ?? 0).toBe(0);
+
+    const { created, answered } = await h.answered();
+    const complete = {
+      handle: created.handle,
+      expected_revision: 1,
+      response_event_id: answered.response?.eventId,
+    };
+    const refused = await h.call('sess_complete', complete, cancelled);
+    expect(!refused.ok && refused.error.code).toBe('SESS_UNAVAILABLE');
+    expect((await h.record(created.handle))?.record.state.kind).toBe('answered');
+    expect(h.sess.stats.requests.complete ?? 0).toBe(0);
+  });
+
+  it('never abandons a mutation that was already saved', async () => {
+    h = await startHarness();
+    const { created, answered } = await h.answered();
+    const complete = {
+      handle: created.handle,
+      expected_revision: 1,
+      response_event_id: answered.response?.eventId,
+    };
+    h.sess.faults.fail('complete', 500);
+    expect((await h.fail('sess_complete', complete)).code).toBe('OUTCOME_UNKNOWN');
+    // The saved request is replayed even on a cancelled call: it was already decided.
+    const replayed = await h.call('sess_complete', complete, { signal: AbortSignal.abort() });
+    expect(replayed.ok && replayed.interaction.state).toBe('completed');
+  });
+});
+
 describe('progress', () => {
   it('sends increasing progress notifications during a long wait and stops after it', async () => {
     h = await startHarness({ engine: { progressIntervalMs: 40 } });

@@ -27,6 +27,8 @@ describe('createSessEngine options', () => {
     [{ maxWaitMs: 1.5 }, /maxWaitMs/],
     [{ progressIntervalMs: 0 }, /progressIntervalMs/],
     [{ randomId: 'x' }, /randomId/],
+    [{ randomId: () => 'short' }, /randomId/],
+    [{ randomId: () => 'has spaces and is long enough' }, /randomId/],
     [{ diagnostics: 1 }, /diagnostics/],
   ])('refuses %o', (extra, message) => {
     expect(() => createSessEngine({ authority, ...(extra as object) })).toThrow(TypeError);

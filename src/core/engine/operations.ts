@@ -173,6 +173,21 @@ export class Operations {
     return this.block(loaded, failure.code, failure.reason);
   }
 
+  /**
+   * Before anything is saved for a new create, publish or complete: a call already cancelled
+   * (client cancellation, disconnect, deadline) starts nothing its caller would never learn of.
+   * Once saved, a mutation is never abandoned.
+   */
+  private checkNotCancelled(): void {
+    if (this.ctx.signal?.aborted === true) {
+      throw new SessMcpError(
+        'SESS_UNAVAILABLE',
+        'The call was cancelled before anything was saved or sent; nothing changed. Call again if still needed.',
+        { reason: 'cancelled' },
+      );
+    }
+  }
+
   private signalOptions(): { signal?: AbortSignal } {
     return this.ctx.signal === undefined ? {} : { signal: this.ctx.signal };
   }
@@ -197,6 +212,7 @@ export class Operations {
       state: { kind: 'create_intent', request },
     };
 
+    this.checkNotCancelled();
     await this.step('create.before_intent_saved');
     const saved = (await this.store(() => this.auth.store.create(intent))) as Loaded<State<'create_intent'>>;
     await this.step('create.after_intent_saved');
@@ -588,6 +604,7 @@ export class Operations {
           surface: op.surface,
           idempotencyKey: this.settings.randomId(),
         };
+        this.checkNotCancelled();
         await this.step('publish.before_intent_saved');
         const pending = await this.apply(loaded, { type: 'publish_saved', request });
         await this.step('publish.after_intent_saved');
@@ -638,6 +655,7 @@ export class Operations {
           responseEventId: op.responseEventId,
           idempotencyKey: this.settings.randomId(),
         };
+        this.checkNotCancelled();
         await this.step('complete.before_intent_saved');
         const pending = await this.apply(loaded, { type: 'complete_saved', request });
         await this.step('complete.after_intent_saved');
