@@ -4,14 +4,20 @@
  * and the validator cannot drift.
  *
  * Only what valibot cannot say is added here: code-point `maxLength` for the custom length action,
- * `uniqueItems`, `contains`/`maxContains` for the field cap, the field-schema `anyOf`, and a
+ * `uniqueItems`, `contains`/`maxContains` for the field cap, the field-schema `anyOf`, the shapes a
+ * field `value` can take (string, number, boolean, array of strings; no `$ref`), and a
  * `propertyNames` guard against unsafe keys on every open object (records, free-form values). Depth and the 32 KiB size, and the
  * rules that span values (`validate.ts`, pass 4), are not expressible and are enforced only by
  * `parseToolArguments`.
  */
 import { type ConversionConfig, type JsonSchema, toJsonSchema } from '@valibot/to-json-schema';
 import { UNSAFE_KEYS } from './limits.js';
-import { type FieldSchemaDispatch, TOOL_ARGUMENT_SCHEMAS, type ToolName } from './schemas.js';
+import {
+  type FieldSchemaDispatch,
+  JsonValueSchema,
+  TOOL_ARGUMENT_SCHEMAS,
+  type ToolName,
+} from './schemas.js';
 
 /** A JSON Schema whose root is an object, as MCP's `inputSchema` requires. */
 export interface JsonSchemaObject {
@@ -26,6 +32,13 @@ const FIELD_COMPONENT_MATCH = {
   properties: { type: { const: 'field' } },
   required: ['type'],
 };
+
+const VALUE_SHAPES: readonly JsonSchema[] = [
+  { type: 'string' },
+  { type: 'number' },
+  { type: 'boolean' },
+  { type: 'array', items: { type: 'string' } },
+];
 
 const config: ConversionConfig = {
   target: 'draft-2020-12',
@@ -52,6 +65,12 @@ const config: ConversionConfig = {
     }
   },
   overrideSchema({ valibotSchema, jsonSchema }) {
+    if (valibotSchema === JsonValueSchema) {
+      // A field `value` is typed as any JSON value, but only these shapes can fit a field schema
+      // (pass 4 checks which). Publishing them keeps the schema free of `$ref`, which some hosts
+      // do not resolve; anything else is refused by both sides.
+      return { anyOf: [...VALUE_SHAPES] };
+    }
     if ((valibotSchema as { type: string }).type !== 'field_schema') return undefined;
     const options = (valibotSchema as unknown as FieldSchemaDispatch).options;
     return { ...jsonSchema, anyOf: options.map((option) => stripDialect(toJsonSchema(option, config))) };

@@ -374,6 +374,12 @@ describe('the published schema', () => {
     expect(TOOL_DEFINITIONS[tool].inputSchema).not.toHaveProperty('$schema');
   });
 
+  it.each(TOOL_NAMES)('%s: self-contained, without $ref or $defs', (tool) => {
+    const text = JSON.stringify(toolInputJsonSchema(tool));
+    expect(text).not.toContain('"$ref"');
+    expect(text).not.toContain('"$defs"');
+  });
+
   it('counts lengths in code points, as ajv does with unicode', () => {
     const args = viaJson(sampleArgs('sess_request'));
     setAt(args, ['interaction', 'title'], astral(80));
