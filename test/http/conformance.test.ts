@@ -24,7 +24,11 @@ import { listen, type TestServer } from './helpers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const tools = join(root, '.tmp/conformance/node_modules');
-const node22 = join(tools, 'node22/bin/node');
+// Node 22 from the npm registry: this folder's own, or the one `.ci/run` installs.
+const node22 =
+  [join(tools, 'node22/bin/node'), join(root, '.tmp/nodes/node_modules/node22/bin/node')].find((p) =>
+    existsSync(p),
+  ) ?? join(tools, 'node22/bin/node');
 const suites = { legacy: join(tools, 'conf1/dist/index.js'), modern: join(tools, 'conf2/dist/index.js') };
 const available = existsSync(node22) && existsSync(suites.legacy) && existsSync(suites.modern);
 const expected = {
