@@ -10,13 +10,14 @@ import { createInterface } from 'node:readline/promises';
 import { isSessMcpError } from '../core/errors.js';
 import { openProfileRecords } from '../store/file.js';
 import { readStdioConfig } from './config.js';
-import { serveSessMcpStdio } from './index.js';
 import { type RecordsCliIo, runRecordsCli, USAGE } from './records-cli.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
 
 async function main(argv: readonly string[]): Promise<number | undefined> {
   const [first, ...rest] = argv;
   if (first === undefined) {
+    // Loaded only to serve: the records commands start without the MCP SDK.
+    const { serveSessMcpStdio } = await import('./index.js');
     serveSessMcpStdio();
     return undefined; // keep running until stdin closes
   }

@@ -28,17 +28,20 @@ export function buildSessMcpBin(): Promise<string> {
   built ??= (async () => {
     const outdir = join(ROOT, '.tmp', 'stdio-bin', `${process.pid}-${Date.now().toString(36)}`);
     await mkdir(outdir, { recursive: true });
-    const outfile = join(outdir, 'sess-mcp.mjs');
+    // Split like the published build, so the records commands load without the MCP SDK.
     await build({
-      entryPoints: [join(ROOT, 'src', 'stdio', 'bin.ts')],
-      outfile,
+      entryPoints: { 'sess-mcp': join(ROOT, 'src', 'stdio', 'bin.ts') },
+      outdir,
       bundle: true,
+      splitting: true,
       platform: 'node',
       format: 'esm',
       target: 'node20',
       packages: 'external',
+      outExtension: { '.js': '.mjs' },
       logLevel: 'silent',
     });
+    const outfile = join(outdir, 'sess-mcp.mjs');
     return outfile;
   })();
   return built;
