@@ -111,6 +111,11 @@ export function toolInputJsonSchema(tool: ToolName): JsonSchemaObject {
   const schema = stripDialect(
     toJsonSchema(TOOL_ARGUMENT_SCHEMAS[tool], config),
   ) as unknown as JsonSchemaObject;
+  // The converter registers a definition for every lazy schema, even one that is overridden; its
+  // own body refers to itself, so only references outside `$defs` count.
+  if (schema.$defs !== undefined && !JSON.stringify({ ...schema, $defs: undefined }).includes('"$ref"')) {
+    delete schema.$defs;
+  }
   guardKeys(schema);
   return schema;
 }
