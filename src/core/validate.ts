@@ -84,14 +84,21 @@ export interface StructureResult {
 }
 
 /**
- * Walks `value` depth first over own keys, refusing an unsafe key or a container deeper than
- * {@link STRUCTURE_LIMITS.maxDepth}. `value` itself is at `depth` (the arguments object is level 1).
+ * Walks `value` depth first over own keys, refusing an unsafe key, a container deeper than
+ * {@link STRUCTURE_LIMITS.maxDepth}, and what JSON cannot carry (a non-finite number, a bigint, a
+ * function or a symbol; only a caller in the same process can send those). `value` itself is at `depth` (the arguments object is level 1).
  */
 export function checkStructure(value: unknown, base = '', depth = 1): StructureResult {
   const order: DocumentOrder = new Map();
   const visit = (node: unknown, pointer: string, level: number): unknown => {
     const span = { start: order.size, end: order.size };
     order.set(pointer, span);
+    if (typeof node === 'number' && !Number.isFinite(node)) {
+      throw invalid(`${pointer || 'The arguments'} is not a finite number.`, pointer);
+    }
+    if (typeof node === 'bigint' || typeof node === 'function' || typeof node === 'symbol') {
+      throw invalid(`${pointer || 'The arguments'} is not a JSON value.`, pointer);
+    }
     if (node === null || typeof node !== 'object') return node;
     if (level > STRUCTURE_LIMITS.maxDepth) {
       throw invalid(

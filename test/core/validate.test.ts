@@ -784,6 +784,27 @@ describe('types and ranges', () => {
     ).not.toThrow();
   });
 
+  it('refuses what JSON cannot carry, from an in-process caller', () => {
+    const cases: Array<[unknown, string]> = [
+      [Number.POSITIVE_INFINITY, 'is not a finite number.'],
+      [Number.NaN, 'is not a finite number.'],
+      [10n, 'is not a JSON value.'],
+      [() => 1, 'is not a JSON value.'],
+      [Symbol('s'), 'is not a JSON value.'],
+    ];
+    for (const [value, message] of cases) {
+      const args = sampleArgs('sess_request');
+      setAt(args, [...C, 7, 'schema', 'maximum'], value);
+      const pointer = '/interaction/source/components/7/schema/maximum';
+      expect(refusal('sess_request', args)).toEqual({
+        code: 'INVALID_ARGUMENTS',
+        message: `${pointer} ${message}`,
+        retryable: false,
+        field: pointer,
+      });
+    }
+  });
+
   it('refuses arguments that are not an object; treats missing arguments as {}', () => {
     for (const raw of [null, [], 'x', 3]) {
       expect(refusal('sess_response', raw)).toMatchObject({
