@@ -4,9 +4,20 @@
  * finds both by state, `records show` redacts the link and answer, `records retire` refuses
  * without confirmation and retires with `--yes`, and the retired handle is gone for the tools.
  */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { openProfileRecords } from '../../src/store/file.js';
 import { useSecretsAudit } from '../support/audit.js';
-import { cleanBuilds, errorOf, interactionOf, runBin, type StdioStack, startStack } from './harness.js';
+import {
+  buildSessMcpBin,
+  cleanBuilds,
+  errorOf,
+  interactionOf,
+  runBin,
+  type StdioStack,
+  startStack,
+} from './harness.js';
 
 const audits = useSecretsAudit();
 let stack: StdioStack | undefined;
@@ -110,6 +121,47 @@ describe('sess-mcp records (the bin)', () => {
       'HANDLE_NOT_FOUND',
     );
   });
+
+  // `script` (util-linux/bsdutils, essential on Debian) gives the bin a real terminal.
+  const script = ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p));
+  it.skipIf(script === undefined)(
+    'asks on a real terminal and retires only after "retire" is typed',
+    async () => {
+      stack = await startStack({ client: 'v1', audit: audits.current });
+      const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
+      audits.current.url(created.humanUrl!, 'sess link');
+      await stack.server.close();
+      const bin = await buildSessMcpBin();
+      const env = { SESS_MCP_STATE_DIR: stack.stateDir, PATH: process.env.PATH ?? '/usr/bin:/bin' };
+      const inTerminal = (answer: string) =>
+        new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+          const command = `${process.execPath} ${bin} records retire ${created.handle}`;
+          const child = spawn(script!, ['-qec', command, '/dev/null'], {
+            env,
+            stdio: ['pipe', 'pipe', 'pipe'],
+          });
+          const out: Buffer[] = [];
+          child.stdout.on('data', (c: Buffer) => {
+            out.push(c);
+            // Answer once the question is on the terminal.
+            if (Buffer.concat(out).toString('utf8').includes('to confirm:')) child.stdin.write(`${answer}\n`);
+          });
+          child.stderr.on('data', (c: Buffer) => out.push(c));
+          child.on('error', reject);
+          child.on('close', (code) => resolve({ code, output: Buffer.concat(out).toString('utf8') }));
+        });
+      const declined = await inTerminal('no');
+      expect(declined.output).toContain(`Retire ${created.handle} (state waiting`);
+      expect(declined.output).toContain('not retired');
+      expect(declined.code).toBe(1);
+      expect(await openProfileRecords({ stateDir: stack.stateDir }).read(created.handle)).toBeDefined();
+      const confirmed = await inTerminal('retire');
+      expect(confirmed.output).toContain(`Retired ${created.handle}`);
+      expect(confirmed.code).toBe(0);
+      expect(await openProfileRecords({ stateDir: stack.stateDir }).read(created.handle)).toBeUndefined();
+      audits.current.text(declined.output + confirmed.output, 'terminal output');
+    },
+  );
 
   it('refuses a bad profile with a clear message and exit 2', async () => {
     const result = await runBin(['records', 'list'], {
