@@ -98,18 +98,18 @@ const LOCK_STALE_MS = 30_000;
 /**
  * A summary of the profile's files is taken again after this long even when nothing announced a
  * change: directory mtimes are coarse, so a file removed by hand within the same clock tick as
- * the last change is noticed at the latest then.
+ * the last change is noticed at the latest then (until then it only keeps its place in the cap).
  */
-const SNAPSHOT_MAX_AGE_MS = 5_000;
+const SNAPSHOT_MAX_AGE_MS = 60_000;
 
 /** True for a valid profile name (what `SESS_MCP_PROFILE` may be). */
 export function isProfileName(name: unknown): name is string {
   return typeof name === 'string' && PROFILE_PATTERN.test(name);
 }
 
-/** Error codes that no retry fixes: the owner must fix permissions or the directory layout. */
 const IS_WINDOWS = process.platform === 'win32';
 
+/** Error codes that no retry fixes: the owner must fix permissions or the directory layout. */
 const PERMANENT_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENAMETOOLONG']);
 
 function errnoCode(error: unknown): string | undefined {
@@ -190,8 +190,9 @@ async function inBatches<T, R>(
  * records stay until the owner retires them). So each change, made under the lock, first writes
  * a fresh token to `handles.gen`; a summary of every file (scope, unfinished) taken under the
  * lock is reused while the token and the directory's inode and mtime are unchanged (and for at
- * most 5 s). The directory catches what bypasses the lock (the owner deleting a file by hand). Decoded files are cached
- * under their inode, mtime and size: a file is never rewritten in place.
+ * most a minute). The directory catches what bypasses the lock (the owner deleting a file by
+ * hand). Decoded files are cached under their inode, mtime and size: a file is never rewritten
+ * in place.
  */
 class ProfileFiles {
   readonly handlesDir: string;
