@@ -336,6 +336,47 @@ describe('a cancelled call', () => {
   });
 });
 
+describe('concurrent calls on one handle', () => {
+  it('release one answer; a call that lost the race reports a conflict, never another answer', async () => {
+    h = await startHarness();
+    const created = await h.request();
+    await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const args = { handle: created.handle, revision: 1, wait_ms: 5_000 };
+    const outcomes = await Promise.all([
+      h.call('sess_response', args),
+      h.call('sess_response', args),
+      h.call('sess_response', args),
+    ]);
+    const answered = outcomes.filter((o) => o.ok);
+    expect(answered.length).toBeGreaterThanOrEqual(1);
+    for (const o of answered) expect(o.ok && o.interaction.response?.values).toEqual(approveAnswer.values);
+    for (const o of outcomes.filter((x) => !x.ok)) {
+      expect(!o.ok && o.error).toMatchObject({ code: 'INVALID_STATE', reason: 'stale_version' });
+    }
+    expect((await h.record(created.handle))?.record.state.kind).toBe('answered');
+  });
+
+  it('publish once when the same publish runs twice at the same time', async () => {
+    h = await startHarness();
+    const { created, answered } = await h.answered();
+    const publish = {
+      handle: created.handle,
+      expected_revision: 1,
+      response_event_id: answered.response?.eventId,
+      interaction: followUpSurface,
+    };
+    const outcomes = await Promise.all([h.call('sess_publish', publish), h.call('sess_publish', publish)]);
+    expect(outcomes.some((o) => o.ok && o.interaction.revision === 2)).toBe(true);
+    // The loser either saw the winner's record or lost the compare-and-set: nothing more was sent.
+    expect(h.sess.stats.of().revisionsPublished).toBe(1);
+    expect(await h.ok('sess_publish', publish)).toEqual({
+      handle: created.handle,
+      revision: 2,
+      state: 'waiting',
+    });
+  });
+});
+
 describe('progress', () => {
   it('sends increasing progress notifications during a long wait and stops after it', async () => {
     h = await startHarness({ engine: { progressIntervalMs: 40 } });
