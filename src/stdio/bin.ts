@@ -17,7 +17,8 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
   const [first, ...rest] = argv;
   if (first === undefined) {
     // Loaded only to serve: the records commands start without the MCP SDK.
-    const { serveSessMcpStdio } = await import('./index.js');
+    const { serveSessMcpStdio, createStderrDiagnostics } = await import('./index.js');
+    guardStderr(createStderrDiagnostics(process.stderr));
     serveSessMcpStdio();
     return undefined; // keep running until stdin closes
   }
@@ -57,6 +58,22 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     ...(process.stdin.isTTY && process.stderr.isTTY ? { prompt: ask } : {}),
   };
   return runRecordsCli(rest, io, openProfileRecords({ stateDir: config.stateDir, profile: config.profile }));
+}
+
+/**
+ * Node prints an uncaught error's message and stack to stderr, and a message could quote a value.
+ * While serving, stderr carries fixed events only: report the event instead. An uncaught
+ * exception ends the process (records are durable; the host may restart it); a stray rejected
+ * promise does not.
+ */
+function guardStderr(diagnostics: (event: { event: string }) => void): void {
+  process.on('uncaughtException', () => {
+    diagnostics({ event: 'uncaught_exception' });
+    process.exit(1);
+  });
+  process.on('unhandledRejection', () => {
+    diagnostics({ event: 'unhandled_rejection' });
+  });
 }
 
 async function ask(question: string): Promise<string> {

@@ -178,6 +178,22 @@ describe('configuration of the stdio server', () => {
     expect(buffer).toBe('');
   });
 
+  it('reports an uncaught error as a fixed event, never its message or stack', async () => {
+    const leaked = 'sk_uncaught_message_must_not_leak';
+    audits.current.secret(leaked, 'uncaught error message');
+    // A preloaded module throws from a signal handler once the server runs: an uncaught exception.
+    const source = `process.on('SIGUSR2', () => { throw new Error('${leaked}'); });`;
+    const preload = `data:text/javascript;base64,${Buffer.from(source).toString('base64')}`;
+    stack = await startStack({
+      client: 'v1',
+      audit: audits.current,
+      env: { NODE_OPTIONS: `--import=${preload}` },
+    });
+    process.kill(stack.server.pid, 'SIGUSR2');
+    await stack.server.exited();
+    expect(stack.server.stderr()).toContain('"event":"uncaught_exception"');
+  });
+
   it('writes fixed events only to stderr', async () => {
     stack = await startStack({ client: 'v1', audit: audits.current });
     const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
