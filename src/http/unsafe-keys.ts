@@ -16,20 +16,38 @@ export const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'construct
 export type ParsedBody = { ok: true; value: unknown; unsafeKey?: string } | { ok: false };
 
 /**
- * Parse a body once, noting the first unsafe key. `JSON.parse` defines `__proto__` as an own data
- * property (it never sets the prototype), so the reviver sees every key exactly as sent.
+ * The first unsafe key anywhere in a parsed JSON value. Iterative, so a deeply nested body cannot
+ * overflow the stack and slip through; `JSON.parse` defines `__proto__` as an own data property
+ * (it never sets the prototype), so `Object.keys` sees every key exactly as sent.
  */
+export function findUnsafeKey(value: unknown): string | undefined {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const next = stack.pop();
+    if (next === null || typeof next !== 'object') continue;
+    if (Array.isArray(next)) {
+      for (const item of next) if (item !== null && typeof item === 'object') stack.push(item);
+      continue;
+    }
+    for (const key of Object.keys(next)) {
+      if (UNSAFE_KEYS.has(key)) return key;
+      const child = (next as Record<string, unknown>)[key];
+      if (child !== null && typeof child === 'object') stack.push(child);
+    }
+  }
+  return undefined;
+}
+
+/** Parse a body once and note the first unsafe key, if any. */
 export function parseBody(text: string): ParsedBody {
-  let unsafeKey: string | undefined;
+  let value: unknown;
   try {
-    const value: unknown = JSON.parse(text, (key, v: unknown) => {
-      if (unsafeKey === undefined && UNSAFE_KEYS.has(key)) unsafeKey = key;
-      return v;
-    });
-    return unsafeKey === undefined ? { ok: true, value } : { ok: true, value, unsafeKey };
+    value = JSON.parse(text);
   } catch {
     return { ok: false };
   }
+  const unsafeKey = findUnsafeKey(value);
+  return unsafeKey === undefined ? { ok: true, value } : { ok: true, value, unsafeKey };
 }
 
 /** The request id to echo: only for a single request object that has a method and a usable id. */

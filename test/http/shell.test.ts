@@ -445,3 +445,15 @@ describe('options', () => {
     ).toBe('http://127.0.0.1:9');
   });
 });
+
+describe('the unsafe-key scan', () => {
+  it('finds a key below nesting deep enough to overflow a recursive walk', async () => {
+    const { parseBody } = await import('../../src/http/unsafe-keys.js');
+    const depth = 100_000;
+    const text = `${'['.repeat(depth)}{"constructor":1}${']'.repeat(depth)}`;
+    expect(parseBody(text)).toMatchObject({ ok: true, unsafeKey: 'constructor' });
+    expect(parseBody('{"a":[{"b":{"prototype":null}}]}')).toMatchObject({ unsafeKey: 'prototype' });
+    expect(parseBody('{"a":"__proto__"}')).toEqual({ ok: true, value: { a: '__proto__' } });
+    expect(parseBody('{"a":')).toEqual({ ok: false });
+  });
+});
