@@ -7,11 +7,11 @@
  * token itself never goes to Sess. The memory store keeps handles for the life of the process
  * only; a hosted deployment supplies a durable store (for example `@sess.si/mcp/store/postgres`).
  *
- * Run it (in this repository, so the imports are the sources; in an application import from
- * `@sess.si/mcp` and `@sess.si/mcp/http`):
+ * Run it from this repository with a TypeScript runner that maps the `.js` imports to the sources
+ * (Bun, or tsx); in an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead:
  *
  * ```sh
- * SESS_API_KEY=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) npx tsx examples/node-http.ts
+ * SESS_API_KEY=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) bun examples/node-http.ts
  * ```
  */
 import { timingSafeEqual } from 'node:crypto';
