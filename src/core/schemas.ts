@@ -154,9 +154,10 @@ function noArrays<TSchema extends v.GenericSchema>(schema: TSchema): TSchema {
   };
 }
 
-/** A closed object: unknown properties and arrays are refused. */
+/** A closed object: unknown properties and arrays are refused; its issues name the allowed properties. */
 function closed<const TEntries extends v.ObjectEntries>(entries: TEntries) {
-  return noArrays(v.strictObject(entries));
+  // The message lists the allowed properties; `validate.ts` puts it into the refusal.
+  return noArrays(v.strictObject(entries, Object.keys(entries).join(', ')));
 }
 
 /** A free-form object with checked keys and values; arrays are refused. */

@@ -259,7 +259,10 @@ function issueToError(raw: AnyIssue, rawKeys: (string | number)[]): SessMcpError
     case 'strict_object':
       if ((issue.path?.[issue.path.length - 1] as { origin?: string } | undefined)?.origin === 'key') {
         if (issue.expected === 'never') {
-          return invalid(`${where} is not a property this tool accepts here. Remove it.`, pointer);
+          return invalid(
+            `${where} is not a property this tool accepts here. Remove it; allowed here: ${issue.message}.`,
+            pointer,
+          );
         }
         return invalid(`${where} is required.`, pointer);
       }

@@ -566,7 +566,11 @@ describe('closed objects', () => {
     const pointer = toPointer([...path, 'extra']);
     expect(refusal(tool, args)).toEqual({
       code: 'INVALID_ARGUMENTS',
-      message: `${pointer} is not a property this tool accepts here. Remove it.`,
+      message: expect.stringMatching(
+        new RegExp(
+          `^${pointer.replace(/[/]/g, '\\/')} is not a property this tool accepts here\\. Remove it; allowed here: [A-Za-z_, ]+\\.$`,
+        ),
+      ),
       retryable: false,
       field: pointer,
     });
@@ -595,11 +599,15 @@ describe('closed objects', () => {
 
   it('refuses JSON Schema keywords outside the subset', () => {
     const cases: Array<[Record<string, unknown>, string, string]> = [
-      [{ type: 'string', pattern: 'a+' }, '/pattern', 'is not a property this tool accepts here. Remove it.'],
+      [
+        { type: 'string', pattern: 'a+' },
+        '/pattern',
+        'is not a property this tool accepts here. Remove it; allowed here: type, minLength, maxLength.',
+      ],
       [
         { type: 'string', format: 'email' },
         '/format',
-        'is not a property this tool accepts here. Remove it.',
+        'is not a property this tool accepts here. Remove it; allowed here: type, minLength, maxLength.',
       ],
       [{ type: 'object' }, '/type', 'must be one of "string", "number", "integer", "boolean", "array".'],
       [{ type: 'null' }, '/type', 'must be one of "string", "number", "integer", "boolean", "array".'],
