@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
 import type { SessionStatus } from '../core/ports.js';
 import type { Surface } from '../core/surface.js';
-import { base64UrlDecode, base64UrlEncode, digestJson } from '../sess/digest.js';
+import { base64UrlDecode, base64UrlEncode } from '../sess/digest.js';
 import { parseCompactJws } from '../sess/jws.js';
 import {
   CompleteRequestSchema,
@@ -26,7 +26,14 @@ import {
   SurfaceSchema,
 } from '../sess/wire.js';
 import type { ContradictionVariant, LocalEndpoint, LocalFaults, ReceiptTamper } from './faults.js';
-import { ApiFailure, type ApiResult, type AskRecord, LocalModel, type SessionRecord } from './model.js';
+import {
+  ApiFailure,
+  type ApiResult,
+  type AskRecord,
+  digestSync,
+  LocalModel,
+  type SessionRecord,
+} from './model.js';
 import {
   ACTION_ERROR_KEY,
   formToAnswer,
@@ -318,7 +325,7 @@ export function createRequestListener(
           tamper.value !== undefined
             ? tamper.value
             : tamper.claim === 'sdg' || tamper.claim === 'adg'
-              ? await digestJson({ tampered: String(old) })
+              ? digestSync({ tampered: String(old) })
               : typeof old === 'number'
                 ? old + 1
                 : `${String(old)}_x`;
@@ -335,7 +342,10 @@ export function createRequestListener(
   ) => {
     counts[endpoint]++;
     const closed = new AbortController();
-    res.on('close', () => closed.abort());
+    // Only a connection closed before the answer was written abandons the call (no AbortError per request).
+    res.on('close', () => {
+      if (!res.writableEnded) closed.abort();
+    });
     const fault = faults.take(endpoint);
     if (fault?.kind === 'delay') {
       await new Promise<void>((resolve) => {
@@ -422,7 +432,7 @@ export function createRequestListener(
         if (!parsed.success) throw invalid(parsed.issues);
         const surface = parseSurface(parsed.output.interaction, '/interaction');
         const lifetime = model.lifetime(parsed.output.expires_in, '/expires_in');
-        const sdg = await digestJson(surface);
+        const sdg = digestSync(surface);
         return () => {
           const s = model.createSession(ws, surface, sdg, lifetime);
           return sessionResult(s, 201, { location: `/v1/sessions/${s.id}` });
@@ -449,7 +459,7 @@ export function createRequestListener(
         const parsed = v.safeParse(PublishRequestSchema, body);
         if (!parsed.success) throw invalid(parsed.issues);
         const surface = parseSurface(parsed.output.interaction, '/interaction');
-        const sdg = await digestJson(surface);
+        const sdg = digestSync(surface);
         return () =>
           sessionResult(model.publish(ws, id, revision, parsed.output.response_event_id, surface, sdg));
       },
@@ -531,7 +541,7 @@ export function createRequestListener(
           { field: '/respondents/respondent_expires_in', limit: lifetime, length: respondentLifetime },
         );
       }
-      const sdg = await digestJson(surface);
+      const sdg = digestSync(surface);
       return () => {
         const a = model.createAsk(
           ws,
@@ -632,7 +642,7 @@ export function createRequestListener(
         errors: check.errors,
       });
     }
-    const outcome = await model.acceptAnswer(s, revision, check.answer);
+    const outcome = model.acceptAnswer(s, revision, check.answer);
     if (outcome === 'ok') return redirect(res, `/s/${s.token}`);
     const [, view] = currentPage(s);
     return sendPage(res, outcome === 'lapsed' || outcome === 'expired' ? 410 : 409, view);

@@ -7,14 +7,13 @@
  * Private keys never leave this module except as non-extractable `CryptoKey`s, and nothing here
  * logs.
  */
-import { randomBytes } from 'node:crypto';
+import { KeyObject, randomBytes, sign as signBytes } from 'node:crypto';
 import { base64UrlEncode } from '../sess/digest.js';
 import {
   type Ed25519PublicJwk,
   type Ed25519SigningKey,
   generateSigningKey,
   RECEIPT_TYP,
-  signCompactJws,
 } from '../sess/jws.js';
 
 /** A key's public half and whether it is listed / signing. */
@@ -43,7 +42,7 @@ function newKid(): string {
  * ```
  */
 export class LocalKeys {
-  readonly #keys = new Map<string, Ed25519SigningKey & { published: boolean }>();
+  readonly #keys = new Map<string, Ed25519SigningKey & { published: boolean; keyObject: KeyObject }>();
   readonly #active = new Map<string, string>();
   readonly #defaultWorkspace: () => string;
 
@@ -58,7 +57,7 @@ export class LocalKeys {
    */
   async rotate(workspaceId: string = this.#defaultWorkspace()): Promise<string> {
     const key = await generateSigningKey(workspaceId, newKid());
-    this.#keys.set(key.kid, { ...key, published: true });
+    this.#keys.set(key.kid, { ...key, published: true, keyObject: KeyObject.from(key.privateKey) });
     this.#active.set(workspaceId, key.kid);
     return key.kid;
   }
@@ -69,7 +68,7 @@ export class LocalKeys {
    */
   async createUnpublished(workspaceId: string = this.#defaultWorkspace()): Promise<string> {
     const key = await generateSigningKey(workspaceId, newKid());
-    this.#keys.set(key.kid, { ...key, published: false });
+    this.#keys.set(key.kid, { ...key, published: false, keyObject: KeyObject.from(key.privateKey) });
     return key.kid;
   }
 
@@ -117,9 +116,19 @@ export class LocalKeys {
    * workspace). The header is `{ alg: 'EdDSA', kid, typ: 'sess-receipt+jwt' }`.
    */
   async sign(payload: Record<string, unknown>, options: { kid?: string } = {}): Promise<string> {
+    return this.signSync(payload, options);
+  }
+
+  /**
+   * {@link LocalKeys.sign}, synchronously (node:crypto; the same bytes as `signCompactJws` of
+   * `src/sess/jws.ts`), so the runtime can sign and commit an answer without yielding.
+   */
+  signSync(payload: Record<string, unknown>, options: { kid?: string } = {}): string {
     const kid = options.kid ?? this.activeKid();
     const key = this.#keys.get(kid);
     if (key === undefined) throw new TypeError('keys.sign: no such kid');
-    return signCompactJws({ alg: 'EdDSA', kid, typ: RECEIPT_TYP }, payload, key.privateKey);
+    const part = (value: unknown) => Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
+    const input = `${part({ alg: 'EdDSA', kid, typ: RECEIPT_TYP })}.${part(payload)}`;
+    return `${input}.${signBytes(null, Buffer.from(input, 'ascii'), key.keyObject).toString('base64url')}`;
   }
 }

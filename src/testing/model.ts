@@ -8,10 +8,10 @@
  * commit synchronously after any awaited work, so concurrent requests on Node's one thread can
  * never both pass a check (the Ask cap, a publish precondition, an idempotency key).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { SessionStatus } from '../core/ports.js';
 import type { Answer, Surface } from '../core/surface.js';
-import { base64UrlEncode, canonicalJson, digestJson } from '../sess/digest.js';
+import { base64UrlEncode, canonicalJson, DIGEST_PREFIX } from '../sess/digest.js';
 import {
   DEFAULT_EXPIRES_IN,
   EXTEND_HORIZON,
@@ -148,6 +148,14 @@ export function randomToken(bytes: number): string {
   return base64UrlEncode(new Uint8Array(randomBytes(bytes)));
 }
 
+/**
+ * `digestJson` of `src/sess/digest.ts`, synchronously with node:crypto (the same string), so the
+ * runtime never yields between a check and its commit.
+ */
+export function digestSync(value: unknown): string {
+  return DIGEST_PREFIX + createHash('sha256').update(canonicalJson(value), 'utf8').digest('base64url');
+}
+
 function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
@@ -169,6 +177,7 @@ export class LocalModel {
   readonly #replies = new Map<string, StoredReply>();
   readonly #waiters = new Map<string, Set<Waiter>>();
   readonly #waitListeners = new Set<() => void>();
+  readonly #openCandidates = new Map<string, Set<SessionRecord>>();
   #issuerOverride: string | undefined;
 
   constructor(options: { clock: LocalClock; keys: LocalKeys; plan: LocalPlan; issuer?: string }) {
@@ -313,14 +322,16 @@ export class LocalModel {
 
   // -- Sessions ---------------------------------------------------------------------------------
 
+  /**
+   * Open (active, answered, lapsed) Sessions of a workspace created by `POST /v1/sessions`. Final
+   * Sessions are pruned from the candidates as they are found, so a create costs O(1) until the
+   * workspace nears its cap.
+   */
   openSessions(workspaceId: string): number {
-    let n = 0;
-    for (const s of this.sessions.values()) {
-      if (s.workspaceId !== workspaceId || s.ask) continue;
-      const status = this.status(s);
-      if (status === 'active' || status === 'answered' || status === 'lapsed') n++;
-    }
-    return n;
+    const candidates = this.#openCandidates.get(workspaceId);
+    if (candidates === undefined) return 0;
+    for (const s of candidates) if (FINAL_SESSION_STATUSES.has(this.status(s))) candidates.delete(s);
+    return candidates.size;
   }
 
   #newSession(
@@ -354,7 +365,10 @@ export class LocalModel {
 
   /** Commit a create (after the request was validated). */
   createSession(workspaceId: string, surface: Surface, sdg: string, expiresIn: number): SessionRecord {
-    const open = this.openSessions(workspaceId);
+    const candidates = this.#openCandidates.get(workspaceId) ?? new Set<SessionRecord>();
+    this.#openCandidates.set(workspaceId, candidates);
+    const open =
+      candidates.size < this.plan.maxOpenSessions ? candidates.size : this.openSessions(workspaceId);
     if (open >= this.plan.maxOpenSessions) {
       throw new ApiFailure(
         403,
@@ -366,6 +380,7 @@ export class LocalModel {
       );
     }
     const s = this.#newSession(workspaceId, surface, sdg, expiresIn, expiresIn <= EXTENDABLE_MAX_LIFETIME);
+    candidates.add(s);
     this.stats(workspaceId).sessionsCreated++;
     return s;
   }
@@ -440,14 +455,15 @@ export class LocalModel {
   // -- the person's side ------------------------------------------------------------------------
 
   /**
-   * Accept an answer at `revision`. Signs the receipt, then re-checks and commits synchronously.
-   * Returns the problem when the Session cannot take it.
+   * Accept an answer at `revision`: check, sign the receipt and commit in one synchronous step, so
+   * two concurrent submits can never both be accepted. Returns the problem when the Session
+   * cannot take it.
    */
-  async acceptAnswer(
+  acceptAnswer(
     s: SessionRecord,
     revision: number,
     answer: Answer,
-  ): Promise<'ok' | 'stale' | 'answered' | 'completed' | 'lapsed' | 'expired'> {
+  ): 'ok' | 'stale' | 'answered' | 'completed' | 'lapsed' | 'expired' {
     const check = () => {
       const status = this.status(s);
       if (status !== 'active') return status === 'answered' ? 'answered' : status;
@@ -465,13 +481,11 @@ export class LocalModel {
       rev: revision,
       evt: eventId,
       sdg: s.sdgs[revision - 1]!,
-      adg: await digestJson(answer),
+      adg: digestSync(answer),
       act: 'link_holder',
       iat: Math.floor(now / 1000),
     };
-    const receipt = await this.keys.sign({ ...claims }, { kid: this.keys.activeKid(s.workspaceId) });
-    const late = check();
-    if (late) return late;
+    const receipt = this.keys.signSync({ ...claims }, { kid: this.keys.activeKid(s.workspaceId) });
     s.responses.push({ event_id: eventId, revision, answer, submitted_at: iso(now), receipt });
     if (s.ask) s.completed = true;
     this.stats(s.workspaceId).answersSubmitted++;
