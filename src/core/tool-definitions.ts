@@ -81,14 +81,14 @@ export const ASK_EXAMPLE = {
 
 const REQUEST_DESCRIPTION = [
   'Ask a person and continue only on their verified answer: creates a Sess interaction (a page the ' +
-    'person opens on their phone) and returns at once with a link and a handle. Use it before an action ' +
-    'the person should approve or decide (a commit, a reply, a purchase), or to collect a few values.',
+    'person opens on their phone) and returns at once with a link and a handle. Use it when the person ' +
+    'must see something and decide (approve or reject a commit, a reply, a purchase) or when you need ' +
+    'your own layout and buttons. For a plain question with a few fields and one Send button, use sess_ask.',
   'Show the person the humanUrl from the result right away, then call sess_response with the handle ' +
     'and revision to wait for the answer.',
   '`interaction` is the Sess interactive Surface: a title, an optional description, components ' +
     '("heading", "text", "record" for key/value lines, "field" for inputs) and 1–5 actions (buttons with ' +
-    'intent "submit", "approve" or "reject"). Send a short summary, not a raw diff. For a simple question, ' +
-    'sess_ask is shorter.',
+    'intent "submit", "approve" or "reject"). Send a short summary, not a raw diff.',
   KEEP_IT_SHORT,
   'Never put secrets in the form. Tools never take an API origin, key, workspace, Session ID or callback URL.',
 ].join('\n\n');
@@ -125,7 +125,8 @@ const COMPLETE_DESCRIPTION = [
 
 const ASK_DESCRIPTION = [
   'A shortcut for sess_request: ask one question with 1–12 simple fields (text, number, integer, ' +
-    'boolean, choice, multi_choice, rating). It builds an ordinary interaction with one submit button, ' +
+    'boolean, choice, multi_choice, rating) and one Send button. To show content (a summary, key/value ' +
+    'lines) with approve/reject buttons, use sess_request instead. It builds an ordinary interaction, ' +
     'checks it with the same rules and limits, and returns the link and handle at once; it never waits ' +
     'and never returns an answer. Show the person the humanUrl right away, then continue with ' +
     'sess_response, sess_publish and sess_complete as usual.',
