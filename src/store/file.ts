@@ -477,8 +477,8 @@ class ProfileFiles {
   }
 
   /**
-   * The handles of the unfinished records of `scope`. Exact while this object holds the lock
-   * (the cap check); otherwise a consistent read of the moment.
+   * The handles of the unfinished records of `scope`: from the summary while it is current, else
+   * from a new summary taken under the lock.
    */
   async unfinishedOf(scope: string): Promise<string[]> {
     const key = this.heldKey ?? (await this.changeKey());
@@ -488,9 +488,13 @@ class ProfileFiles {
         ? snapshot.files
         : undefined;
     if (files === undefined) {
+      // Only a summary taken under the lock is kept (outside it a change may be half made), so
+      // a summary worth keeping is taken under the lock.
+      if (this.heldKey === undefined && !key.endsWith('|absent')) {
+        return this.exclusive(() => this.unfinishedOf(scope));
+      }
       const takenAt = Date.now();
       files = await this.scan();
-      // Only a summary taken under the lock is kept: outside it a change may be half made.
       if (this.heldKey !== undefined) this.snapshot = { key, files, takenAt };
     }
     const out: string[] = [];
