@@ -2,7 +2,7 @@
  * `npm start`: the command line of the newcomer demo (see `demo.ts`). It reads the flags, brings
  * in the headless browser for `--auto`, runs the demo once and exits 0 when it completed.
  *
- * It does not build anything: `npm start` bundles this file with esbuild first, straight from the
+ * It does not build anything: `npm start` (start.mjs) bundles this file with esbuild first, from the
  * sources, so it works right after `npm ci`.
  */
 import { createInterface } from 'node:readline';
