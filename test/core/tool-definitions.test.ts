@@ -38,6 +38,11 @@ describe('the agent-facing rules', () => {
     expect(askToSurface(args).title).toBe(ASK_EXAMPLE.question);
   });
 
+  it('sess_request and sess_ask say when to use which', () => {
+    expect(TOOL_DEFINITIONS.sess_request.description).toMatch(/use sess_ask/);
+    expect(TOOL_DEFINITIONS.sess_ask.description).toMatch(/use sess_request instead/);
+  });
+
   it('sess_request and sess_ask tell the agent to show the link at once', () => {
     expect(TOOL_DEFINITIONS.sess_request.description).toMatch(/Show the person the humanUrl/);
     expect(TOOL_DEFINITIONS.sess_ask.description).toMatch(/Show the person the humanUrl/);
