@@ -57,8 +57,10 @@ export interface StdioConfig {
   /** Testing only (`SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1`): allow `http://` loopback origins. */
   allowInsecureLocalhost: boolean;
   /**
-   * Testing only: the durable step at which the process kills itself (`SESS_MCP_TEST_CRASH_AT`).
-   * Honoured only together with `allowInsecureLocalhost`; otherwise undefined.
+   * Testing only: the durable step at which the process kills itself (`SESS_MCP_TEST_CRASH_AT`),
+   * e.g. `publish.after_request_sent`, or `publish.after_request_sent@2` for the second time the
+   * step is reached in this process. Honoured only together with `allowInsecureLocalhost`;
+   * otherwise undefined.
    */
   crashAt?: string;
 }
@@ -74,7 +76,7 @@ export interface StdioConfigPlatform {
 const PROFILE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const WORKSPACE_PATTERN = /^[\x21-\x7e]{1,200}$/;
 const ISSUER_PATTERN = /^[\x21-\x7e]{1,2048}$/;
-const CRASH_STEP_PATTERN = /^[a-z][a-z_]*\.[a-z][a-z_]*$/;
+const CRASH_STEP_PATTERN = /^[a-z][a-z_]*\.[a-z][a-z_]*(@[1-9][0-9]{0,3})?$/;
 
 function notConfigured(message: string): SessMcpError {
   return new SessMcpError('NOT_CONFIGURED', message, { retryable: false });
@@ -153,7 +155,9 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
   const crashAt = optional(env, STDIO_ENV.crashAt);
   if (crashAt !== undefined && allowInsecureLocalhost) {
     if (!CRASH_STEP_PATTERN.test(crashAt)) {
-      throw notConfigured(`${STDIO_ENV.crashAt} must be a step name such as create.after_intent_saved.`);
+      throw notConfigured(
+        `${STDIO_ENV.crashAt} must be a step name such as create.after_intent_saved, optionally with @N for its Nth time.`,
+      );
     }
     config.crashAt = crashAt;
   }

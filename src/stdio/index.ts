@@ -122,11 +122,14 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
 
 /**
  * Testing only (`SESS_MCP_TEST_CRASH_AT` with `SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1`): kill
- * this process with SIGKILL at the named durable step, as a power cut would.
+ * this process with SIGKILL at the named durable step (`step` or `step@N` for its Nth time), as a
+ * power cut would.
  */
-function crashHook(step: string): (name: DurableStep) => Promise<void> | undefined {
+function crashHook(spec: string): (name: DurableStep) => Promise<void> | undefined {
+  const [step, nth] = spec.split('@') as [string, string | undefined];
+  let remaining = nth === undefined ? 1 : Number(nth);
   return (name) => {
-    if (name !== step) return undefined;
+    if (name !== step || --remaining > 0) return undefined;
     process.kill(process.pid, 'SIGKILL');
     // The signal lands asynchronously: make sure not one more step runs before it does.
     return new Promise<void>(() => {});

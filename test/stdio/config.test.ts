@@ -111,6 +111,15 @@ describe('readStdioConfig', () => {
     expect(message).not.toContain(value);
   });
 
+  it('takes a crash step with an occurrence count', () => {
+    const env = {
+      HOME: '/h',
+      SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: '1',
+      SESS_MCP_TEST_CRASH_AT: 'publish.after_request_sent@2',
+    };
+    expect(readStdioConfig(env, linux).crashAt).toBe('publish.after_request_sent@2');
+  });
+
   it('refuses a malformed crash step when the testing flag is set', () => {
     const { message } = refusal({
       HOME: '/h',

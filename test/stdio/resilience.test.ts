@@ -289,4 +289,24 @@ describe('crash and restart over stdio', () => {
     const records = await openProfileRecords({ stateDir: stack.stateDir, profile: 'default' }).list();
     expect(records.map((r) => r.state)).toEqual(['create_intent']);
   });
+
+  it('counts occurrences of the crash step (step@N)', async () => {
+    stack = await startStack({
+      client: 'v2',
+      audit: audits.current,
+      env: { SESS_MCP_TEST_CRASH_AT: 'create.after_intent_saved@2' },
+    });
+    const { server, sess } = stack;
+    const first = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    audits.current.url(first.humanUrl!, 'sess link');
+    const second = server.callTool('sess_request', { interaction: surface });
+    second.catch(() => undefined);
+    await server.exited();
+    await expect(second).rejects.toThrow();
+    // Killed after the second intent was saved and before its create was sent.
+    expect(sess.stats.of().sessionsCreated).toBe(1);
+    const { openProfileRecords } = await import('../../src/store/file.js');
+    const states = (await openProfileRecords({ stateDir: stack.stateDir }).list()).map((r) => r.state).sort();
+    expect(states).toEqual(['create_intent', 'waiting']);
+  });
 });
