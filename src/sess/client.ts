@@ -54,7 +54,9 @@ export interface SessClientOptions {
   fetch?: typeof fetch;
   /**
    * The workspace receipts must belong to. When set, a response naming another workspace is a
-   * `protocol` error. When unset, the `Sess-Workspace-Id` this client has seen is trusted.
+   * `protocol` error. When unset, the `Sess-Workspace-Id` this client's responses name is trusted
+   * (a client that has seen none yet reads the Session it verifies to learn it); a runtime that
+   * sends no such header then gets `context_missing`.
    */
   expectedWorkspaceId?: string;
   /** The receipt issuer (`iss`) when it differs from the origin. @default origin */
@@ -469,7 +471,24 @@ export function createSessClient(options: SessClientOptions): SessApi {
     return wire.responses.find((r) => r.revision === revision);
   }
 
-  return {
+  /**
+   * The workspace receipts must belong to: the expected one, or the one this client's responses
+   * named. A client that has not talked to Sess yet (a fresh process verifying a saved answer)
+   * learns it from an authenticated read of the Session whose receipt it verifies; that read's
+   * failure is the verification's failure (`api`, `transport`, `protocol`, …).
+   */
+  async function trustedWorkspace(
+    sessionId: string,
+    signal: AbortSignal | undefined,
+  ): Promise<string | undefined> {
+    if (config.expectedWorkspaceId !== undefined) return config.expectedWorkspaceId;
+    if (seenWorkspaceId === undefined && isId(sessionId)) {
+      await api.getSession(sessionId, signal === undefined ? {} : { signal });
+    }
+    return seenWorkspaceId;
+  }
+
+  const api: SessApi = {
     async createSession(input, callOptions) {
       const what = 'create a Session';
       const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
@@ -652,9 +671,12 @@ export function createSessClient(options: SessClientOptions): SessApi {
     },
 
     async verifyResponse(input, callOptions) {
+      const signal = callOptions?.signal;
+      if (signal?.aborted)
+        throw new SessApiError('aborted', 'The receipt verification was aborted by the caller.');
       return receipts.verify(
         {
-          workspaceId: config.expectedWorkspaceId ?? seenWorkspaceId,
+          workspaceId: await trustedWorkspace(input.sessionId, signal),
           sessionId: input.sessionId,
           revision: input.revision,
           eventId: input.eventId,
@@ -662,10 +684,11 @@ export function createSessClient(options: SessClientOptions): SessApi {
           answer: input.answer,
           receipt: input.receipt,
         },
-        callOptions?.signal,
+        signal,
       );
     },
   };
+  return api;
 }
 
 /**

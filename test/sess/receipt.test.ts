@@ -193,12 +193,31 @@ describe('refusals', () => {
     }
   });
 
-  it('a fresh client trusts the workspace only after a response named it', async () => {
+  it('a fresh client (a new process verifying a saved answer) learns the workspace with one read', async () => {
     const input = await genuine(clientFor(sess));
     const fresh = clientFor(sess);
-    await expectSessError(fresh.verifyResponse(input), 'verification', { reason: 'context_missing' });
-    await fresh.getSession(input.sessionId);
+    const gets = sess.stats.requests.get ?? 0;
     expect((await fresh.verifyResponse(input)).sessionId).toBe(input.sessionId);
+    expect(sess.stats.requests.get).toBe(gets + 1);
+    // Known from then on: no further read.
+    expect((await fresh.verifyResponse(input)).sessionId).toBe(input.sessionId);
+    expect(sess.stats.requests.get).toBe(gets + 1);
+  });
+
+  it('the read that learns the workspace fails like any read, and a header naming another workspace is protocol', async () => {
+    const input = await genuine(clientFor(sess));
+    sess.faults.fail('get', 503);
+    await expectSessError(clientFor(sess).verifyResponse(input), 'api', { status: 503 });
+    await expectSessError(clientFor(sess).verifyResponse({ ...input, sessionId: 'ses_unknown' }), 'api', {
+      status: 404,
+    });
+    // A key of another workspace cannot read this Session at all.
+    const other = await sess.createWorkspace();
+    const theirs = clientFor(sess, { credential: () => other.apiKey });
+    await expectSessError(theirs.verifyResponse(input), 'api', { status: 404 });
+    // A key of another workspace that has already seen its own workspace refuses the receipt.
+    await theirs.createSession({ surface: surface(), idempotencyKey: idemKey() });
+    await expectSessError(theirs.verifyResponse(input), 'verification', { reason: 'foreign_key' });
   });
 
   it('the issuer can be configured (receiptIssuer)', async () => {
@@ -406,14 +425,11 @@ describe('a shared verifier', () => {
         await client.verifyResponse(inputs[i]!);
       }
       expect(local.stats.requests.jwks).toBe(1);
-      // The trusted workspace is still each client's own: a fresh client knows none yet.
-      await expectSessError(
-        clientFor(local, { receiptVerifier: verifier }).verifyResponse(inputs[0]!),
-        'verification',
-        {
-          reason: 'context_missing',
-        },
-      );
+      // The trusted workspace is still each client's own.
+      const other = await local.createWorkspace();
+      const theirs = clientFor(local, { receiptVerifier: verifier, credential: () => other.apiKey });
+      await theirs.createSession({ surface: surface(), idempotencyKey: idemKey() });
+      await expectSessError(theirs.verifyResponse(inputs[0]!), 'verification', { reason: 'foreign_key' });
     } finally {
       await local.close();
     }
