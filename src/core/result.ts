@@ -88,6 +88,15 @@ export const REWAIT_LINE =
   'have answered.';
 
 /**
+ * The re-wait line of an Ask (`interaction.ask` present) that is still `waiting`: answers so far are
+ * already in the result, so it does not say "no answer yet"; the three-calls rule is the same.
+ */
+export const ASK_REWAIT_LINE =
+  'The Ask is still open; the answers so far are in interaction.ask. To collect more, call sess_response ' +
+  'again with the same handle and revision, up to three times after your first call; then ask the ' +
+  'person to say continue once more people have answered.';
+
+/**
  * The code a thrown value that is not a `SessMcpError` is reported as. Such a value is a defect or a
  * broken store; the owner has to look, so it is not retryable.
  */
@@ -111,7 +120,7 @@ function cleanInteraction(result: InteractionResult): InteractionResult {
  * A successful tool result: `structuredContent = { interaction }` and the same JSON as text. A
  * `sess_request` / `sess_ask` text begins with "Show the person this link now: <humanUrl>" and
  * "Then call sess_response."; a `sess_response` text in state `waiting` or `needs_resume` begins
- * with {@link REWAIT_LINE}; each is followed by a blank line. Never `isError`, even while waiting.
+ * with {@link REWAIT_LINE} ({@link ASK_REWAIT_LINE} for an Ask); each is followed by a blank line. Never `isError`, even while waiting.
  *
  * @example
  * ```ts
@@ -128,7 +137,7 @@ export function toolSuccess(tool: ToolName, result: InteractionResult): ToolResu
     tool === 'sess_response' &&
     (interaction.state === 'waiting' || interaction.state === 'needs_resume')
   ) {
-    text = `${REWAIT_LINE}\n\n${json}`;
+    text = `${interaction.ask === undefined ? REWAIT_LINE : ASK_REWAIT_LINE}\n\n${json}`;
   }
   return { content: [{ type: 'text', text }], structuredContent: { interaction } };
 }

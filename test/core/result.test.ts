@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, SessMcpError } from '../../src/core/errors.js';
 import { SessApiError } from '../../src/core/ports.js';
 import {
+  ASK_REWAIT_LINE,
   INTERNAL_ERROR_CODE,
   INTERNAL_ERROR_MESSAGE,
   type InteractionResult,
@@ -97,6 +98,19 @@ describe('toolSuccess', () => {
     const result = toolSuccess('sess_response', messy);
     expect(result.structuredContent).toEqual({ interaction: { handle: 'h', revision: 3, state: 'waiting' } });
     expect(text(result).endsWith('{"interaction":{"handle":"h","revision":3,"state":"waiting"}}')).toBe(true);
+  });
+
+  it('an open Ask gets its own re-wait line with the same rule', () => {
+    const interaction: InteractionResult = {
+      handle: 'h_2',
+      revision: 1,
+      state: 'waiting',
+      ask: { id: 'ask_1', open: true, max: 3, started: 1, answered: 0, answers: [] },
+    };
+    const body = text(toolSuccess('sess_response', interaction));
+    expect(body).toBe(`${ASK_REWAIT_LINE}\n\n${JSON.stringify({ interaction })}`);
+    expect(ASK_REWAIT_LINE).toMatch(/call sess_response\s+again .* up to three times after your first call/);
+    expect(ASK_REWAIT_LINE).toMatch(/say continue/);
   });
 
   it('carries an Ask', () => {
