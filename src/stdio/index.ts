@@ -58,7 +58,8 @@ export interface SessMcpStdioServer {
 /**
  * Serve the five Sess tools over stdio.
  *
- * An invalid configuration does not stop the server: it starts, lists its tools, writes one
+ * Bad options throw a `TypeError` naming the option. An invalid configuration (environment) does
+ * not stop the server: it starts, lists its tools, writes one
  * `config_invalid` diagnostic, and every tool call returns `NOT_CONFIGURED` with a message naming
  * the variable — hosts show tool errors to the agent, while a server that fails to start is often
  * only "failed". A missing `SESS_API_KEY` is reported the same way, on the first tool call.
@@ -70,6 +71,7 @@ export interface SessMcpStdioServer {
  * ```
  */
 export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStdioServer {
+  checkOptions(options);
   const env = options.env ?? process.env;
   const diagnostics = createStderrDiagnostics(options.stderr ?? process.stderr);
 
@@ -118,6 +120,23 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
       diagnostics({ event: 'server_closed' });
     },
   };
+}
+
+function checkOptions(options: SessMcpStdioOptions): void {
+  if (options === null || typeof options !== 'object')
+    throw new TypeError('serveSessMcpStdio: options must be an object');
+  if (options.env !== undefined && (options.env === null || typeof options.env !== 'object')) {
+    throw new TypeError('serveSessMcpStdio: options.env must be an object of strings');
+  }
+  if (options.stdin !== undefined && typeof (options.stdin as { on?: unknown }).on !== 'function') {
+    throw new TypeError('serveSessMcpStdio: options.stdin must be a readable stream');
+  }
+  for (const name of ['stdout', 'stderr'] as const) {
+    const stream = options[name];
+    if (stream !== undefined && typeof (stream as { write?: unknown }).write !== 'function') {
+      throw new TypeError(`serveSessMcpStdio: options.${name} must be a writable stream`);
+    }
+  }
 }
 
 /**

@@ -107,6 +107,15 @@ describe('serveSessMcpStdio with its own streams and environment', () => {
     audit.assertClean();
   });
 
+  it.each([
+    [{ env: null }, 'options.env'],
+    [{ stdin: {} }, 'options.stdin'],
+    [{ stdout: 'x' }, 'options.stdout'],
+    [{ stderr: {} }, 'options.stderr'],
+  ])('refuses bad options %j with a TypeError naming the option', (options, name) => {
+    expect(() => serveSessMcpStdio(options as never)).toThrow(new RegExp(name.replace('.', '\\.')));
+  });
+
   it('answers NOT_CONFIGURED when the given env has no key, even if process.env had one', async () => {
     const state = await tempStateDir();
     cleanup.push(() => state.remove());
