@@ -108,12 +108,27 @@ export class DemoError extends Error {
 
 type ToolArgs = Record<string, unknown>;
 
-function isWildcard(host: string): boolean {
-  return host === '0.0.0.0' || host === '::' || host === '[::]';
+/** The interfaces the demo can listen on, and what to bind for each. */
+const BIND: Readonly<Record<string, string>> = {
+  '127.0.0.1': '127.0.0.1',
+  localhost: '127.0.0.1',
+  '0.0.0.0': '0.0.0.0',
+  '::': '::',
+  '[::]': '::',
+};
+
+function isWildcard(bind: string): boolean {
+  return bind === '0.0.0.0' || bind === '::';
 }
 
-function isLoopback(host: string): boolean {
-  return host === '127.0.0.1' || host === 'localhost' || host === '::1' || host === '[::1]';
+/**
+ * Why `host` cannot be used, or `undefined` when it can. The MCP server reaches the runtime over
+ * loopback, so the runtime listens on loopback or on every interface, never on one other address.
+ */
+export function checkDemoHost(host: string): string | undefined {
+  return Object.hasOwn(BIND, host)
+    ? undefined
+    : `--host ${host}: use 0.0.0.0 (every interface, so a phone on the same network can open the link) or 127.0.0.1.`;
 }
 
 /** The first non-internal IPv4 address of this machine: what a phone on the same network reaches. */
@@ -220,22 +235,20 @@ function showAnswer(out: DemoOutput, response: ResponseResult): void {
  */
 export async function runDemo(out: DemoOutput, options: DemoOptions = {}): Promise<void> {
   const host = options.host ?? '127.0.0.1';
-  if (!isWildcard(host) && !isLoopback(host)) {
-    throw new DemoError(
-      `--host ${host}: use 0.0.0.0 (every interface, for a phone on the same network) or 127.0.0.1.`,
-    );
-  }
+  const problem = checkDemoHost(host);
+  if (problem !== undefined) throw new DemoError(problem);
+  const bind = BIND[host]!;
   const waitMs = options.waitMs ?? 25_000;
   const closers: Array<() => Promise<unknown>> = [];
   try {
     out.line('Starting the local Sess runtime and the MCP endpoint…');
-    const sess = await startLocalSess({ host: host === '[::]' ? '::' : host });
+    const sess = await startLocalSess({ host: bind });
     closers.push(() => sess.close());
     const port = new URL(sess.origin).port;
     // The MCP server always reaches the runtime over loopback; only the links use the LAN address.
     const sessOrigin = `http://127.0.0.1:${port}`;
     let linkOrigin = sessOrigin;
-    if (isWildcard(host)) {
+    if (isWildcard(bind)) {
       const lan = lanAddress();
       if (lan === undefined) out.line('  ! No network address found; the link works on this machine only.');
       else linkOrigin = `http://${lan}:${port}`;
@@ -243,7 +256,7 @@ export async function runDemo(out: DemoOutput, options: DemoOptions = {}): Promi
     const bearer = randomBytes(24).toString('base64url');
     const mcp = await startMcpServer(sess, bearer, sessOrigin);
     closers.push(() => mcp.close());
-    out.line(`  Sess runtime: ${sess.origin}${isWildcard(host) ? ` (reachable at ${linkOrigin})` : ''}`);
+    out.line(`  Sess runtime: ${sess.origin}${isWildcard(bind) ? ` (reachable at ${linkOrigin})` : ''}`);
     out.line(`  MCP endpoint: ${mcp.url}`);
 
     const client = new Client(
@@ -271,7 +284,7 @@ export async function runDemo(out: DemoOutput, options: DemoOptions = {}): Promi
     const link = new URL(sessLink.pathname + sessLink.search, linkOrigin).href;
     out.line();
     out.line(`  Open this on your phone: ${link}`);
-    if (!isWildcard(host) && options.person === undefined) {
+    if (!isWildcard(bind) && options.person === undefined) {
       out.line(
         '  (This link works on this computer. For a phone on your network: npm start -- --host 0.0.0.0)',
       );

@@ -7,7 +7,7 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { type DemoOutput, type DemoPerson, runDemo } from './demo.js';
+import { checkDemoHost, type DemoOutput, type DemoPerson, runDemo } from './demo.js';
 import { chromiumPath, haveChromium, launchAutoPerson } from './person.js';
 
 const HELP = `Sess MCP demo: an agent asks you a question on your phone and carries on with your verified answer.
@@ -51,7 +51,10 @@ if (values.help === true) {
   process.stdout.write(HELP);
   process.exit(0);
 }
-if (values.host !== undefined && values.host.trim() === '') fail('--host needs an address, e.g. 0.0.0.0', 2);
+if (values.host !== undefined) {
+  const problem = checkDemoHost(values.host.trim());
+  if (problem !== undefined) fail(problem, 2);
+}
 
 let person: DemoPerson | undefined;
 if (values.auto === true) {

@@ -143,15 +143,19 @@ describe.concurrent('npm start (the newcomer demo)', { timeout: 120_000 }, () =>
     expectNoSecrets(run.stdout());
   });
 
-  it('--help explains the flags and exits 0; an unknown flag exits 2 naming it', async () => {
+  it('--help explains the flags and exits 0; an unknown flag or an unusable host exits 2 naming it', async () => {
     const help = start(['--help']);
     const bad = start(['--nope']);
+    const badHost = start(['--host', '192.0.2.7']);
     expect(await help.exited).toBe(0);
     expect(help.stdout()).toContain('--host <address>');
     expect(help.stdout()).toContain('--auto');
     expect(await bad.exited).toBe(2);
     expect(bad.stderr()).toContain("Unknown option '--nope'");
     expect(bad.stderr()).toContain('npm start -- --help');
+    expect(await badHost.exited).toBe(2);
+    expect(badHost.stderr()).toContain('--host 192.0.2.7: use 0.0.0.0');
+    expect(badHost.stdout()).toBe('');
   });
 
   it('--auto without Chromium says so and exits 1, downloading nothing', async () => {
