@@ -95,6 +95,8 @@ const LOCK_WAIT_MS = 20_000;
 /** How long a waiter's announcement in `handles.lock.next` counts. */
 const NEXT_FRESH_MS = 1_000;
 const LOCK_STALE_MS = 30_000;
+/** A lock file still without a pid after this long was left by a taker that died at once. */
+const LOCK_UNWRITTEN_STALE_MS = 1_000;
 /**
  * A summary of the profile's files is taken again after this long even when nothing announced a
  * change: directory mtimes are coarse, so a file removed by hand within the same clock tick as
@@ -336,9 +338,13 @@ class ProfileFiles {
         this.fs.stat(this.lockPath),
       ]);
       const pid = Number.parseInt(content, 10);
-      if (Date.now() - stat.mtimeMs > LOCK_STALE_MS) return true;
-      // A lock whose content is not yet written is being taken right now: not stale.
-      return Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && !processIsAlive(pid);
+      const age = Date.now() - stat.mtimeMs;
+      if (age > LOCK_STALE_MS) return true;
+      if (!Number.isSafeInteger(pid) || pid <= 0) {
+        // No pid yet: being taken right now, or its taker died between creating and writing it.
+        return age > LOCK_UNWRITTEN_STALE_MS;
+      }
+      return pid !== process.pid && !processIsAlive(pid);
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return false; // released meanwhile: just try again
       throw ioError(error, 'read the profile lock');

@@ -13,7 +13,7 @@ import { bindingScope, MAX_UNFINISHED } from '../../src/core/ports.js';
 import { createFileHandleStore, type FileStoreFs, openProfileRecords } from '../../src/store/file.js';
 import { describeHandleStoreContract, storeFailure } from './contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
-import { runWorkers, sumTallies } from './spawn-worker.js';
+import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
 
 const dirs: string[] = [];
 async function tempStateDir(): Promise<string> {
@@ -349,5 +349,41 @@ describe('openProfileRecords', () => {
     expect((await records.list()).map((r) => r.handle)).not.toContain(garbled);
     expect(await view.countUnfinished()).toBe(1);
     expect(bindingScope(stdioA)).not.toBe(bindingScope(httpA));
+  });
+});
+
+describe('file store after SIGKILL', () => {
+  it('a process killed in the middle of writing leaves a readable record and a lock others take over', async () => {
+    const stateDir = await tempStateDir();
+    const setup = createFileHandleStore({ stateDir, profile: 'killed' });
+    const record = makeRecord(httpA, 'waiting');
+    await setup.forBinding(httpA).create(record);
+    let version = 1;
+    for (let round = 0; round < 3; round++) {
+      await killAfterWrites(
+        {
+          store: { kind: 'file', stateDir, profile: 'killed' },
+          job: 'cas',
+          binding: httpA,
+          handle: record.handle,
+          count: 1_000_000,
+          concurrency: 2,
+          progress: true,
+        },
+        15 + round * 7,
+      );
+      // A fresh store (a restarted server) reads a whole record at a version at least as far
+      // as the writes the killed process reported…
+      const restarted = createFileHandleStore({ stateDir, profile: 'killed' }).forBinding(httpA);
+      const current = await restarted.get(record.handle);
+      expect(current?.record.handle).toBe(record.handle);
+      expect(current!.version).toBeGreaterThanOrEqual(version + 15 + round * 7);
+      version = current!.version;
+      // …and writes at once, whatever lock or temp file the killed process left behind.
+      expect((await restarted.update(current!.record, version)).version).toBe(version + 1);
+      version++;
+      const names = await fs.readdir(setup.directory);
+      expect(names).toEqual([`${record.handle}.json`]);
+    }
   });
 });

@@ -84,3 +84,31 @@ export function sumTallies(tallies: Record<string, number>[]): Record<string, nu
   for (const t of tallies) for (const [k, n] of Object.entries(t)) out[k] = (out[k] ?? 0) + n;
   return out;
 }
+
+/**
+ * Start one worker, release it, and SIGKILL it once it has reported `writes` successful writes
+ * (the job must set `progress`): the kill lands wherever that write cycle happens to be.
+ */
+export async function killAfterWrites(job: WorkerJob, writes: number): Promise<void> {
+  const file = await bundleWorker();
+  const child = spawn(process.execPath, [file, JSON.stringify(job)], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  try {
+    try {
+      await waitForLine(child, (line) => line === 'ready');
+    } finally {
+      await rm(file, { force: true });
+    }
+    let seen = 0;
+    const enough = waitForLine(child, (line) => line === 'w' && ++seen >= writes);
+    child.stdin?.write('go\n');
+    await enough;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}

@@ -24,6 +24,8 @@ export interface WorkerJob {
   count: number;
   handle?: string;
   concurrency?: number;
+  /** Print `w` after every successful write (for a test that kills the worker mid-run). */
+  progress?: boolean;
 }
 
 function outcome(error: unknown): string {
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
           const next = { ...current.record, updatedAt: `${process.pid}-${remaining}` };
           await store.update(next, current.version);
           count('ok');
+          if (job.progress) process.stdout.write('w\n');
         } catch (error) {
           count(outcome(error));
         }
