@@ -16,6 +16,7 @@ import {
   type McpServer,
 } from '@modelcontextprotocol/server';
 import type { DiagnosticsSink } from '../core/ports.js';
+import { CancellationRegistry, callerKey, cancelledIdOf, requestIdOf } from './cancellation.js';
 import {
   hostAllowed,
   isPrincipal,
@@ -194,6 +195,7 @@ export function createPipeline(
   const scopes = new WeakMap<Request, RequestScope>();
   const inflight = new Set<Promise<unknown>>();
   const closeController = new AbortController();
+  const cancellations = new CancellationRegistry();
   let closing: Promise<void> | undefined;
 
   const sdk = createMcpHandler(
@@ -229,10 +231,12 @@ export function createPipeline(
     const onClose = () => closed.abort();
     closeController.signal.addEventListener('abort', onClose, { once: true });
     let settled = false;
+    let cancellation: { signal: AbortSignal; release(): void } | undefined;
     const finish = () => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      cancellation?.release();
       closeController.signal.removeEventListener('abort', onClose);
       incoming.disconnected.removeEventListener('abort', finish);
       diagnostics({ event: 'http.request_done', ms: Date.now() - entered });
@@ -324,6 +328,18 @@ export function createPipeline(
       }
     }
 
+    // A 2025-era cancellation arrives as its own POST: end the wait it names, then let the SDK
+    // acknowledge it as usual. A request with an id can be cancelled that way.
+    if (parsed?.ok === true) {
+      const caller = callerKey(principal);
+      const cancelledId = cancelledIdOf(parsed.value);
+      if (cancelledId !== undefined && cancellations.cancel(caller, cancelledId) > 0) {
+        diagnostics({ event: 'http.cancelled' });
+      }
+      const id = requestIdOf(parsed.value);
+      if (id !== undefined) cancellation = cancellations.register(caller, id);
+    }
+
     // 4. The SDK, with a fresh server per request.
     const forwardHeaders = new Headers(headers);
     for (const name of HOP_HEADERS) forwardHeaders.delete(name);
@@ -336,7 +352,12 @@ export function createPipeline(
     });
     const scope: RequestScope = {
       principal,
-      waitSignal: anySignal([deadline.signal, incoming.disconnected, closed.signal]),
+      waitSignal: anySignal([
+        deadline.signal,
+        incoming.disconnected,
+        closed.signal,
+        ...(cancellation === undefined ? [] : [cancellation.signal]),
+      ]),
       track,
     };
     scopes.set(forward, scope);

@@ -296,6 +296,84 @@ describe('deadline and close', () => {
     await again.close();
   });
 
+  it.each([
+    ['2026-07-28 (the client drops the request)', 'modern'],
+    ['2025 (notifications/cancelled, a separate POST)', 'legacy'],
+  ] as const)('MCP cancellation in the %s era ends a wait as needs_resume', async (_name, era) => {
+    const h = await harness();
+    h.principal(BEARER);
+    const headers = { authorization: `Bearer ${BEARER}` };
+    const client =
+      era === 'modern'
+        ? await connectModern(h.server.url, headers)
+        : await connectLegacy(h.server.url, headers);
+    const created = await ok(client, 'sess_request', { interaction: approveSurface });
+    audits.current.url(created.humanUrl!, 'sess link');
+    const controller = new AbortController();
+    const params = {
+      name: 'sess_response',
+      arguments: { handle: created.handle, revision: 1, wait_ms: 20_000 },
+    };
+    const cut =
+      era === 'modern'
+        ? (client as Awaited<ReturnType<typeof connectModern>>).callTool(params, {
+            signal: controller.signal,
+          })
+        : (client as Awaited<ReturnType<typeof connectLegacy>>).callTool(params, undefined, {
+            signal: controller.signal,
+          });
+    await h.sess.whenWaiting();
+    controller.abort();
+    await expect(cut).rejects.toThrow();
+    await expect
+      .poll(() => h.events.filter((e) => e.event === 'tool_result' && e.tool === 'sess_response'), {
+        timeout: 3_000,
+      })
+      .toEqual([expect.objectContaining({ state: 'needs_resume' })]);
+    await client.close();
+  });
+
+  it("another caller's cancellation with the same request id changes nothing", async () => {
+    const h = await harness({ requestTimeoutMs: 2_000 });
+    h.principal('token-a-000000000001');
+    h.principal('token-b-000000000001', { principalId: 'bob' });
+    const client = await connectLegacy(h.server.url, { authorization: 'Bearer token-a-000000000001' });
+    const created = await ok(client, 'sess_request', { interaction: approveSurface });
+    audits.current.url(created.humanUrl!, 'sess link');
+    await client.close();
+    const post = (token: string, body: unknown) =>
+      h.handler.fetch(
+        new Request('http://127.0.0.1/mcp', {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2025-11-25',
+          },
+          body: JSON.stringify(body),
+        }),
+      );
+    const waiting = post('token-a-000000000001', {
+      jsonrpc: '2.0',
+      id: 42,
+      method: 'tools/call',
+      params: { name: 'sess_response', arguments: { handle: created.handle, revision: 1, wait_ms: 20_000 } },
+    });
+    await h.sess.whenWaiting();
+    const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 42 } };
+    expect((await post('token-b-000000000001', cancel)).status).toBe(202);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.events.filter((e) => e.event === 'tool_result' && e.tool === 'sess_response')).toEqual([]);
+    expect((await post('token-a-000000000001', cancel)).status).toBe(202);
+    await expect
+      .poll(() => h.events.filter((e) => e.event === 'tool_result' && e.tool === 'sess_response'), {
+        timeout: 1_500,
+      })
+      .toEqual([expect.objectContaining({ state: 'needs_resume' })]);
+    expect(await (await waiting).text()).toContain('needs_resume');
+  });
+
   it('close() lets a complete already sent finish before it resolves', async () => {
     const h = await harness();
     h.principal(BEARER);
