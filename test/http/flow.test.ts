@@ -334,7 +334,8 @@ describe('deadline and close', () => {
   });
 
   it("another caller's cancellation with the same request id changes nothing", async () => {
-    const h = await harness({ requestTimeoutMs: 2_000 });
+    // The deadline is far enough out that only the cancellation can end the wait in time.
+    const h = await harness({ requestTimeoutMs: 6_000 });
     h.principal('token-a-000000000001');
     h.principal('token-b-000000000001', { principalId: 'bob' });
     const client = await connectLegacy(h.server.url, { authorization: 'Bearer token-a-000000000001' });
