@@ -1,0 +1,66 @@
+/**
+ * Every TypeScript sample in README.md is extracted and type-checked against the package's own
+ * published types (self-reference through the exports map, so `dist/` from `pretest`'s build), as
+ * a user's project would see them.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+
+function samples(markdown: string): string[] {
+  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+}
+
+describe('README.md', () => {
+  const found = samples(readFileSync(join(root, 'README.md'), 'utf8'));
+
+  it('has TypeScript samples for stdio-free embedding, edge, PostgreSQL and testing', () => {
+    expect(found.length).toBeGreaterThanOrEqual(4);
+    const all = found.join('\n');
+    for (const entry of ['@sess.si/mcp/http', '@sess.si/mcp/store/postgres', '@sess.si/mcp/testing']) {
+      expect(all).toContain(`from '${entry}'`);
+    }
+  });
+
+  it('samples type-check against the built package', { timeout: 120_000 }, () => {
+    const dir = join(root, '.tmp', 'readme-samples');
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir, { recursive: true });
+    const files = found.map((code, i) => {
+      const name = `sample-${i + 1}.ts`;
+      // Each sample is its own module.
+      writeFileSync(join(dir, name), `${code}\nexport {};\n`);
+      return name;
+    });
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          lib: ['ES2023', 'DOM'],
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          types: ['node'],
+          typeRoots: [join(root, 'node_modules/@types')],
+        },
+        files,
+      }),
+    );
+    let output = '';
+    try {
+      execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+        encoding: 'utf8',
+        cwd: dir,
+      });
+    } catch (error) {
+      output = String((error as { stdout?: string }).stdout ?? error);
+    }
+    expect(output).toBe('');
+  });
+});
