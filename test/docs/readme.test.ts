@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ERROR_CODES, ERROR_TABLE } from '../../src/core/errors.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -62,5 +63,30 @@ describe('README.md', () => {
       output = String((error as { stdout?: string }).stdout ?? error);
     }
     expect(output).toBe('');
+  });
+
+  it('the error table names every code once, with its class and retry guidance from ERROR_TABLE', () => {
+    const text = readFileSync(join(root, 'README.md'), 'utf8');
+    const section = text.slice(text.indexOf('### Errors'));
+    const rows = section
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .map((line) =>
+        line
+          .split('|')
+          .slice(1, -1)
+          .map((cell) => cell.trim()),
+      );
+    const seen: string[] = [];
+    for (const [codes, klass, retry] of rows) {
+      for (const code of [...codes!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]!)) {
+        const spec = ERROR_TABLE[code as keyof typeof ERROR_TABLE];
+        expect(spec, code).toBeDefined();
+        expect(klass, code).toBe(`\`${spec.class}\``);
+        expect(retry, code).toBe(spec.guidance);
+        seen.push(code);
+      }
+    }
+    expect([...seen].sort()).toEqual([...ERROR_CODES].sort());
   });
 });
