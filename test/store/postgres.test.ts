@@ -12,7 +12,7 @@ import { MAX_UNFINISHED } from '../../src/core/ports.js';
 import { createPostgresHandleStore, type PoolLike } from '../../src/store/postgres.js';
 import { describeHandleStoreContract, storeFailure } from './contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
-import { runWorkers, sumTallies } from './spawn-worker.js';
+import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
 
 const url = process.env.DATABASE_URL;
 const SKIP_REASON = 'DATABASE_URL is unset; run: eval "$(bash scripts/ci-postgres.sh)"';
@@ -200,6 +200,34 @@ if (url === undefined || url === '') {
       expect(final!.version - 1).toBe(total.ok);
       // Both processes won some writes: they really raced.
       expect(tallies.every((t) => (t.ok ?? 0) > 0)).toBe(true);
+      await setup.close();
+    });
+
+    it('a process killed in the middle of writing leaves the row whole and the table usable', async () => {
+      const shared = freshTable();
+      const setup = createPostgresHandleStore({ connectionString: url, table: shared });
+      await setup.migrate();
+      const record = makeRecord(httpA, 'waiting');
+      await setup.forBinding(httpA).create(record);
+      await killAfterWrites(
+        {
+          store: { kind: 'postgres', connectionString: url, table: shared },
+          job: 'cas',
+          binding: httpA,
+          handle: record.handle,
+          count: 1_000_000,
+          concurrency: 3,
+          progress: true,
+        },
+        20,
+      );
+      const view = setup.forBinding(httpA);
+      const current = await view.get(record.handle);
+      expect(current!.version).toBeGreaterThanOrEqual(21);
+      expect((await view.update(current!.record, current!.version)).version).toBe(current!.version + 1);
+      // Creates (which take the scope's advisory lock) are not blocked by the dead session.
+      await view.create(makeRecord(httpA, 'waiting'));
+      expect(await view.countUnfinished()).toBe(2);
       await setup.close();
     });
 
