@@ -225,7 +225,7 @@ if (url === undefined || url === '') {
       const current = await view.get(record.handle);
       expect(current!.version).toBeGreaterThanOrEqual(21);
       expect((await view.update(current!.record, current!.version)).version).toBe(current!.version + 1);
-      // Creates (which take the scope's advisory lock) are not blocked by the dead session.
+      // The scope still takes creates (through its advisory lock) after the dead session.
       await view.create(makeRecord(httpA, 'waiting'));
       expect(await view.countUnfinished()).toBe(2);
       await setup.close();
