@@ -224,6 +224,22 @@ describe('idempotent replay', () => {
     );
   });
 
+  it('a publish committed but answered 500 is api 500; repeating the identical call learns it took effect', async () => {
+    const client = clientFor(sess);
+    const { created, answered } = await answeredSession(sess, client);
+    const input = {
+      expectedRevision: 1,
+      responseEventId: answered.responses[0]!.eventId,
+      surface: surface('Committed?'),
+      idempotencyKey: idemKey(),
+    };
+    sess.faults.commitThenFail('publish', 500);
+    await expectSessError(client.publish(created.sessionId, input), 'api', { status: 500 });
+    expect(sess.sessions.get(created.sessionId)?.view.revision).toBe(2);
+    const replay = await client.publish(created.sessionId, input);
+    expect(replay).toMatchObject({ revision: 2, status: 'active' });
+  });
+
   it('an unknown outcome (commit, then the connection drops) is resolved by repeating the identical call', async () => {
     const client = clientFor(sess);
     const { created, answered } = await answeredSession(sess, client);

@@ -121,6 +121,7 @@ describe('refusals', () => {
     ['a flipped signature bit', { mode: 'signature' }, 'bad_signature'],
     ['a key in no key set', { mode: 'unknown_key' }, 'unknown_key_id'],
     ['a key of another workspace', { mode: 'other_workspace_key' }, 'foreign_key'],
+    ['a genuine receipt of another answer', { mode: 'replay' }, 'claims_mismatch'],
     ['another Surface digest, re-signed', { mode: 'claim', claim: 'sdg' }, 'claims_mismatch'],
     ['another answer digest, re-signed', { mode: 'claim', claim: 'adg' }, 'claims_mismatch'],
     ['another Session id, re-signed', { mode: 'claim', claim: 'sid' }, 'claims_mismatch'],
