@@ -18,6 +18,7 @@ import { networkInterfaces } from 'node:os';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import type { InteractionResult, ResponseResult } from '../../src/core/result.js';
+import type { AskArgs } from '../../src/core/schemas.js';
 import type { Surface } from '../../src/core/surface.js';
 import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../../src/http/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
@@ -57,7 +58,8 @@ export const DEMO_QUESTION = 'What time works for a call tomorrow?';
 /** The title of the follow-up the agent publishes once the first answer is in. */
 export const FOLLOW_UP_TITLE = 'Shall I send the invite?';
 
-const ASK_ARGUMENTS = {
+/** The `sess_ask` arguments of the first question: a choice, a multi-line note and a rating. */
+export const DEMO_ASK: AskArgs = {
   question: DEMO_QUESTION,
   details:
     'I am setting up a 30-minute call with the design team. Pick a slot and tell me anything I should know.',
@@ -86,7 +88,8 @@ const ASK_ARGUMENTS = {
   submit_label: 'Send',
 };
 
-function followUp(slot: string, note: string): Surface {
+/** The follow-up the agent publishes on the same link: the call it is about to book. */
+export function followUpSurface(slot: string, note: string): Surface {
   const fields: Record<string, string> = { When: `Tomorrow ${slot}`, Length: '30 minutes' };
   if (note !== '') fields.Note = note.length > 200 ? `${note.slice(0, 199)}…` : note;
   return {
@@ -277,7 +280,7 @@ export async function runDemo(out: DemoOutput, options: DemoOptions = {}): Promi
     const call = (name: string, args: ToolArgs) => callTool(client, name, args, signal);
 
     out.line(`Agent → sess_ask: "${DEMO_QUESTION}" (a choice, a note, a rating)`);
-    const asked = await call('sess_ask', ASK_ARGUMENTS);
+    const asked = await call('sess_ask', { ...DEMO_ASK });
     const handle = asked.handle;
     if (asked.humanUrl === undefined) throw new DemoError('sess_ask returned no link');
     const sessLink = new URL(asked.humanUrl);
@@ -340,7 +343,7 @@ export async function runDemo(out: DemoOutput, options: DemoOptions = {}): Promi
       handle,
       expected_revision: first.revision,
       response_event_id: first.eventId,
-      interaction: followUp(slot, note),
+      interaction: followUpSurface(slot, note),
     });
     out.line(`  published revision ${published.revision}; the open page shows it by itself.`);
     const second = await waitFor(published.revision);
