@@ -40,7 +40,9 @@ function graph(entry: string): { files: string[]; external: string[] } {
 }
 
 const forbidden = (spec: string) =>
-  spec.startsWith('node:') || spec.startsWith('@modelcontextprotocol/') || /^(fs|path|os|crypto|http|https|net|child_process|stream|url|util|events|buffer)(\/|$)/.test(spec);
+  spec.startsWith('node:') ||
+  spec.startsWith('@modelcontextprotocol/') ||
+  /^(fs|path|os|crypto|http|https|net|child_process|stream|url|util|events|buffer)(\/|$)/.test(spec);
 
 describe('built root entry', () => {
   for (const entry of ['dist/index.js', 'dist/index.cjs']) {
