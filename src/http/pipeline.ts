@@ -277,13 +277,23 @@ export function createPipeline(
     if (authenticated.kind === 'threw') {
       return reject(answer.authenticationFailed(), 'http.authenticate_failed', true);
     }
-    const principal = authenticated.value;
-    if (principal === undefined || principal === null) {
+    const given = authenticated.value;
+    if (given === undefined || given === null) {
       return reject(answer.unauthenticated(options.resourceMetadataUrl), 'http.unauthenticated', true);
     }
-    if (!isPrincipal(principal)) {
+    if (!isPrincipal(given)) {
       return reject(answer.authenticationFailed(), 'http.principal_invalid', true);
     }
+    // A snapshot: the binding of this request cannot change under it.
+    const principal: SessHttpPrincipal = {
+      workspaceId: given.workspaceId,
+      principalId: given.principalId,
+      clientId: given.clientId,
+      grantId: given.grantId,
+      grantGeneration: given.grantGeneration,
+      scopes: [...given.scopes],
+      credential: () => given.credential(),
+    };
     if (!options.requiredScopes.every((scope) => principal.scopes.includes(scope))) {
       return reject(
         answer.insufficientScope(options.requiredScopes, options.resourceMetadataUrl),
