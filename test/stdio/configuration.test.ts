@@ -82,6 +82,38 @@ describe('configuration of the stdio server', () => {
     expect(stack.sess.stats.of().sessionsCreated).toBe(0);
   });
 
+  it('passes SESS_EXPECTED_WORKSPACE_ID to the client for a runtime without Sess-Workspace-Id', async () => {
+    stack = await startStack({ client: 'v1', audit: audits.current, sess: { workspaceHeader: false } });
+    const { sess } = stack;
+    const answer = async () => {
+      const created = interactionOf(await stack!.server.callTool('sess_request', { interaction: surface }));
+      audits.current.url(created.humanUrl!, 'sess link');
+      await sess.submitAnswer(created.humanUrl!, { action: 'ok', values: {} });
+      return stack!.server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 });
+    };
+    const refused = errorOf(await answer());
+    expect(refused.code).toBe('NOT_CONFIGURED');
+    expect(refused.message).toContain('SESS_EXPECTED_WORKSPACE_ID');
+    stack.env = { ...stack.env, SESS_EXPECTED_WORKSPACE_ID: sess.workspaceId };
+    await stack.restart();
+    expect(interactionOf(await answer()).state).toBe('answered');
+  });
+
+  it('passes SESS_RECEIPT_ISSUER to the client when receipts name another issuer', async () => {
+    const issuer = 'https://receipts.sess.example';
+    stack = await startStack({ client: 'v2', audit: audits.current, sess: { issuer } });
+    const answer = async () => {
+      const created = interactionOf(await stack!.server.callTool('sess_request', { interaction: surface }));
+      audits.current.url(created.humanUrl!, 'sess link');
+      await stack!.sess.submitAnswer(created.humanUrl!, { action: 'ok', values: {} });
+      return stack!.server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 });
+    };
+    expect(errorOf(await answer()).code).toBe('VERIFICATION_FAILED');
+    stack.env = { ...stack.env, SESS_RECEIPT_ISSUER: issuer };
+    await stack.restart();
+    expect(interactionOf(await answer()).state).toBe('answered');
+  });
+
   it('makes earlier handles BINDING_MISMATCH after the key is rotated, and never writes the key', async () => {
     stack = await startStack({ client: 'v1', audit: audits.current });
     const { sess } = stack;
