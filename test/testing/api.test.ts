@@ -238,6 +238,19 @@ describe('answer, publish, complete', () => {
     expect((await sess.submitAnswer(s.human_url, ANSWER)).status).toBe(409);
   });
 
+  it('serves the page with no-store, no-referrer and a script-free CSP; unknown links are 404', async () => {
+    const s = await createSession(sess);
+    const res = await fetch(s.human_url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
+    expect(await res.text()).toContain('Approve this commit?');
+    expect((await fetch(`${sess.origin}/s/unknownToken`)).status).toBe(404);
+    expect((await fetch(`${sess.origin}/a/unknownToken`)).status).toBe(404);
+  });
+
   it('keeps the form and shows errors for an invalid answer (422), without recording it', async () => {
     const s = await createSession(sess);
     const res = await sess.submitAnswer(s.human_url, {

@@ -126,7 +126,9 @@ describe('link lifetime on the clock', () => {
     sess.clock.advance(600_000);
     const lapsed = (await pending).json;
     expect(lapsed.status).toBe('lapsed');
-    expect((await sess.openPage(s.human_url)).html).toContain(`/s/`);
+    const lapsedPage = await sess.openPage(s.human_url);
+    expect(lapsedPage.status).toBe(200);
+    expect(lapsedPage.html).toContain(`${new URL(s.human_url).pathname}/extend`);
     // A submit on a lapsed link is refused; more time reopens it.
     expect((await sess.submitAnswer(s.human_url, ANSWER)).status).toBe(410);
     const ext = await sess.extend(s.human_url);
