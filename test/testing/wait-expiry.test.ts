@@ -87,6 +87,22 @@ describe('long-poll wait', () => {
     expect(sess.sessions.get(s.id)!.view.status).toBe('active');
   });
 
+  it('close() ends pending waits and stops promptly', async () => {
+    const other = await startLocalSess();
+    const s = await createSession(other);
+    const pending = call(other, 'GET', waitPath(s.id, 1, 'active', 45_000)).then(
+      (r) => r.status,
+      () => 'dropped',
+    );
+    await other.whenWaiting(s.id);
+    const t0 = performance.now();
+    await other.close();
+    expect(performance.now() - t0).toBeLessThan(2_000);
+    expect([200, 'dropped']).toContain(await pending);
+    expect(other.pendingWaits()).toBe(0);
+    await expect(fetch(`${other.origin}/.well-known/sess/jwks.json`)).rejects.toThrow();
+  });
+
   it('refuses bad query parameters', async () => {
     const s = await createSession(sess);
     for (const q of [
