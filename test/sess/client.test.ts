@@ -166,6 +166,60 @@ describe('endpoints', () => {
   });
 });
 
+describe('what goes on the wire', () => {
+  it('sends the key as a bearer token, JSON bodies, Idempotency-Key and a quoted If-Match', async () => {
+    const seen: Array<{ method: string; url: string; headers: Headers; body: unknown }> = [];
+    const recording: typeof fetch = (input, init) => {
+      seen.push({
+        method: init?.method ?? 'GET',
+        url: String(input),
+        headers: new Headers(init?.headers),
+        body: typeof init?.body === 'string' ? JSON.parse(init.body) : undefined,
+      });
+      return fetch(input, init);
+    };
+    const client = clientFor(sess, { fetch: recording });
+    const { created, answered } = await answeredSession(sess, client);
+    const key = idemKey();
+    await client.complete(created.sessionId, {
+      expectedRevision: 1,
+      responseEventId: answered.responses[0]!.eventId,
+      idempotencyKey: key,
+    });
+    const create = seen.find((s) => s.method === 'POST' && s.url.endsWith('/v1/sessions'))!;
+    expect(create.headers.get('authorization')).toBe(`Bearer ${sess.apiKey}`);
+    expect(create.headers.get('content-type')).toBe('application/json');
+    expect(create.headers.get('idempotency-key')).toMatch(/^test-/);
+    expect(create.body).toEqual({ interaction: surface() });
+    const complete = seen.find((s) => s.url.endsWith('/complete'))!;
+    expect(complete.url).toBe(`${sess.origin}/v1/sessions/${created.sessionId}/complete`);
+    expect(complete.headers.get('if-match')).toBe('"1"');
+    expect(complete.headers.get('idempotency-key')).toBe(key);
+    expect(complete.body).toEqual({ response_event_id: answered.responses[0]!.eventId });
+    const read = seen.find((s) => s.method === 'GET')!;
+    expect(read.body).toBeUndefined();
+    expect(read.headers.get('content-type')).toBeNull();
+  });
+
+  it('sends a wait as revision, status and timeout_ms', async () => {
+    const urls: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      urls.push(String(input));
+      return fetch(input, init);
+    };
+    const client = clientFor(sess, { fetch: recording });
+    const created = await client.createSession({ surface: surface(), idempotencyKey: idemKey() });
+    await client.waitSession(created.sessionId, { revision: 1, status: 'active', timeoutMs: 0 });
+    const url = new URL(urls.at(-1)!);
+    expect(url.pathname).toBe(`/v1/sessions/${created.sessionId}/wait`);
+    expect(Object.fromEntries(url.searchParams)).toEqual({
+      revision: '1',
+      status: 'active',
+      timeout_ms: '0',
+    });
+  });
+});
+
 describe('idempotent replay', () => {
   it('create: the same key gives the same Session, and only one exists', async () => {
     const client = clientFor(sess);

@@ -451,3 +451,41 @@ describe('a shared verifier', () => {
     expect(() => clientFor(sess, { receiptVerifier: {} as never })).toThrow(/^receiptVerifier/);
   });
 });
+
+describe('the key-set fetch', () => {
+  it('uses the client’s fetch, at the well-known path, without the API key', async () => {
+    const seen: Array<{ url: string; headers: Headers }> = [];
+    const recording: typeof fetch = (input, init) => {
+      seen.push({ url: String(input), headers: new Headers(init?.headers) });
+      return fetch(input, init);
+    };
+    const client = clientFor(sess, { fetch: recording });
+    const input = await genuine(client);
+    await client.verifyResponse(input);
+    const jwks = seen.filter((s) => s.url.endsWith('/.well-known/sess/jwks.json'));
+    expect(jwks).toHaveLength(1);
+    expect(jwks[0]!.url).toBe(`${sess.origin}/.well-known/sess/jwks.json`);
+    expect(jwks[0]!.headers.get('authorization')).toBeNull();
+  });
+
+  it('a key-set fetch past the deadline is key_set_unavailable', async () => {
+    const client = clientFor(sess);
+    const input = await genuine(client);
+    const slow = clientFor(sess, { requestTimeoutMs: 150 });
+    await slow.getSession(input.sessionId).catch(() => {});
+    sess.faults.delay('jwks', 5_000);
+    await expectSessError(slow.verifyResponse(input), 'verification', { reason: 'key_set_unavailable' });
+  });
+
+  it('a Surface or answer that is not JSON is configuration, not a verdict on the receipt', async () => {
+    const client = clientFor(sess);
+    const input = await genuine(client);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    await expectSessError(
+      client.verifyResponse({ ...input, answer: { action: 'approve', values: { n: 10n as never } } }),
+      'configuration',
+    );
+    await expectSessError(client.verifyResponse({ ...input, surface: cyclic as never }), 'configuration');
+  });
+});
