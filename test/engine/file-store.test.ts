@@ -24,7 +24,10 @@ async function withFileStore(): Promise<{ harness: Harness; restart: () => void 
   const stateDir = dir;
   const harness = await startHarness({ stores: createFileHandleStore({ stateDir }) });
   h = harness;
-  return { harness, restart: () => void (harness.stores = createFileHandleStore({ stateDir })) };
+  const restart = (): void => {
+    harness.stores = createFileHandleStore({ stateDir });
+  };
+  return { harness, restart };
 }
 
 describe('engine on the file store', () => {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/errors.js';
 import type { JsonValue } from '../../src/core/surface.js';
 import type { LocalEndpoint } from '../../src/testing/index.js';
-import { approveSurface, followUpSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
+import { followUpSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
 
 type Fault =
   | { kind: 'none' }

@@ -20,7 +20,6 @@ import type {
   SessionStatus,
   SessionView,
   VerifiedReceipt,
-  VersionedRecord,
 } from '../ports.js';
 import { bindingGeneration, bindingScope } from '../ports.js';
 import {
@@ -877,6 +876,3 @@ function resultResponse(response: VerifiedResponse): ResponseResult {
     actorAssurance: 'link_holder',
   };
 }
-
-/** Re-exported for the engine's own tests of record states. */
-export type { VersionedRecord };
