@@ -231,6 +231,15 @@ describe('idempotent replay', () => {
     expect(sess.stats.of().sessionsCreated).toBe(before + 1);
   });
 
+  it('createAsk: the same key gives the same Ask', async () => {
+    const client = clientFor(sess);
+    const input = { surface: surface('Who comes?'), respondents: { max: 4 }, idempotencyKey: idemKey() };
+    const before = sess.stats.of().asksCreated;
+    const a = await client.createAsk(input);
+    expect(await client.createAsk(input)).toEqual(a);
+    expect(sess.stats.of().asksCreated).toBe(before + 1);
+  });
+
   it('create: the same key with another body is an idempotency_mismatch', async () => {
     const client = clientFor(sess);
     const key = idemKey();
