@@ -59,6 +59,7 @@ if (url === undefined || url === '') {
     const table = freshTable();
     const store = createPostgresHandleStore({ connectionString: url, table });
     await store.migrate();
+    const brokenStores: ReturnType<typeof createPostgresHandleStore>[] = [];
     return {
       factory: store,
       async corrupt(binding, handle, kind) {
@@ -78,9 +79,13 @@ if (url === undefined || url === '') {
           connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/none`,
           table,
         });
+        brokenStores.push(broken);
         return broken.forBinding(binding);
       },
-      close: () => store.close(),
+      close: async () => {
+        for (const broken of brokenStores) await broken.close();
+        await store.close();
+      },
     };
   });
 
