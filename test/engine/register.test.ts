@@ -6,6 +6,7 @@
  * notifications reach the client, and a cancelled call ends the wait as `needs_resume`.
  */
 import { Client } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerSessTools, toolCallContextFrom } from '../../src/core/register.js';
@@ -140,6 +141,43 @@ describe('registerSessTools', () => {
       'answered',
     );
     expect(h.sess.stats.of().sessionsCreated).toBe(1);
+  });
+
+  it('serves a 2025-era client (the v1 SDK): tools, a call, progress and the contract errors', async () => {
+    h = await startHarness({ engine: { progressIntervalMs: 40 } });
+    const server = new McpServer(
+      { name: '@sess.si/mcp', version: '0.0.0-test' },
+      { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
+    );
+    registerSessTools(server, { engine: h.engine });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new ClientV1({ name: 'engine-test-v1', version: '1.0.0' });
+    await client.connect(clientSide);
+    closers.push(async () => {
+      await client.close();
+      await server.close();
+    });
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
+    const created = await client.callTool({
+      name: 'sess_request',
+      arguments: { interaction: approveSurface },
+    });
+    const { handle } = (created.structuredContent as { interaction: { handle: string } }).interaction;
+    const seen: unknown[] = [];
+    const waited = await client.callTool(
+      { name: 'sess_response', arguments: { handle, revision: 1, wait_ms: 250 } },
+      undefined,
+      { onprogress: (p) => void seen.push(p) },
+    );
+    expect(waited.structuredContent).toEqual({ interaction: { handle, revision: 1, state: 'waiting' } });
+    expect(seen.length).toBeGreaterThanOrEqual(2);
+    const refused = await client.callTool({ name: 'sess_response', arguments: { handle, revision: 7 } });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent).toMatchObject({
+      error: { code: 'REVISION_MISMATCH', retryable: false },
+    });
   });
 
   it('refuses a server without registerTool and options without an engine', () => {
