@@ -77,64 +77,82 @@ export type DocumentOrder = Map<string, { start: number; end: number }>;
 
 /** What {@link checkStructure} returns. */
 export interface StructureResult {
-  /** Each visited pointer's span in document order. */
-  order: DocumentOrder;
   /** A copy holding only own enumerable data, so nothing inherited is ever read. */
   copy: unknown;
 }
 
 /**
  * Walks `value` depth first over own keys, refusing an unsafe key, a container deeper than
- * {@link STRUCTURE_LIMITS.maxDepth}, and what JSON cannot carry (a non-finite number, a bigint, a
- * function or a symbol; only a caller in the same process can send those). `value` itself is at `depth` (the arguments object is level 1).
+ * {@link STRUCTURE_LIMITS.maxDepth} (`value` itself is level 1), and what JSON cannot carry (a
+ * non-finite number, a bigint, a function or a symbol; only a caller in the same process can send
+ * those). Returns a copy of the own data.
  */
-export function checkStructure(value: unknown, base = '', depth = 1): StructureResult {
-  const order: DocumentOrder = new Map();
-  const visit = (node: unknown, pointer: string, level: number): unknown => {
-    const span = { start: order.size, end: order.size };
-    order.set(pointer, span);
-    if (typeof node === 'number' && !Number.isFinite(node)) {
-      throw invalid(`${pointer || 'The arguments'} is not a finite number.`, pointer);
+export function checkStructure(value: unknown): StructureResult {
+  // Pointers are built only for an error: the common, valid case walks without string work.
+  const path: (string | number)[] = [];
+  const where = () => toPointer(path) || 'The arguments';
+  const visit = (node: unknown, level: number): unknown => {
+    if (typeof node === 'number') {
+      if (!Number.isFinite(node)) throw invalid(`${where()} is not a finite number.`, toPointer(path));
+      return node;
     }
     if (typeof node === 'bigint' || typeof node === 'function' || typeof node === 'symbol') {
-      throw invalid(`${pointer || 'The arguments'} is not a JSON value.`, pointer);
+      throw invalid(`${where()} is not a JSON value.`, toPointer(path));
     }
     if (node === null || typeof node !== 'object') return node;
     if (level > STRUCTURE_LIMITS.maxDepth) {
       throw invalid(
-        `${pointer || 'The arguments'} nest ${level} levels deep; the limit is ${STRUCTURE_LIMITS.maxDepth}. ` +
-          'Send a flatter value.',
-        pointer,
+        `${where()} nest ${level} levels deep; the limit is ${STRUCTURE_LIMITS.maxDepth}. Send a flatter value.`,
+        toPointer(path),
         STRUCTURE_LIMITS.maxDepth,
         level,
       );
     }
-    let copy: unknown;
     if (Array.isArray(node)) {
       const items: unknown[] = [];
-      for (let index = 0; index < node.length; index++)
-        items.push(visit(node[index], `${pointer}/${index}`, level + 1));
-      copy = items;
-    } else {
-      const entries: Record<string, unknown> = {};
-      for (const key of Object.keys(node)) {
-        const child = `${pointer}/${escapePointerToken(key)}`;
-        if (isUnsafeKey(key)) {
-          throw invalid(
-            `${child} uses an unsafe key; "__proto__", "constructor" and "prototype" are refused as keys anywhere. ` +
-              'Rename or remove it.',
-            child,
-          );
-        }
-        entries[key] = visit((node as Record<string, unknown>)[key], child, level + 1);
+      for (let index = 0; index < node.length; index++) {
+        path.push(index);
+        items.push(visit(node[index], level + 1));
+        path.pop();
       }
-      copy = entries;
+      return items;
+    }
+    const entries: Record<string, unknown> = {};
+    for (const key of Object.keys(node)) {
+      path.push(key);
+      if (isUnsafeKey(key)) {
+        const pointer = toPointer(path);
+        throw invalid(
+          `${pointer} uses an unsafe key; "__proto__", "constructor" and "prototype" are refused as keys anywhere. ` +
+            'Rename or remove it.',
+          pointer,
+        );
+      }
+      entries[key] = visit((node as Record<string, unknown>)[key], level + 1);
+      path.pop();
+    }
+    return entries;
+  };
+  return { copy: visit(value, 1) };
+}
+
+/** The document order of a structurally checked value; built only to choose among several issues. */
+export function documentOrder(value: unknown): DocumentOrder {
+  const order: DocumentOrder = new Map();
+  const visit = (node: unknown, pointer: string): void => {
+    const span = { start: order.size, end: order.size };
+    order.set(pointer, span);
+    if (Array.isArray(node)) {
+      for (let index = 0; index < node.length; index++) visit(node[index], `${pointer}/${index}`);
+    } else if (node !== null && typeof node === 'object') {
+      for (const key of Object.keys(node)) {
+        visit((node as Record<string, unknown>)[key], `${pointer}/${escapePointerToken(key)}`);
+      }
     }
     span.end = order.size - 1;
-    return copy;
   };
-  const copy = visit(value, base, depth);
-  return { order, copy };
+  visit(value, '');
+  return order;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -296,16 +314,17 @@ function positionOf(order: DocumentOrder, keys: readonly (string | number)[]): n
 function parseShape<T>(
   schema: v.GenericSchema<unknown, T>,
   input: unknown,
-  order: DocumentOrder,
   base: readonly (string | number)[] = [],
 ): T {
   const result = v.safeParse(schema, input, { abortEarly: false, abortPipeEarly: true });
   if (result.success) return result.output;
+  const issues = result.issues as unknown as AnyIssue[];
+  const order = issues.length > 1 ? documentOrder(input) : undefined;
   let best: { issue: AnyIssue; keys: (string | number)[]; position: number } | undefined;
-  for (const issue of result.issues as unknown as AnyIssue[]) {
-    const keys = [...base, ...issueKeys(issue)];
-    const position = positionOf(order, resolveIssue(issue, keys).keys);
-    if (best === undefined || position < best.position) best = { issue, keys, position };
+  for (const issue of issues) {
+    const own = issueKeys(issue);
+    const position = order === undefined ? 0 : positionOf(order, resolveIssue(issue, own).keys);
+    if (best === undefined || position < best.position) best = { issue, keys: [...base, ...own], position };
   }
   throw issueToError(best!.issue, best!.keys);
 }
@@ -594,8 +613,7 @@ const SURFACE_TOOLS: ReadonlySet<ToolName> = new Set(['sess_request', 'sess_publ
 export function askToSurface(args: AskArgs): Surface {
   const surface = buildAskSurface(args);
   checkInteractionSize(surface, undefined);
-  const order: DocumentOrder = new Map();
-  const checked = parseShape(TOOL_ARGUMENT_SCHEMAS.sess_request.entries.interaction, surface, order, [
+  const checked = parseShape(TOOL_ARGUMENT_SCHEMAS.sess_request.entries.interaction, surface, [
     'interaction',
   ]);
   checkSurfaceRules(checked, '/interaction');
@@ -620,13 +638,13 @@ export function parseToolArguments<T extends ToolName>(tool: T, raw: unknown): T
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw invalid('The arguments must be a JSON object.', '');
   }
-  const { order, copy } = checkStructure(input);
+  const { copy } = checkStructure(input);
   if (SURFACE_TOOLS.has(tool)) {
     const interaction = (copy as { interaction?: unknown }).interaction;
     if (interaction !== undefined) checkInteractionSize(interaction, '/interaction');
   }
   const schema = TOOL_ARGUMENT_SCHEMAS[tool] as unknown as v.GenericSchema<unknown, ToolArgs[T]>;
-  const args = parseShape(schema, copy, order);
+  const args = parseShape(schema, copy);
   if (SURFACE_TOOLS.has(tool)) {
     checkSurfaceRules((args as ToolArgs['sess_request']).interaction, '/interaction');
   } else if (tool === 'sess_ask') {
