@@ -7,7 +7,7 @@
  * at start-up is reported on each call as the same `NOT_CONFIGURED`. This module decides nothing
  * about records: the engine re-checks every loaded record against the binding it returns.
  */
-import { SessMcpError } from '../core/errors.js';
+import { isSessMcpError, SessMcpError } from '../core/errors.js';
 import type { Authority, CallAuthority, HandleStore, SessApi, StdioBinding } from '../core/ports.js';
 import { createSessClient } from '../sess/client.js';
 import { type EnvLike, STDIO_ENV, type StdioConfig } from './config.js';
@@ -51,7 +51,7 @@ export function createStdioAuthority(options: StdioAuthorityOptions): Authority 
 
   return {
     async resolve(): Promise<CallAuthority> {
-      if (config instanceof SessMcpError) throw config;
+      if (isSessMcpError(config)) throw config;
       const key = env[STDIO_ENV.apiKey];
       if (key === undefined || key === '') {
         throw new SessMcpError(

@@ -9,7 +9,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { createSessEngine, type DurableStep } from '../core/engine.js';
-import type { SessMcpError } from '../core/errors.js';
+import { isSessMcpError, SessMcpError } from '../core/errors.js';
 import { registerSessTools } from '../core/register.js';
 import { SERVER_INSTRUCTIONS } from '../core/tool-definitions.js';
 import { createFileHandleStore } from '../store/file.js';
@@ -59,10 +59,10 @@ export interface SessMcpStdioServer {
  * Serve the five Sess tools over stdio.
  *
  * Bad options throw a `TypeError` naming the option. An invalid configuration (environment) does
- * not stop the server: it starts, lists its tools, writes one
- * `config_invalid` diagnostic, and every tool call returns `NOT_CONFIGURED` with a message naming
- * the variable — hosts show tool errors to the agent, while a server that fails to start is often
- * only "failed". A missing `SESS_API_KEY` is reported the same way, on the first tool call.
+ * not stop the server: it starts, lists its tools, writes one `config_invalid` diagnostic, and
+ * every tool call returns `NOT_CONFIGURED` with a message naming the variable — hosts show tool
+ * errors to the agent, while a server that fails to start is often only "failed". A missing
+ * `SESS_API_KEY` is reported the same way, on the first tool call.
  *
  * @example
  * ```ts
@@ -79,7 +79,9 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
   try {
     config = readStdioConfig(env);
   } catch (error) {
-    config = error as SessMcpError;
+    config = isSessMcpError(error)
+      ? error
+      : new SessMcpError('NOT_CONFIGURED', 'The server configuration cannot be read.', { retryable: false });
     diagnostics({ event: 'config_invalid', code: 'NOT_CONFIGURED' });
   }
 
