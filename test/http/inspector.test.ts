@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
-import { approveAnswer, approveSurface, type HttpHarness, startHttpHarness } from './harness.js';
+import { approveAnswer, approveSurface, startHttpHarness } from './harness.js';
 import { listen } from './helpers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
