@@ -351,6 +351,15 @@ describe('the unsafe-key guard, in the request era', () => {
     expect(h.events.map((e) => e.event)).toContain('http.unsafe_key');
   });
 
+  it('2025 era: the v1 SDK client gets the refusal as the call error', async () => {
+    const h = await start();
+    const client = await connectLegacy(h.server.url, AUTH);
+    await expect(
+      client.callTool({ name: 'whoami', arguments: JSON.parse('{"x":{"constructor":{"prototype":1}}}') }),
+    ).rejects.toThrow(/-32602|constructor/);
+    await client.close();
+  });
+
   it('a value that merely contains the word is fine', async () => {
     const h = await start();
     const client = await connectLegacy(h.server.url, AUTH);
