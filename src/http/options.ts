@@ -92,7 +92,17 @@ export interface SessMcpHttpHandlerOptions {
    * @default 45000
    */
   maxWaitMs?: number;
-  /** Where diagnostics go: fixed event names and codes only, never a link, token or answer. */
+  /**
+   * Where diagnostics go: fixed event names, codes and durations only, never a link, token,
+   * header or answer. Besides the engine's own events (`tool_result`, `tool_error`, …) the handler
+   * reports `http.request_done` (with `ms`) for every request and, when it refuses one,
+   * `http.host_rejected`, `http.origin_rejected`, `http.method_rejected`, `http.unauthenticated`,
+   * `http.insufficient_scope`, `http.authenticate_failed`, `http.authenticate_timeout`,
+   * `http.principal_invalid`, `http.body_too_large`, `http.unsupported_media_type`,
+   * `http.body_timeout`, `http.body_failed`, `http.unsafe_key`, `http.closed` or
+   * `http.internal_error`; also `http.cancelled`, `http.sdk_error`, `http.store_unavailable` and
+   * `http.store_invalid`. A sink that throws is ignored.
+   */
   diagnostics?: DiagnosticsSink;
 }
 
