@@ -141,6 +141,8 @@ describe.each(CLIENTS)('over stdio with the %s client', (client) => {
     expect((await sess.openPage(first.humanUrl!)).html).toContain('Done — the agent has your answer.');
     expect(sess.stats.of().sessionsCreated).toBe(1);
     expect(sess.stats.of().sessionsCompleted).toBe(1);
+    // One client per key in the process: the receipt key set was fetched once for both answers.
+    expect(sess.stats.requests.jwks).toBe(1);
     // A completed handle keeps answering `completed`, without the link.
     const after = interactionOf(
       await server.callTool('sess_response', { handle: first.handle, revision: 2 }),
