@@ -43,6 +43,7 @@ import {
   validateAnswer,
 } from './page/index.js';
 import { checkSurfaceRules } from './surface-rules.js';
+import { codePoints, escapePointer } from './text.js';
 
 /** Options of the HTTP layer. */
 export interface HttpOptions {
@@ -82,7 +83,7 @@ function okResult(status: number, body: unknown, headers: Record<string, string>
 
 function pointer(path: readonly { key: unknown }[] | undefined, base = ''): string {
   if (!path || path.length === 0) return base;
-  return base + path.map((p) => `/${String(p.key).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+  return base + path.map((p) => `/${escapePointer(String(p.key))}`).join('');
 }
 
 function invalid(issues: readonly v.BaseIssue<unknown>[], base = ''): ApiFailure {
@@ -681,7 +682,7 @@ export function createRequestListener(
     const form = await readForm(req);
     if (!a.requireName) return startAndRedirect(res, a);
     const name = (form.get('name') ?? '').trim();
-    const length = [...name].length;
+    const length = codePoints(name);
     if (length === 0 || length > 200) {
       return sendPage(res, 422, {
         kind: 'ask_name',

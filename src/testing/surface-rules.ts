@@ -9,6 +9,7 @@
  */
 import type { Surface } from '../core/surface.js';
 import { canonicalJson } from '../sess/digest.js';
+import { codePoints, escapePointer } from './text.js';
 
 /** One refused value. */
 export interface SurfaceViolation {
@@ -37,16 +38,6 @@ export const SESS_SURFACE_LIMITS = {
   /** UTF-8 bytes of the canonical JSON of the Surface. */
   maxBytes: 32_768,
 } as const;
-
-function codePoints(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
-}
-
-function escapePointer(key: string): string {
-  return key.replace(/~/g, '~0').replace(/\//g, '~1');
-}
 
 /** The first violation of Sess's Surface rules in `surface` (found at `base`), or `undefined`. */
 export function checkSurfaceRules(surface: Surface, base = '/interaction'): SurfaceViolation | undefined {

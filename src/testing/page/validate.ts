@@ -22,6 +22,7 @@ import type {
   StringFieldSchema,
   Surface,
 } from '../../core/surface.js';
+import { codePoints } from '../text.js';
 import { fieldKind, hasOwn, surfaceFields } from './fields.js';
 
 /** The result of {@link validateAnswer}: the clean answer, or a message per field. */
@@ -29,12 +30,6 @@ export type AnswerCheck = { ok: true; answer: Answer } | { ok: false; errors: Re
 
 /** The error key for the pressed button (no field can be named like this and reach the page). */
 export const ACTION_ERROR_KEY = '_action';
-
-function codePoints(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
-}
 
 function plural(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
