@@ -84,7 +84,7 @@ export const UNSAFE_KEYS: readonly string[] = ['__proto__', 'constructor', 'prot
 
 /** True when `key` is one of {@link UNSAFE_KEYS}. */
 export function isUnsafeKey(key: string): boolean {
-  return key === '__proto__' || key === 'constructor' || key === 'prototype';
+  return UNSAFE_KEYS.includes(key);
 }
 
 /** Unicode code points in `text`: an astral character (an emoji) counts 1, a lone surrogate 1. */
