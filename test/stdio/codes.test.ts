@@ -48,8 +48,12 @@ const surface = {
 };
 const other = { ...surface, title: 'Something else?' };
 
-const call = (name: string, args: Record<string, unknown>): Promise<ToolCallResult> =>
-  stack.server.callTool(name, args);
+/** One tool call; every error result also goes through the audit (no secret in error messages). */
+async function call(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
+  const result = await stack.server.callTool(name, args);
+  if (result.isError) audit.text(JSON.stringify(result), `${name} error result`);
+  return result;
+}
 
 /** A new interaction answered by the person and read as `answered` (verified). */
 async function answeredInteraction(value: string) {
