@@ -1,0 +1,41 @@
+/**
+ * `npm run bench`: runs the six benchmarks of issue 8 and prints one table. `--only N[,M]` runs
+ * some of them.
+ *
+ * Benchmarks, not tests: nothing here fails the process on a missed goal; the table says `no`.
+ */
+import os from 'node:os';
+import { adapterOverhead, answerLatency } from './lib/adapter.js';
+import { renderTable, type Row } from './lib/table.js';
+
+type Measure = () => Promise<Row[]>;
+const measures: Record<string, [string, Measure]> = {
+  1: ['adapter overhead', adapterOverhead],
+  2: ['answer latency', answerLatency],
+};
+
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt >= 0 ? new Set((process.argv[onlyAt + 1] ?? '').split(',')) : undefined;
+
+const rows: Row[] = [];
+const cpus = os.cpus();
+process.stderr.write(
+  `sess-mcp bench: node ${process.version}, ${os.availableParallelism()} cpus (${cpus[0]?.model ?? '?'}), ` +
+    `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`,
+);
+for (const [n, [name, run]] of Object.entries(measures)) {
+  if (only !== undefined && !only.has(n)) continue;
+  const t = performance.now();
+  process.stderr.write(`${n} ${name}…`);
+  try {
+    rows.push(...(await run()));
+    process.stderr.write(` ${((performance.now() - t) / 1000).toFixed(1)} s\n`);
+  } catch (error) {
+    process.stderr.write(` failed\n`);
+    rows.push({ measure: `${n} ${name}`, subject: 'failed', baseline: '', ratio: '', goal: '', met: 'no' });
+    process.stderr.write(`${(error as Error).stack ?? error}\n`);
+  }
+}
+process.stdout.write(`${renderTable(rows)}\n`);
+process.stderr.write(`load after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+process.exit(0);
