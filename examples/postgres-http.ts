@@ -96,7 +96,9 @@ function sameSecret(given: string, expected: string): boolean {
  * handler mounted at `/mcp` of a `node:http` server. Another process can start another instance
  * on the same database; each sees the other's handles.
  */
-export async function startPostgresHttpInstance(options: PostgresHttpInstanceOptions): Promise<RunningInstance> {
+export async function startPostgresHttpInstance(
+  options: PostgresHttpInstanceOptions,
+): Promise<RunningInstance> {
   if (options.bearerToken.length < 16) throw new TypeError('bearerToken must be at least 16 characters');
   const hostname = options.hostname ?? '127.0.0.1';
   const pool = new pg.Pool({

@@ -1,0 +1,369 @@
+/**
+ * Two HTTP handler instances sharing one PostgreSQL database, as behind a load balancer: each
+ * instance of `examples/postgres-http.ts` runs in its own OS process (bundled with esbuild) with
+ * its own `pg` pool, real MCP clients call them over HTTP, and the local Sess runtime answers.
+ *
+ * - A whole interaction whose every tool call goes to the other instance than the one before
+ *   completes with exactly one Session.
+ * - 150 concurrent `sess_request` calls across both instances for one binding leave exactly 100
+ *   unfinished handles (and 100 Sessions) and 50 `STATE_STORE_FULL` refusals.
+ * - The example's in-process pair (`startPostgresHttpExample`) serves one interaction across both.
+ *
+ * Without `DATABASE_URL` the suite is skipped and says why; under CI (`CI` set) that is a failure.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startPostgresHttpExample } from '../../examples/postgres-http.js';
+import { MAX_UNFINISHED } from '../../src/core/ports.js';
+import { httpBindingOf } from '../../src/http/index.js';
+import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import {
+  approveAnswer,
+  approveSurface,
+  call,
+  followUpSurface,
+  ok,
+  type ToolCaller,
+} from '../http/harness.js';
+import { connectLegacy, connectModern } from '../http/helpers.js';
+import { useSecretsAudit } from '../support/audit.js';
+
+const url = process.env.DATABASE_URL;
+const SKIP_REASON = 'DATABASE_URL is unset; run: eval "$(bash scripts/ci-postgres.sh)"';
+const BEARER = 'two-instances-bearer-token-0123456789';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const root = join(here, '..', '..');
+
+/**
+ * Stderr without Node's `MaxListenersExceededWarning`: the HTTP face adds one abort listener per
+ * in-flight request to its handler-wide close signal (src/http/pipeline.ts), so more than 10
+ * concurrent requests make Node print that warning. Known; everything else must stay silent.
+ */
+function withoutListenerWarnings(stderr: string): string {
+  return stderr
+    .replace(/^\(node:\d+\) MaxListenersExceededWarning: .*\n/gm, '')
+    .replace(/^\(Use `node --trace-warnings \.\.\.` to show where the warning was created\)\n/gm, '');
+}
+
+/** One instance in its own process. */
+interface ChildInstance {
+  url: string;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+if (url === undefined || url === '') {
+  if (process.env.CI) {
+    describe('two handler instances on PostgreSQL', () => {
+      it('has a database in CI', () => {
+        throw new Error(`CI must not skip the two-instance suite: ${SKIP_REASON}`);
+      });
+    });
+  } else {
+    process.stderr.write(`Two-instance PostgreSQL suite skipped: ${SKIP_REASON}\n`);
+    describe.skip(`two handler instances on PostgreSQL (skipped: ${SKIP_REASON})`, () => {
+      it('needs DATABASE_URL', () => {});
+    });
+  }
+} else {
+  const audits = useSecretsAudit();
+  const admin = new pg.Pool({ connectionString: url, max: 2 });
+  const tables: string[] = [];
+  const open: Array<{ close(): Promise<void> }> = [];
+  let bundle = '';
+
+  /** A table of its own for each test, dropped at the end. */
+  const freshTable = (): string => {
+    const name = `two_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+    tables.push(name);
+    return name;
+  };
+
+  beforeAll(async () => {
+    // Inside node_modules so the bundle's external packages (pg, the MCP SDK) resolve.
+    const dir = join(root, 'node_modules', '.cache', 'sess-mcp-store-test');
+    await mkdir(dir, { recursive: true });
+    bundle = join(dir, `two-instances-${process.pid}.mjs`);
+    await build({
+      entryPoints: [join(here, 'two-instances-worker.ts')],
+      outfile: bundle,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      packages: 'external',
+      logLevel: 'silent',
+      // The example runs itself when its module is the entry point; inside the bundle it is not.
+      define: { 'import.meta.url': JSON.stringify('sess-mcp:two-instances-worker') },
+    });
+  });
+
+  afterEach(async () => {
+    while (open.length > 0) await open.pop()?.close();
+  });
+
+  afterAll(async () => {
+    await rm(bundle, { force: true });
+    for (const table of tables) await admin.query(`DROP TABLE IF EXISTS "public"."${table}"`);
+    await admin.end();
+  });
+
+  async function runtime(): Promise<LocalSess> {
+    const sess = await startLocalSess();
+    open.push(sess);
+    audits.current.secret(sess.apiKey, 'sess api key');
+    audits.current.secret(BEARER, 'mcp bearer token');
+    return sess;
+  }
+
+  /** Start one instance of the example in a process of its own; options go in on stdin. */
+  async function spawnInstance(options: Record<string, unknown>): Promise<ChildInstance> {
+    const child: ChildProcess = spawn(process.execPath, [bundle], {
+      cwd: root,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    audits.current.watch(() => stderr, `instance ${child.pid} stderr`);
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const instance: ChildInstance = {
+      url: '',
+      stderr: () => stderr,
+      async close() {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.stdin!.end();
+          const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+          await exited;
+          clearTimeout(timer);
+        }
+      },
+    };
+    open.push(instance);
+    instance.url = await new Promise<string>((resolve, reject) => {
+      let buffer = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        buffer += chunk.toString('utf8');
+        const eol = buffer.indexOf('\n');
+        if (eol >= 0) resolve((JSON.parse(buffer.slice(0, eol)) as { url: string }).url);
+      });
+      void exited.then(() => reject(new Error(`instance exited early: ${stderr.slice(0, 300)}`)));
+      child.stdin!.write(`${JSON.stringify(options)}\n`);
+    });
+    return instance;
+  }
+
+  /** Two instances, two processes, one table: A migrates it, B does not. */
+  async function startPair(sess: LocalSess, table: string): Promise<[ChildInstance, ChildInstance]> {
+    const shared = {
+      connectionString: url,
+      table,
+      sessApiKey: sess.apiKey,
+      bearerToken: BEARER,
+      sessOrigin: sess.origin,
+      allowInsecureLocalhost: true,
+      workspaceId: sess.workspaceId,
+    };
+    // Started together: B touches the table only on its first tool call, after A has migrated.
+    const [a, b] = await Promise.all([
+      spawnInstance({ ...shared, migrate: true }),
+      spawnInstance({ ...shared, migrate: false }),
+    ]);
+    expect(a.url).not.toBe(b.url);
+    return [a, b];
+  }
+
+  /** The handle store the example's principal gets, read from this process. */
+  function storeOf(sess: LocalSess, table: string) {
+    const stores = createPostgresHandleStore({ connectionString: url, table });
+    open.push(stores);
+    const binding = httpBindingOf(sess.origin, {
+      workspaceId: sess.workspaceId,
+      principalId: 'owner',
+      clientId: 'example-client',
+      grantId: 'example-grant',
+      grantGeneration: '1',
+      scopes: ['sess'],
+      credential: () => sess.apiKey,
+    });
+    return stores.forBinding(binding);
+  }
+
+  describe('two handler instances in two processes on one PostgreSQL database', () => {
+    it('request → answer → publish → answer → complete, every call on the other instance: one Session', async () => {
+      const sess = await runtime();
+      const table = freshTable();
+      const [a, b] = await startPair(sess, table);
+      const headers = { authorization: `Bearer ${BEARER}` };
+      // Two eras as well as two instances: a 2026 client on A, a 2025 client on B.
+      const onA = await connectModern(a.url, headers);
+      const onB = await connectLegacy(b.url, headers);
+      open.push(onA, onB);
+      const clients: ToolCaller[] = [onA, onB];
+      let turn = 0;
+      const next = (): ToolCaller => clients[turn++ % 2]!;
+
+      const created = await ok(next(), 'sess_request', { interaction: approveSurface }); // A
+      const { handle, humanUrl } = created;
+      audits.current.url(humanUrl!, 'sess link');
+      audits.current.answer(approveAnswer.values, 'answer');
+      expect(created).toMatchObject({ revision: 1, state: 'waiting' });
+
+      // B sees the handle A created, still waiting.
+      expect(await ok(next(), 'sess_response', { handle, revision: 1, wait_ms: 0 })).toMatchObject({
+        state: 'waiting',
+        revision: 1,
+      });
+      expect((await sess.submitAnswer(humanUrl!, approveAnswer)).status).toBe(303);
+      const answered = await ok(next(), 'sess_response', { handle, revision: 1, wait_ms: 5_000 }); // A
+      expect(answered.state).toBe('answered');
+      expect(answered.response).toMatchObject({
+        revision: 1,
+        action: 'approve',
+        values: approveAnswer.values,
+        verified: true,
+      });
+
+      const published = await ok(next(), 'sess_publish', {
+        handle,
+        expected_revision: 1,
+        response_event_id: answered.response!.eventId,
+        interaction: followUpSurface,
+      }); // B
+      expect(published).toMatchObject({ revision: 2, state: 'waiting' });
+      // A repeats B's publish (same arguments): an idempotent replay, not a second revision.
+      const replayed = await ok(next(), 'sess_publish', {
+        handle,
+        expected_revision: 1,
+        response_event_id: answered.response!.eventId,
+        interaction: followUpSurface,
+      }); // A
+      expect(replayed).toMatchObject({ revision: 2, state: 'waiting' });
+
+      await sess.submitAnswer(humanUrl!, { action: 'push', values: {} });
+      const second = await ok(next(), 'sess_response', { handle, revision: 2, wait_ms: 5_000 }); // B
+      expect(second).toMatchObject({ state: 'answered', response: { revision: 2, action: 'push' } });
+
+      const completed = await ok(next(), 'sess_complete', {
+        handle,
+        expected_revision: 2,
+        response_event_id: second.response!.eventId,
+      }); // A
+      expect(completed).toMatchObject({ revision: 2, state: 'completed' });
+      // B reads the completed handle; the link is gone from it.
+      const after = await ok(next(), 'sess_response', { handle, revision: 2, wait_ms: 0 }); // B
+      expect(after.state).toBe('completed');
+      expect(turn).toBe(8);
+
+      expect(sess.stats.of().sessionsCreated).toBe(1);
+      expect(sess.stats.of().revisionsPublished).toBe(1);
+      expect(sess.stats.of().sessionsCompleted).toBe(1);
+      expect(sess.sessions.list().map((s) => s.view.status)).toEqual(['completed']);
+
+      // One row, written by both processes, finished, without the link or the answer.
+      const { rows } = await admin.query(
+        `SELECT handle, unfinished, version, record::text AS json FROM "public"."${table}"`,
+      );
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ handle, unfinished: false });
+      expect(rows[0].version).toBeGreaterThanOrEqual(5);
+      expect(rows[0].json).not.toContain(humanUrl!);
+      expect(rows[0].json).not.toContain(approveAnswer.values.message as string);
+      expect(await storeOf(sess, table).countUnfinished()).toBe(0);
+      expect(a.stderr() + b.stderr()).toBe('');
+    });
+
+    it(`150 concurrent sess_request calls across both instances: ${MAX_UNFINISHED} unfinished, 50 STATE_STORE_FULL`, async () => {
+      const sess = await runtime();
+      const table = freshTable();
+      const [a, b] = await startPair(sess, table);
+      const headers = { authorization: `Bearer ${BEARER}` };
+      const onA = await connectModern(a.url, headers);
+      const onB = await connectModern(b.url, headers);
+      open.push(onA, onB);
+      const outcomes = await Promise.all(
+        Array.from({ length: 150 }, (_, i) =>
+          call(i % 2 === 0 ? onA : onB, 'sess_request', { interaction: approveSurface }),
+        ),
+      );
+      const tally: Record<string, number> = {};
+      const perInstance = [
+        { ok: 0, full: 0 },
+        { ok: 0, full: 0 },
+      ];
+      for (const [i, outcome] of outcomes.entries()) {
+        const key = outcome.ok ? outcome.interaction.state : outcome.error.code;
+        tally[key] = (tally[key] ?? 0) + 1;
+        if (outcome.ok) {
+          audits.current.url(outcome.interaction.humanUrl!, 'sess link');
+          perInstance[i % 2]!.ok++;
+        } else if (outcome.error.code === 'STATE_STORE_FULL') {
+          perInstance[i % 2]!.full++;
+        }
+      }
+      expect(tally).toEqual({ waiting: MAX_UNFINISHED, STATE_STORE_FULL: 150 - MAX_UNFINISHED });
+      // Both instances created handles: the cap held across processes, not within one.
+      expect(perInstance.every((p) => p.ok > 0)).toBe(true);
+      const refusal = outcomes.find((o) => !o.ok);
+      if (refusal !== undefined && !refusal.ok) expect(refusal.error.retryable).toBe(false);
+
+      expect(await storeOf(sess, table).countUnfinished()).toBe(MAX_UNFINISHED);
+      // Refused requests never reached Sess.
+      expect(sess.stats.of().sessionsCreated).toBe(MAX_UNFINISHED);
+      expect(withoutListenerWarnings(a.stderr() + b.stderr())).toBe('');
+    }, 60_000);
+  });
+
+  describe('examples/postgres-http.ts in one process', () => {
+    it('startPostgresHttpExample: two instances, one interaction across both', async () => {
+      const sess = await runtime();
+      const table = freshTable();
+      const pair = await startPostgresHttpExample({
+        connectionString: url,
+        table,
+        sessApiKey: sess.apiKey,
+        bearerToken: BEARER,
+        sessOrigin: sess.origin,
+        allowInsecureLocalhost: true,
+        workspaceId: sess.workspaceId,
+      });
+      open.push(pair);
+      const headers = { authorization: `Bearer ${BEARER}` };
+      const onA = await connectModern(pair.urls[0], headers);
+      const onB = await connectModern(pair.urls[1], headers);
+      open.push(onA, onB);
+      expect(pair.urls[0]).not.toBe(pair.urls[1]);
+
+      const created = await ok(onA, 'sess_request', { interaction: approveSurface });
+      audits.current.url(created.humanUrl!, 'sess link');
+      audits.current.answer(approveAnswer.values, 'answer');
+      await sess.submitAnswer(created.humanUrl!, approveAnswer);
+      const answered = await ok(onB, 'sess_response', {
+        handle: created.handle,
+        revision: 1,
+        wait_ms: 5_000,
+      });
+      expect(answered.state).toBe('answered');
+      const completed = await ok(onA, 'sess_complete', {
+        handle: created.handle,
+        expected_revision: 1,
+        response_event_id: answered.response!.eventId,
+      });
+      expect(completed.state).toBe('completed');
+      expect(sess.stats.of().sessionsCreated).toBe(1);
+
+      // A wrong bearer token is refused by either instance.
+      const stranger = connectModern(pair.urls[1], { authorization: 'Bearer not-the-right-token-000' });
+      await expect(stranger).rejects.toThrow();
+    });
+  });
+}
