@@ -16,8 +16,8 @@ import {
   systemClock,
   type VerificationReason,
   type VerifiedReceipt,
+  type VerifyResponseInput,
 } from '../core/ports.js';
-import type { Answer, Surface } from '../core/surface.js';
 import { digestJson } from './digest.js';
 import { runExchange } from './errors.js';
 import { importEd25519PublicKey, parseCompactJws, verifyCompactJwsSignature } from './jws.js';
@@ -55,15 +55,9 @@ export interface ReceiptVerifierOptions {
 }
 
 /** The exact answer one receipt must prove, and against which workspace. */
-export interface ReceiptCheck {
+export interface ReceiptCheck extends VerifyResponseInput {
   /** The trusted workspace; `undefined` fails with `context_missing`. */
   workspaceId: string | undefined;
-  sessionId: string;
-  revision: number;
-  eventId: string;
-  surface: Surface;
-  answer: Answer;
-  receipt: string;
 }
 
 /** Verifies receipts against one origin's key set, with its own cache. */
