@@ -32,7 +32,8 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
   }
   if (first !== 'records') {
     process.stderr.write(
-      `sess-mcp: unknown command or option "${first.replace(/[^\x20-\x7e]/g, '?').slice(0, 40)}". ` +
+      // The argument is not echoed: it could be a pasted key.
+      'sess-mcp: unknown command or option. ' +
         'Configuration comes from the environment (SESS_API_KEY, SESS_API_ORIGIN, …), never from arguments.\n\n' +
         USAGE,
     );

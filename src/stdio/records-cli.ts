@@ -89,7 +89,7 @@ export async function runRecordsCli(
         throw new UsageError(
           command === undefined
             ? 'records needs a command: list, show or retire.'
-            : `unknown records command "${printable(command)}".`,
+            : 'unknown records command: use list, show or retire.',
         );
     }
   } catch (error) {
@@ -119,7 +119,9 @@ function parse(
         ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
         : [arg, undefined];
       const kind = flags[name];
-      if (kind === undefined) throw new UsageError(`unknown option ${printable(name)}.`);
+      // Not echoed: a mistyped option could be a pasted key.
+      if (kind === undefined)
+        throw new UsageError(`unknown option; this command takes ${Object.keys(flags).join(', ')}.`);
       if (kind === 'bool') {
         if (inline !== undefined) throw new UsageError(`${name} takes no value.`);
         values.set(name, true);
@@ -368,9 +370,4 @@ function formatTable(rows: string[][]): string {
       )
       .join('\n') + '\n'
   );
-}
-
-/** A user-typed word, safe to echo in a usage error (no control characters, bounded). */
-function printable(word: string): string {
-  return word.replace(/[^\x20-\x7e]/g, '?').slice(0, 40);
 }

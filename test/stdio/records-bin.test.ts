@@ -42,10 +42,19 @@ describe('sess-mcp records (the bin)', () => {
     const help = await runBin(['--help'], {});
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('sess-mcp records list');
-    const refused = await runBin(['--api-key', 'sk_should_never_be_accepted'], {});
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('never from arguments');
-    expect(refused.stderr).not.toContain('sk_should_never_be_accepted');
+    for (const args of [
+      ['--api-key', 'sk_should_never_be_accepted'],
+      ['sk_should_never_be_accepted'],
+      ['records', 'sk_should_never_be_accepted'],
+      ['records', 'list', '--sk_should_never_be_accepted'],
+    ]) {
+      const refused = await runBin(args, { SESS_MCP_STATE_DIR: '/tmp' });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('Usage:');
+      // A pasted key is never echoed back.
+      expect(refused.stderr + refused.stdout).not.toContain('sk_should_never_be_accepted');
+    }
+    expect((await runBin(['--api-key', 'x'], {})).stderr).toContain('never from arguments');
   });
 
   it('lists, shows (redacted) and retires blocked and unconfirmed records', async () => {
