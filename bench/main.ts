@@ -6,12 +6,16 @@
  */
 import os from 'node:os';
 import { adapterOverhead, answerLatency } from './lib/adapter.js';
+import { coldStartBench } from './lib/cold-start.js';
+import { durableCommit } from './lib/durable.js';
 import { renderTable, type Row } from './lib/table.js';
 
 type Measure = () => Promise<Row[]>;
 const measures: Record<string, [string, Measure]> = {
   1: ['adapter overhead', adapterOverhead],
   2: ['answer latency', answerLatency],
+  4: ['durable commit', durableCommit],
+  5: ['cold start', coldStartBench],
 };
 
 const onlyAt = process.argv.indexOf('--only');

@@ -14,7 +14,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'node_modules', '.cache', 'sess-bench', String(process.pid));
 const entries = readdirSync(join(root, 'bench'))
   .filter((name) => name.endsWith('.ts'))
-  .map((name) => join(root, 'bench', name));
+  .map((name) => ({ in: join(root, 'bench', name), out: name.replace(/\.ts$/, '') }));
+// The real command, bundled from source the same way as the bare server it is compared with.
+entries.push({ in: join(root, 'src', 'stdio', 'bin.ts'), out: 'sess-mcp' });
 
 mkdirSync(out, { recursive: true });
 await build({
