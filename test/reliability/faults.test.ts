@@ -86,17 +86,23 @@ function inject(endpoint: LocalEndpoint, fault: FaultKind): void {
   const f = h.sess.faults;
   switch (fault) {
     case '5xx':
-      return f.fail(endpoint, 500);
+      f.fail(endpoint, 500);
+      return;
     case 'transport':
-      return f.drop(endpoint);
+      f.drop(endpoint);
+      return;
     case 'timeout':
-      return f.delay(endpoint, DELAY_MS);
+      f.delay(endpoint, DELAY_MS);
+      return;
     case 'commitThenDrop':
-      return f.commitThenDrop(endpoint);
+      f.commitThenDrop(endpoint);
+      return;
     case 'malformed':
-      return f.malformed(endpoint);
+      f.malformed(endpoint);
+      return;
     case 'contradictory':
-      return f.contradictory(endpoint);
+      f.contradictory(endpoint);
+      return;
   }
 }
 

@@ -12,7 +12,6 @@ import { createSessClient } from '../../src/sess/client.js';
 import type { LocalEndpoint, ReceiptTamper } from '../../src/testing/index.js';
 import {
   approveAnswer,
-  approveSurface,
   followUpSurface,
   type Harness,
   type Outcome,
