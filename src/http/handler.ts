@@ -16,6 +16,7 @@ import type { Authority, CallAuthority, HandleStore, HttpBinding, SessApi } from
 import { registerSessTools } from '../core/register.js';
 import { SERVER_INSTRUCTIONS } from '../core/tool-definitions.js';
 import { createSessClient } from '../sess/client.js';
+import { createReceiptVerifier, type ReceiptVerifier } from '../sess/receipt.js';
 import {
   type ResolvedHttpOptions,
   resolveHttpOptions,
@@ -51,13 +52,18 @@ function isHandleStore(value: unknown): value is HandleStore {
  * The authority of one request: resolved on the first tool call, then the same for the rest of
  * the request. Sess calls use only `principal.credential()`.
  */
-function requestAuthority(options: ResolvedHttpOptions, principal: SessHttpPrincipal): Authority {
+function requestAuthority(
+  options: ResolvedHttpOptions,
+  principal: SessHttpPrincipal,
+  receiptVerifier: ReceiptVerifier,
+): Authority {
   const binding = httpBindingOf(options.sessOrigin, principal);
   let resolved: Promise<CallAuthority> | undefined;
   async function open(): Promise<CallAuthority> {
     const sess: SessApi = createSessClient({
       origin: options.sessOrigin,
       credential: () => principal.credential(),
+      receiptVerifier,
       ...(options.allowInsecureLocalhost ? { allowInsecureLocalhost: true } : {}),
       ...(options.expectedWorkspaceId === undefined
         ? {}
@@ -144,11 +150,18 @@ function scopedEngine(engine: SessEngine, scope: RequestScope): SessEngine {
  */
 export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): SessMcpHttpHandler {
   const resolved = resolveHttpOptions(options);
+  // One key-set cache for the handler: a client is made per request, but the receipt keys (and
+  // the refresh cooldown) belong to the Sess origin, not to a request.
+  const receiptVerifier = createReceiptVerifier({
+    origin: resolved.sessOrigin,
+    ...(resolved.allowInsecureLocalhost ? { allowInsecureLocalhost: true } : {}),
+    ...(resolved.receiptIssuer === undefined ? {} : { issuer: resolved.receiptIssuer }),
+  });
   return createHttpShell(
     resolved,
     (scope) => {
       const engine = createSessEngine({
-        authority: requestAuthority(resolved, scope.principal),
+        authority: requestAuthority(resolved, scope.principal, receiptVerifier),
         diagnostics: resolved.diagnostics,
         ...(resolved.maxWaitMs === undefined ? {} : { maxWaitMs: resolved.maxWaitMs }),
       });
