@@ -37,7 +37,10 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (error) => {
-    process.stderr.write(`instance failed: ${error instanceof Error ? error.name : 'error'}\n`);
+    // The name and code only: a message could quote the connection string.
+    const code = (error as { code?: unknown } | null)?.code;
+    const name = error instanceof Error ? error.name : 'error';
+    process.stderr.write(`instance failed: ${name}${typeof code === 'string' ? ` ${code}` : ''}\n`);
     process.exit(1);
   },
 );

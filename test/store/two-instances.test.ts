@@ -311,6 +311,8 @@ if (url === undefined || url === '') {
         }
       }
       expect(tally).toEqual({ waiting: MAX_UNFINISHED, STATE_STORE_FULL: 150 - MAX_UNFINISHED });
+      const handles = new Set(outcomes.flatMap((o) => (o.ok ? [o.interaction.handle] : [])));
+      expect(handles.size).toBe(MAX_UNFINISHED);
       // Both instances created handles: the cap held across processes, not within one.
       expect(perInstance.every((p) => p.ok > 0)).toBe(true);
       const refusal = outcomes.find((o) => !o.ok);
