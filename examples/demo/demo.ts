@@ -91,7 +91,9 @@ export const DEMO_ASK: AskArgs = {
 /** The follow-up the agent publishes on the same link: the call it is about to book. */
 export function followUpSurface(slot: string, note: string): Surface {
   const fields: Record<string, string> = { When: `Tomorrow ${slot}`, Length: '30 minutes' };
-  if (note !== '') fields.Note = note.length > 200 ? `${note.slice(0, 199)}…` : note;
+  // Record values are limited to 200 code points; cut by code point so no emoji is split.
+  const points = Array.from(note);
+  if (note !== '') fields.Note = points.length > 200 ? `${points.slice(0, 199).join('')}…` : note;
   return {
     mode: 'interactive',
     title: FOLLOW_UP_TITLE,

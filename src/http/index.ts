@@ -15,4 +15,3 @@ export {
   WAIT_CEILING_MS,
 } from './options.js';
 export type { SessMcpHttpHandler } from './shell.js';
-export { UNSAFE_KEYS } from './unsafe-keys.js';

@@ -195,6 +195,10 @@ export function createPipeline(
   const scopes = new WeakMap<Request, RequestScope>();
   const inflight = new Set<Promise<unknown>>();
   const closeController = new AbortController();
+  // Requests in flight that close() must reach. A plain set rather than one abort listener per
+  // request on the handler-wide signal, which would trip Node's MaxListenersExceededWarning
+  // (on the host's stderr) past ten concurrent requests.
+  const onCloseCallbacks = new Set<() => void>();
   const cancellations = new CancellationRegistry();
   let closing: Promise<void> | undefined;
 
@@ -229,7 +233,7 @@ export function createPipeline(
     // the handler-wide signal does not collect a listener per request.
     const closed = new AbortController();
     const onClose = () => closed.abort();
-    closeController.signal.addEventListener('abort', onClose, { once: true });
+    onCloseCallbacks.add(onClose);
     let settled = false;
     let cancellation: { signal: AbortSignal; release(): void } | undefined;
     const finish = () => {
@@ -237,7 +241,7 @@ export function createPipeline(
       settled = true;
       clearTimeout(timer);
       cancellation?.release();
-      closeController.signal.removeEventListener('abort', onClose);
+      onCloseCallbacks.delete(onClose);
       incoming.disconnected.removeEventListener('abort', finish);
       diagnostics({ event: 'http.request_done', ms: Date.now() - entered });
     };
@@ -391,6 +395,7 @@ export function createPipeline(
     close() {
       if (closing === undefined) {
         closeController.abort();
+        for (const onClose of [...onCloseCallbacks]) onClose();
         closing = (async () => {
           while (inflight.size > 0) await Promise.allSettled([...inflight]);
           await sdk.close();

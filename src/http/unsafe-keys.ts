@@ -7,10 +7,8 @@
  * answer malformed JSON (the SDK does, in its own words).
  */
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
+import { isUnsafeKey } from '../core/limits.js';
 import { INVALID_PARAMS, type JsonRpcId, jsonRpcError } from './responses.js';
-
-/** The keys no request body may carry. */
-export const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** A parsed body: the value and the first unsafe key found, if any. */
 export type ParsedBody = { ok: true; value: unknown; unsafeKey?: string } | { ok: false };
@@ -30,7 +28,7 @@ export function findUnsafeKey(value: unknown): string | undefined {
       continue;
     }
     for (const key of Object.keys(next)) {
-      if (UNSAFE_KEYS.has(key)) return key;
+      if (isUnsafeKey(key)) return key;
       const child = (next as Record<string, unknown>)[key];
       if (child !== null && typeof child === 'object') stack.push(child);
     }
