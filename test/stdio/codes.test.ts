@@ -4,9 +4,11 @@
  * asserts the code, its retry flag and what Sess saw. `NOT_CONFIGURED`, `BINDING_MISMATCH`,
  * `HANDLE_NOT_FOUND` (configuration.test.ts), `CREATE_OUTCOME_UNKNOWN`, `MUTATION_REJECTED`
  * (records-bin.test.ts) and `INVALID_STATE` (flow.test.ts) are covered elsewhere.
- * `CREATED_NOT_SAVED` needs a store that fails after the create: the engine suite covers it with a
- * named double (a real file store cannot be made to fail here: the tests run as root).
+ * `CREATED_NOT_SAVED` needs the real file store to fail after a confirmed create: the tests run as
+ * root, which ignores file modes, so the handles directory is made immutable (`chattr +i`) while
+ * the create is in flight.
  */
+import { execFileSync } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -208,6 +210,36 @@ describe('error codes over stdio', () => {
       code: 'RECOVERY_BLOCKED',
       reason: 'session_not_found',
     });
+  });
+
+  it('CREATED_NOT_SAVED: a confirmed create whose record cannot be saved is reported, not repeated', async () => {
+    const handles = join(stack.stateDir, 'profiles', 'default', 'handles');
+    const list = () => readdir(handles).catch(() => [] as string[]);
+    const before = new Set(await list());
+    const created = stack.sess.stats.of().sessionsCreated;
+    // Hold the create in Sess long enough to freeze the directory once the intent is on disk.
+    stack.sess.faults.delay('create', 1_500);
+    const pending = call('sess_request', { interaction: surface });
+    let intent: string | undefined;
+    for (let i = 0; i < 300 && intent === undefined; i += 1) {
+      intent = (await list()).find((file) => file.endsWith('.json') && !before.has(file));
+      if (intent === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(intent, 'the create intent is saved before the create request').toBeDefined();
+    execFileSync('chattr', ['+i', handles]);
+    let error: ReturnType<typeof errorOf>;
+    try {
+      error = errorOf(await pending);
+    } finally {
+      execFileSync('chattr', ['-i', handles]);
+    }
+    expect(error).toMatchObject({ code: 'CREATED_NOT_SAVED', retryable: false });
+    // Exactly one Session exists, and the handle is never used to create another one.
+    expect(stack.sess.stats.of().sessionsCreated).toBe(created + 1);
+    const handle = intent!.replace(/\.json$/, '');
+    const again = errorOf(await call('sess_response', { handle, revision: 1 }));
+    expect(again.code).toBe('CREATE_OUTCOME_UNKNOWN');
+    expect(stack.sess.stats.of().sessionsCreated).toBe(created + 1);
   });
 
   it('STATE_STORE_ERROR: an unreadable record file is not retryable', async () => {
