@@ -25,7 +25,7 @@ import {
   type SessHttpPrincipal,
 } from './options.js';
 import * as answer from './responses.js';
-import { parseBody, requestEra, unsafeKeyResponse } from './unsafe-keys.js';
+import { batchRefusal, parseBody, requestEra, unsafeKeyResponse } from './unsafe-keys.js';
 
 /** What a request's server factory gets besides the SDK's own context. */
 export interface RequestScope {
@@ -340,6 +340,8 @@ export function createPipeline(
         const era = requestEra(headers, parsed.value);
         return reject(unsafeKeyResponse(era, parsed.value, parsed.unsafeKey), 'http.unsafe_key', false);
       }
+      const batch = parsed.ok ? batchRefusal(headers, parsed.value) : undefined;
+      if (batch !== undefined) return reject(batch, 'http.batch_refused', false);
     }
 
     // A 2025-era cancellation arrives as its own POST: end the wait it names, then let the SDK

@@ -15,6 +15,8 @@ const SERVER_ERROR = -32000;
 
 /** JSON-RPC "Invalid params". */
 export const INVALID_PARAMS = -32602;
+/** JSON-RPC `Invalid Request`. */
+export const INVALID_REQUEST = -32600;
 
 /** A JSON-RPC error body with an HTTP status, in the shape the SDK's own entry answers use. */
 export function jsonRpcError(

@@ -8,7 +8,7 @@
  */
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { isUnsafeKey } from '../core/limits.js';
-import { INVALID_PARAMS, type JsonRpcId, jsonRpcError } from './responses.js';
+import { INVALID_PARAMS, INVALID_REQUEST, type JsonRpcId, jsonRpcError } from './responses.js';
 
 /** A parsed body: the value and the first unsafe key found, if any. */
 export type ParsedBody = { ok: true; value: unknown; unsafeKey?: string } | { ok: false };
@@ -86,4 +86,24 @@ export function unsafeKeyResponse(era: 'legacy' | 'modern', body: unknown, key: 
   const message = `Invalid params: the key "${key}" is not accepted anywhere in a request`;
   const status = era === 'legacy' && id !== null ? 200 : 400;
   return jsonRpcError(status, INVALID_PARAMS, message, id, { unsafeKey: key });
+}
+
+/** The first protocol version without JSON-RPC batching. */
+const NO_BATCHING_SINCE = '2025-06-18';
+
+/**
+ * The refusal of a JSON-RPC batch from a client that declared a protocol version without
+ * batching (2025-06-18 and later): `400` with `Invalid Request` and `id: null`, and nothing in the
+ * batch runs. A 2025-03-26 client (no version header) may still send batches.
+ */
+export function batchRefusal(headers: Headers, body: unknown): Response | undefined {
+  if (!Array.isArray(body)) return undefined;
+  const version = headers.get('mcp-protocol-version');
+  if (version === null || version < NO_BATCHING_SINCE) return undefined;
+  return jsonRpcError(
+    400,
+    INVALID_REQUEST,
+    `Invalid Request: JSON-RPC batches are not part of MCP since ${NO_BATCHING_SINCE}; send one message per request`,
+    null,
+  );
 }

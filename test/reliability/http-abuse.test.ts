@@ -127,11 +127,8 @@ describe('HTTP abuse', () => {
     }
   });
 
-  // BUG (src/http, legacy 2025 fallback): a JSON-RPC batch sent with `MCP-Protocol-Version:
-  // 2025-11-25` is executed (every tools/call in it runs, two Sessions are created) although
-  // batching was removed from MCP in 2025-06-18; it should be refused whole (400, nothing run).
-  // Marked `it.fails` so the suite lands; drop `.fails` once the face refuses it.
-  it.fails('a JSON-RPC batch under 2025-11-25 (no batching since 2025-06-18) is refused whole; no call in it runs', async () => {
+  // Batching was removed from MCP in 2025-06-18: such a batch is refused whole (400, nothing run).
+  it('a JSON-RPC batch under 2025-11-25 (no batching since 2025-06-18) is refused whole; no call in it runs', async () => {
     const batch = JSON.stringify([createCall(5), createCall(6)]);
     const seen = await noToolRan(() =>
       rawExchange(h.server.port, head(Buffer.byteLength(batch), '\r\nMCP-Protocol-Version: 2025-11-25'), {
@@ -140,6 +137,8 @@ describe('HTTP abuse', () => {
       }),
     );
     expect(seen.text).not.toContain('humanUrl');
+    expect(seen.status).toBe(400);
+    expect(seen.text).toContain('-32600');
   });
 
   it('a batch without a protocol version header (2025-03-26 assumed, batching allowed): each call runs once, answered by id', async () => {
