@@ -12,11 +12,14 @@ serveStdio(() => {
   for (const name of ['one', 'two', 'three', 'four', 'five']) {
     server.registerTool(
       name,
-      { description: `Trivial tool ${name}.`, inputSchema: fromJsonSchema({
+      {
+        description: `Trivial tool ${name}.`,
+        inputSchema: fromJsonSchema({
           type: 'object',
           properties: { handle: { type: 'string' }, revision: { type: 'integer' } },
           required: ['handle'],
-        }) },
+        }),
+      },
       async () => ({ content: [{ type: 'text', text: 'ok' }] }),
     );
   }

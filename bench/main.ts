@@ -8,14 +8,21 @@ import os from 'node:os';
 import { adapterOverhead, answerLatency } from './lib/adapter.js';
 import { coldStartBench } from './lib/cold-start.js';
 import { durableCommit } from './lib/durable.js';
-import { renderTable, type Row } from './lib/table.js';
+import { postgresStore } from './lib/postgres.js';
+import { type Row, renderTable } from './lib/table.js';
+import { concurrentWaits } from './lib/waits.js';
 
 type Measure = () => Promise<Row[]>;
+const sizesAt = process.argv.indexOf('--waits');
+// 10 000 waits take minutes on 2 cores (see docs/benchmarks.md): opt in with `--waits 1000,5000,10000`.
+const sizes = sizesAt >= 0 ? (process.argv[sizesAt + 1] ?? '').split(',').map(Number) : [1_000, 5_000];
 const measures: Record<string, [string, Measure]> = {
   1: ['adapter overhead', adapterOverhead],
   2: ['answer latency', answerLatency],
+  3: ['concurrent waits', () => concurrentWaits(sizes)],
   4: ['durable commit', durableCommit],
   5: ['cold start', coldStartBench],
+  6: ['postgres store', postgresStore],
 };
 
 const onlyAt = process.argv.indexOf('--only');
@@ -25,7 +32,10 @@ const rows: Row[] = [];
 const cpus = os.cpus();
 process.stderr.write(
   `sess-mcp bench: node ${process.version}, ${os.availableParallelism()} cpus (${cpus[0]?.model ?? '?'}), ` +
-    `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`,
+    `${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}\n`,
 );
 for (const [n, [name, run]] of Object.entries(measures)) {
   if (only !== undefined && !only.has(n)) continue;
@@ -41,5 +51,10 @@ for (const [n, [name, run]] of Object.entries(measures)) {
   }
 }
 process.stdout.write(`${renderTable(rows)}\n`);
-process.stderr.write(`load after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}\n`);
+process.stderr.write(
+  `load after: ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}\n`,
+);
 process.exit(0);

@@ -8,11 +8,26 @@
  * 2 times a person's submit on the answer page until the pending `sess_response` returns.
  */
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import * as v from 'valibot';
 import { startLocalSess } from '../../src/testing/index.js';
-import { callTool, SURFACE, sessHandler, trivialServer, toolCall, resultOf } from './mcp.js';
-import { interleave, median, now, percentile, perCall } from './stats.js';
+import { callTool, resultOf, SURFACE, sessHandler, toolCall, trivialServer } from './mcp.js';
+import { interleave, median, now, perCall, percentile } from './stats.js';
 import { ms, type Row, times, yesNo } from './table.js';
+
+/**
+ * The bare tool's input schema: lets arguments through, as the Sess tools' own schema does (their
+ * engine validates), so neither side pays for an SDK-side validator.
+ */
+const PASS_THROUGH = {
+  '~standard': {
+    version: 1 as const,
+    vendor: 'bench',
+    validate: (value: unknown) => ({ value }),
+    jsonSchema: {
+      input: () => ({ type: 'object' }),
+      output: () => ({ type: 'object' }),
+    },
+  },
+};
 
 function totalRequests(requests: Readonly<Record<string, number>>): number {
   return Object.entries(requests)
@@ -28,7 +43,7 @@ export async function adapterOverhead(): Promise<Row[]> {
   const fetchSess = rig.handler.fetch;
   try {
     const created = await callTool(fetchSess, 'sess_request', { interaction: SURFACE });
-    await sess.submitAnswer(created.humanUrl, { action: 'go', values: {} });
+    await sess.submitAnswer(created.humanUrl!, { action: 'go', values: {} });
     const args = { handle: created.handle, revision: 1, wait_ms: 5_000 };
     const first = await callTool(fetchSess, 'sess_response', args);
     if (first.state !== 'answered') throw new Error(`expected answered, got ${first.state}`);
@@ -41,26 +56,37 @@ export async function adapterOverhead(): Promise<Row[]> {
       const server = new McpServer({ name: 'bare', version: '1.0.0' }, { capabilities: { tools: {} } });
       server.registerTool(
         'trivial',
-        { description: 'Loopback round trips.', inputSchema: v.looseObject({ handle: v.string() }) },
+        { description: 'Loopback round trips.', inputSchema: PASS_THROUGH },
         async () => {
           for (let i = 0; i < trips; i += 1) {
-            const r = await fetch(trivial.url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+            const r = await fetch(trivial.url, {
+              method: 'POST',
+              body: '{}',
+              headers: { 'content-type': 'application/json' },
+            });
             await r.json();
           }
-          return { content: [{ type: 'text', text: 'ok' }], structuredContent: { interaction: { state: 'answered' } } };
+          return {
+            content: [{ type: 'text', text: 'ok' }],
+            structuredContent: { interaction: { state: 'answered' } },
+          };
         },
       );
       return server;
     });
     const fetchBare = bare.fetch as (r: Request) => Promise<Response>;
-    const subject = async () => resultOf(await fetchSess(toolCall("sess_response", args)));
-    const baseline = async () => resultOf(await fetchBare(toolCall("trivial", args)));
+    const subject = async () => resultOf(await fetchSess(toolCall('sess_response', args)));
+    const baseline = async () => resultOf(await fetchBare(toolCall('trivial', args)));
     for (let i = 0; i < 40; i += 1) {
       await subject();
       await baseline();
     }
     const calls = 20;
-    const r = await interleave(15, () => perCall(calls, subject), () => perCall(calls, baseline));
+    const r = await interleave(
+      15,
+      () => perCall(calls, subject),
+      () => perCall(calls, baseline),
+    );
     const s = median(r.subject);
     const b = median(r.baseline);
     return [
@@ -102,16 +128,21 @@ export async function answerLatency(): Promise<Row[]> {
   const fresh = async () => {
     const p = `p${principal++}`;
     const created = await callTool(fetchSess, 'sess_request', { interaction: SURFACE }, p);
-    const sessionId = sess.sessions.byUrl(created.humanUrl)!.view.id;
+    const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
     return { p, created, sessionId };
   };
   /** Long-poll: submit once the wait is held, time until the wait returns. */
   const waiting = async (): Promise<number> => {
     const { p, created, sessionId } = await fresh();
-    const pending = callTool(fetchSess, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 30_000 }, p);
+    const pending = callTool(
+      fetchSess,
+      'sess_response',
+      { handle: created.handle, revision: 1, wait_ms: 30_000 },
+      p,
+    );
     await sess.whenWaiting(sessionId, 1);
     const t = now();
-    await sess.submitAnswer(created.humanUrl, { action: 'go', values: {} });
+    await sess.submitAnswer(created.humanUrl!, { action: 'go', values: {} });
     const result = await pending;
     const elapsed = now() - t;
     if (result.state !== 'answered') throw new Error(`expected answered, got ${result.state}`);
@@ -125,7 +156,7 @@ export async function answerLatency(): Promise<Row[]> {
     const offset = Math.random() * 1000;
     setTimeout(() => {
       submitted = now();
-      void sess.submitAnswer(created.humanUrl, { action: 'go', values: {} });
+      void sess.submitAnswer(created.humanUrl!, { action: 'go', values: {} });
     }, offset);
     for (;;) {
       const started = now();

@@ -40,7 +40,8 @@ function coldStart(script: string, env: NodeJS.ProcessEnv, expectTools: number):
           const elapsed = now() - started;
           const count = message.result?.tools?.length;
           child.kill();
-          if (count !== expectTools) reject(new Error(`tools/list: ${JSON.stringify(message).slice(0, 300)}`));
+          if (count !== expectTools)
+            reject(new Error(`tools/list: ${JSON.stringify(message).slice(0, 300)}`));
           else resolve(elapsed);
         }
       }

@@ -48,7 +48,11 @@ export async function durableCommit(): Promise<Row[]> {
       await cas();
       await bare();
     }
-    const r = await interleave(15, () => perCall(20, cas), () => perCall(20, bare));
+    const r = await interleave(
+      15,
+      () => perCall(20, cas),
+      () => perCall(20, bare),
+    );
     const s = median(r.subject);
     const b = median(r.baseline);
     return [

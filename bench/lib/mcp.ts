@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { createMemoryHandleStore, type HandleStoreFactory } from '../../src/core/memory-store.js';
 import type { HandleStore, HttpBinding } from '../../src/core/ports.js';
 import type { InteractionRecord } from '../../src/core/record.js';
+import type { InteractionResult } from '../../src/core/result.js';
 import type { Surface } from '../../src/core/surface.js';
 import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../../src/http/index.js';
 
@@ -39,27 +40,48 @@ export function toolCall(name: string, args: unknown, principal = 'alice'): Requ
       'mcp-protocol-version': '2025-11-25',
       authorization: `Bearer ${principal}`,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name, arguments: args } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: nextId++,
+      method: 'tools/call',
+      params: { name, arguments: args },
+    }),
   });
 }
 
+/** What a `tools/call` result carries that the benchmarks read. */
+export interface ToolResult {
+  structuredContent?: { interaction?: InteractionResult; error?: { code: string } };
+  isError?: boolean;
+}
+
 /** The JSON-RPC result of a response, whether sent as JSON or as one SSE event. */
-export async function resultOf(response: Response): Promise<{ structuredContent?: any; isError?: boolean }> {
+export async function resultOf(response: Response): Promise<ToolResult> {
   const text = await response.text();
   if (response.status !== 200) throw new Error(`HTTP ${response.status}`);
-  const json = text.startsWith('{') ? text : (text.split('\n').find((l) => l.startsWith('data: ')) ?? '').slice(6);
-  const message = JSON.parse(json) as { result?: any; error?: { message: string } };
+  const json = text.startsWith('{')
+    ? text
+    : (text.split('\n').find((l) => l.startsWith('data: ')) ?? '').slice(6);
+  const message = JSON.parse(json) as { result?: ToolResult; error?: { message: string } };
   if (message.error !== undefined) throw new Error(`JSON-RPC error: ${message.error.message}`);
+  if (message.result === undefined) throw new Error('JSON-RPC answer without a result');
   return message.result;
 }
 
 /** Call a tool and return its `interaction`; throws on a tool error. */
-export async function callTool(fetch: FetchLike, name: string, args: unknown, principal?: string): Promise<any> {
+export async function callTool(
+  fetch: FetchLike,
+  name: string,
+  args: unknown,
+  principal?: string,
+): Promise<InteractionResult> {
   const result = await resultOf(await fetch(toolCall(name, args, principal)));
   if (result.isError === true) {
     throw new Error(`${name}: ${result.structuredContent?.error?.code ?? 'tool error'}`);
   }
-  return result.structuredContent?.interaction;
+  const interaction = result.structuredContent?.interaction;
+  if (interaction === undefined) throw new Error(`${name}: no interaction in the result`);
+  return interaction;
 }
 
 /** The Sess handler over a memory store; `saved` sees every record the store writes. */

@@ -14,8 +14,12 @@ export async function sampleRecord(): Promise<InteractionRecord> {
   const rig = sessHandler(sess.origin, sess.workspaceId, sess.apiKey);
   try {
     const created = await callTool(rig.handler.fetch, 'sess_request', { interaction: SURFACE });
-    await sess.submitAnswer(created.humanUrl, { action: 'go', values: {} });
-    const answered = await callTool(rig.handler.fetch, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 });
+    await sess.submitAnswer(created.humanUrl!, { action: 'go', values: {} });
+    const answered = await callTool(rig.handler.fetch, 'sess_response', {
+      handle: created.handle,
+      revision: 1,
+      wait_ms: 5_000,
+    });
     if (answered.state !== 'answered') throw new Error(`expected answered, got ${answered.state}`);
     const record = rig.lastSaved();
     if (record === undefined) throw new Error('no record saved');

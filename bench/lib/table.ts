@@ -40,7 +40,14 @@ export function yesNo(ok: boolean): string {
 
 /** Render rows as a Markdown table (readable in a terminal and pasteable into the docs). */
 export function renderTable(rows: readonly Row[]): string {
-  const head: Row = { measure: 'measure', subject: 'subject', baseline: 'baseline', ratio: 'ratio', goal: 'goal', met: 'met?' };
+  const head: Row = {
+    measure: 'measure',
+    subject: 'subject',
+    baseline: 'baseline',
+    ratio: 'ratio',
+    goal: 'goal',
+    met: 'met?',
+  };
   const keys = Object.keys(head) as Array<keyof Row>;
   const all = [head, ...rows];
   const width = keys.map((k) => Math.max(...all.map((r) => r[k].length)));

@@ -1,0 +1,121 @@
+/**
+ * Measure 3 (concurrent waits): 1 000, 5 000 and 10 000 simultaneous `sess_response` waits held
+ * by one handler process (bench/waits-child.ts) against the local runtime in another process
+ * (bench/runtime-child.ts), each size in fresh processes.
+ *
+ * Figures: resident memory per wait (RSS with the waits held minus RSS before, both after a full
+ * collection, over n) and the time from the last answer accepted to the last wait returned (both
+ * clocks are this machine's, read as `timeOrigin + now()`). Counts, not ratios: the goals are
+ * absolute.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { join } from 'node:path';
+import { ms, type Row, yesNo } from './table.js';
+
+function message<T>(child: ChildProcess, kind: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: { kind: string }) => {
+      if (m.kind !== kind) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(m as T);
+    };
+    const onExit = (code: number | null) => reject(new Error(`child exited (${code}) before "${kind}"`));
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+interface Memory {
+  rss: number;
+  heapUsed: number;
+  external: number;
+}
+
+const BATCH = 250;
+
+const trace = (step: string) => {
+  if (process.env.SESS_BENCH_TRACE === '1') process.stderr.write(`[waits] ${step}\n`);
+};
+
+async function holdWaits(n: number): Promise<Row[]> {
+  const dir = process.env.SESS_BENCH_DIR!;
+  const runtime = fork(join(dir, 'runtime-child.mjs'), [], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  let holder: ChildProcess | undefined;
+  try {
+    const ready = await message<{ origin: string; workspaceId: string; apiKey: string }>(runtime, 'ready');
+    trace('runtime ready');
+    holder = fork(join(dir, 'waits-child.mjs'), [ready.origin, ready.workspaceId, ready.apiKey, String(n)], {
+      execArgv: ['--expose-gc'],
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    });
+    const created = await message<{ urls: string[]; before: Memory }>(holder, 'created');
+    trace('created');
+    const heldAt = performance.now();
+    // Waits are started in batches, each once the runtime holds the previous ones: a burst of
+    // thousands of connects at once overflows the runtime's listen backlog (Node's default 511).
+    let held = 0;
+    for (let from = 0; from < n; from += BATCH) {
+      const to = Math.min(n, from + BATCH);
+      holder.send({ kind: 'hold', from, to });
+      runtime.send({ kind: 'waiting', n: to });
+      held = (await message<{ n: number }>(runtime, 'waiting')).n;
+      trace(`${held} held`);
+    }
+    trace('held');
+    const holdMs = performance.now() - heldAt;
+    holder.send({ kind: 'measure' });
+    const { during } = await message<{ during: Memory }>(holder, 'held');
+    trace('measured');
+    const returned = message<{
+      lastReturned: number;
+      answered: number;
+      other: number;
+      reissued: number;
+      outcomes: Record<string, number>;
+    }>(holder, 'returned');
+    runtime.send({ kind: 'answer', urls: created.urls });
+    const answered = await message<{ started: number; done: number; refused: number }>(runtime, 'answered');
+    trace('answered');
+    const back = await returned;
+    trace(`returned: ${JSON.stringify(back.outcomes)}, ${back.reissued} called again after the ceiling`);
+    const perWait = (during.rss - created.before.rss) / n / 1024;
+    const heapPerWait =
+      (during.heapUsed + during.external - created.before.heapUsed - created.before.external) / n / 1024;
+    const after = back.lastReturned - answered.done;
+    const label = `3 waits ×${n.toLocaleString('en')}`;
+    return [
+      {
+        measure: `${label}: RSS per wait`,
+        subject: `${perWait.toFixed(1)} KiB`,
+        baseline: `heap+ext ${heapPerWait.toFixed(1)} KiB`,
+        ratio: `${held}/${n} held in ${ms(holdMs)}`,
+        goal: '< 100 KiB',
+        met: yesNo(perWait < 100 && held === n),
+      },
+      {
+        measure: `${label}: last return after last answer`,
+        subject: ms(Math.max(0, after)),
+        baseline: `answering took ${ms(answered.done - answered.started)}`,
+        ratio: `${back.answered}/${n} answered`,
+        goal: '≤ 100 ms',
+        met: yesNo(after <= 100 && back.answered === n && answered.refused === 0),
+      },
+    ];
+  } finally {
+    holder?.send({ kind: 'close' });
+    runtime.send({ kind: 'close' });
+    await Promise.all(
+      [holder, runtime].map((c) =>
+        c === undefined || c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)),
+      ),
+    );
+  }
+}
+
+/** Measure 3, for each size in turn. */
+export async function concurrentWaits(sizes: readonly number[] = [1_000, 5_000, 10_000]): Promise<Row[]> {
+  const rows: Row[] = [];
+  for (const n of sizes) rows.push(...(await holdWaits(n)));
+  return rows;
+}

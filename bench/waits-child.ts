@@ -1,0 +1,89 @@
+/**
+ * The handler process of measure 3: the Sess HTTP handler (fetch face, memory store) holding `n`
+ * simultaneous `sess_response` waits against a runtime in another process. Driven over IPC by
+ * bench/lib/waits.ts; run with `--expose-gc` so resident memory is read after a collection.
+ *
+ * Steps: create `n` interactions (one principal each, so no binding's cap is reached), report
+ * their links and the resident memory; on `hold`, start every wait; on `measure`, report the
+ * memory with the waits held; then report when the last wait returned and how many were answered.
+ */
+import { callTool, SURFACE, sessHandler } from './lib/mcp.js';
+
+const [origin, workspaceId, apiKey, count] = process.argv.slice(2) as [string, string, string, string];
+const n = Number(count);
+const send = (message: unknown) => process.send!(message);
+const rig = sessHandler(origin, workspaceId, apiKey);
+const gc = (globalThis as { gc?: () => void }).gc!;
+
+function memory() {
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
+}
+
+const handles: string[] = new Array(n);
+const urls: string[] = new Array(n);
+let next = 0;
+const worker = async () => {
+  while (next < n) {
+    const i = next++;
+    const created = await callTool(rig.handler.fetch, 'sess_request', { interaction: SURFACE }, `p${i}`);
+    handles[i] = created.handle;
+    urls[i] = created.humanUrl!;
+  }
+};
+await Promise.all(Array.from({ length: 32 }, worker));
+// Let the creates' sockets and buffers settle before the reading the waits are compared with.
+await new Promise((resolve) => setTimeout(resolve, 500));
+send({ kind: 'created', urls, before: memory() });
+
+let lastReturned = 0;
+let answered = 0;
+let other = 0;
+let reissued = 0;
+let done = 0;
+const outcomes: Record<string, number> = {};
+const note = (key: string) => {
+  outcomes[key] = (outcomes[key] ?? 0) + 1;
+};
+
+/** One agent's wait: called again, as an agent would, when the ceiling passes unanswered. */
+async function hold(i: number): Promise<void> {
+  for (;;) {
+    try {
+      const result = await callTool(
+        rig.handler.fetch,
+        'sess_response',
+        { handle: handles[i], revision: 1, wait_ms: 45_000 },
+        `p${i}`,
+      );
+      if (result.state === 'waiting') {
+        reissued += 1;
+        continue;
+      }
+      if (result.state === 'answered') answered += 1;
+      else other += 1;
+      note(String(result.state));
+    } catch (error) {
+      other += 1;
+      note((error as Error).message.slice(0, 60));
+    }
+    break;
+  }
+  lastReturned = performance.timeOrigin + performance.now();
+  done += 1;
+  if (done === n) send({ kind: 'returned', lastReturned, answered, other, outcomes, reissued });
+}
+
+process.on('message', async (message: { kind: string; from?: number; to?: number }) => {
+  if (message.kind === 'hold') {
+    for (let i = message.from!; i < message.to!; i += 1) void hold(i);
+  } else if (message.kind === 'measure') {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    send({ kind: 'held', during: memory() });
+  } else if (message.kind === 'close') {
+    await rig.handler.close();
+    process.exit(0);
+  }
+});
