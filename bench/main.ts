@@ -14,8 +14,7 @@ import { concurrentWaits } from './lib/waits.js';
 
 type Measure = () => Promise<Row[]>;
 const sizesAt = process.argv.indexOf('--waits');
-// 10 000 waits take minutes on 2 cores (see docs/benchmarks.md): opt in with `--waits 1000,5000,10000`.
-const sizes = sizesAt >= 0 ? (process.argv[sizesAt + 1] ?? '').split(',').map(Number) : [1_000, 5_000];
+const sizes = sizesAt >= 0 ? (process.argv[sizesAt + 1] ?? '').split(',').map(Number) : undefined;
 const measures: Record<string, [string, Measure]> = {
   1: ['adapter overhead', adapterOverhead],
   2: ['answer latency', answerLatency],
