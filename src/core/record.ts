@@ -127,6 +127,27 @@ export type InteractionState =
 /** The kind of a state. */
 export type InteractionStateKind = InteractionState['kind'];
 
+/** Every state kind, in lifecycle order (for owner tools and tests that enumerate states). */
+export const INTERACTION_STATE_KINDS = [
+  'create_intent',
+  'create_unknown',
+  'waiting',
+  'answered',
+  'publish_pending',
+  'complete_pending',
+  'completed',
+  'expired',
+  'blocked',
+  'ask_open',
+  'ask_closed',
+] as const satisfies readonly InteractionStateKind[];
+
+// A compile-time check that the list names every kind of the union.
+const everyKindListed: Exclude<InteractionStateKind, (typeof INTERACTION_STATE_KINDS)[number]> extends never
+  ? true
+  : never = true;
+void everyKindListed;
+
 /** A handle's durable record. */
 export interface InteractionRecord {
   format: typeof RECORD_FORMAT;

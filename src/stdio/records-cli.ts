@@ -10,7 +10,11 @@
  */
 import { type ErrorCode, isSessMcpError } from '../core/errors.js';
 import type { VersionedRecord } from '../core/ports.js';
-import type { InteractionRecord, InteractionStateKind } from '../core/record.js';
+import {
+  INTERACTION_STATE_KINDS,
+  type InteractionRecord,
+  type InteractionStateKind,
+} from '../core/record.js';
 import type { ProfileRecordSummary, ProfileRecords } from '../store/file.js';
 
 /**
@@ -31,19 +35,7 @@ export interface RecordsCliIo {
 export type CliExitCode = 0 | 1 | 2;
 
 /** Every state a record can be in, for `--state`. */
-export const RECORD_STATES: readonly InteractionStateKind[] = [
-  'create_intent',
-  'create_unknown',
-  'waiting',
-  'answered',
-  'publish_pending',
-  'complete_pending',
-  'completed',
-  'expired',
-  'blocked',
-  'ask_open',
-  'ask_closed',
-];
+export const RECORD_STATES: readonly InteractionStateKind[] = INTERACTION_STATE_KINDS;
 
 /** The usage text of `sess-mcp`. */
 export const USAGE = `Usage:

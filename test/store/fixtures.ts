@@ -4,7 +4,12 @@
  * stores accepts them. Nothing here touches a store.
  */
 import type { Binding, HttpBinding, StdioBinding } from '../../src/core/ports.js';
-import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../../src/core/record.js';
+import {
+  INTERACTION_STATE_KINDS,
+  type InteractionRecord,
+  type InteractionState,
+  RECORD_FORMAT,
+} from '../../src/core/record.js';
 import type { Surface } from '../../src/core/surface.js';
 
 /** A stdio binding of profile `default` on the local origin. */
@@ -132,19 +137,7 @@ export function stateOf(kind: InteractionState['kind'], revision = 1): Interacti
 }
 
 /** Every state kind. */
-export const STATE_KINDS: InteractionState['kind'][] = [
-  'create_intent',
-  'create_unknown',
-  'waiting',
-  'answered',
-  'publish_pending',
-  'complete_pending',
-  'completed',
-  'expired',
-  'blocked',
-  'ask_open',
-  'ask_closed',
-];
+export const STATE_KINDS: InteractionState['kind'][] = [...INTERACTION_STATE_KINDS];
 
 /** A record of `binding` in state `kind`, created at `createdAt` (default: a fresh, later time). */
 export function makeRecord(
