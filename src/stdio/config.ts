@@ -11,7 +11,7 @@ import { homedir as osHomedir } from 'node:os';
 import { posix as posixPath, win32 as win32Path } from 'node:path';
 import { SessMcpError } from '../core/errors.js';
 import { SessApiError } from '../core/ports.js';
-import { validateSessOrigin } from '../sess/origin.js';
+import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/origin.js';
 
 /** The environment variables the stdio server reads, by name. */
 export const STDIO_ENV = {
@@ -30,7 +30,7 @@ export const STDIO_ENV = {
 export type EnvLike = Readonly<Record<string, string | undefined>>;
 
 /** The default Sess API origin. */
-export const DEFAULT_API_ORIGIN = 'https://api.sess.si';
+export const DEFAULT_API_ORIGIN: string = DEFAULT_SESS_ORIGIN;
 
 /** The default profile name. */
 export const DEFAULT_PROFILE = 'default';
