@@ -228,7 +228,9 @@ export async function startLocalSess(options: LocalSessOptions = {}): Promise<Lo
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+    // A deep accept backlog: thousands of agents may open their long-polls at the same moment
+    // (Node's default of 511 drops connections there, which the client reports as unavailable).
+    server.listen({ port: options.port ?? 0, host: options.host ?? '127.0.0.1', backlog: 4096 }, () => {
       server.off('error', reject);
       resolve();
     });
