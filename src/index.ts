@@ -6,21 +6,7 @@
  * module; the stdio and HTTP faces live behind `@sess.si/mcp/stdio` and `@sess.si/mcp/http`.
  */
 
-// -- errors
-export * from './core/errors.js';
-// -- ports, surface and record
-export * from './core/ports.js';
-export * from './core/record.js';
-export type * from './core/surface.js';
-// -- contract (schemas, limits, results, tool definitions)
 export * from './core/ask-surface.js';
-export * from './core/json-schema.js';
-export * from './core/limits.js';
-export * from './core/result.js';
-export * from './core/schemas.js';
-export * from './core/tool-definitions.js';
-export * from './core/validate.js';
-// -- engine and registration
 export {
   createSessEngine,
   DEFAULT_PROGRESS_INTERVAL_MS,
@@ -33,6 +19,12 @@ export {
   type ToolCallContext,
   type ToolProgress,
 } from './core/engine.js';
+export * from './core/errors.js';
+export * from './core/json-schema.js';
+export * from './core/limits.js';
+export { createMemoryHandleStore, type HandleStoreFactory } from './core/memory-store.js';
+export * from './core/ports.js';
+export * from './core/record.js';
 export {
   type McpServerLike,
   type RegisterSessToolsOptions,
@@ -43,7 +35,9 @@ export {
   type ToolHandlerContextLike,
   toolCallContextFrom,
 } from './core/register.js';
-// -- Sess client
+export * from './core/result.js';
+export * from './core/schemas.js';
+export type * from './core/surface.js';
+export * from './core/tool-definitions.js';
+export * from './core/validate.js';
 export * from './sess/index.js';
-// -- memory store
-export { createMemoryHandleStore, type HandleStoreFactory } from './core/memory-store.js';
