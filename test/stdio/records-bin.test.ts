@@ -150,10 +150,16 @@ describe('sess-mcp records (the bin)', () => {
             stdio: ['pipe', 'pipe', 'pipe'],
           });
           const out: Buffer[] = [];
+          let answered = false;
+          // The terminal may close before a late write lands; that is not the test's subject.
+          child.stdin.on('error', () => undefined);
           child.stdout.on('data', (c: Buffer) => {
             out.push(c);
-            // Answer once the question is on the terminal.
-            if (Buffer.concat(out).toString('utf8').includes('to confirm:')) child.stdin.write(`${answer}\n`);
+            // Answer exactly once, when the question is on the terminal.
+            if (!answered && Buffer.concat(out).toString('utf8').includes('to confirm:')) {
+              answered = true;
+              child.stdin.write(`${answer}\n`);
+            }
           });
           child.stderr.on('data', (c: Buffer) => out.push(c));
           child.on('error', reject);
