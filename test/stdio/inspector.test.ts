@@ -1,0 +1,120 @@
+/**
+ * Outside check over stdio: `@modelcontextprotocol/inspector-cli` 1.0.3 starts `sess-mcp` itself
+ * (the bin built from source) as a stdio server, runs `tools/list`, creates a question with
+ * `tools/call sess_request`, and reads the person's verified answer with `sess_response`. Each
+ * CLI call is its own server process over one state directory, as separate agent turns would be.
+ *
+ * The CLI is found under `.tmp/conformance/node_modules/inspcli` (`.ci/run` installs it); when it
+ * is missing the test says so and skips, except under `CI`, where it fails.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startLocalSess } from '../../src/testing/index.js';
+import { approveAnswer, approveSurface } from '../http/harness.js';
+import { createSecretsAudit } from '../support/audit.js';
+import { buildSessMcpBin, cleanBuilds, tempStateDir } from './harness.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const cli = join(root, '.tmp/conformance/node_modules/inspcli/build/index.js');
+const available = existsSync(cli);
+if (!available && process.env.CI) {
+  throw new Error(`inspector-cli is not installed at ${cli}; .ci/run installs it`);
+}
+if (!available)
+  console.log('[inspector stdio] skipped: inspector-cli 1.0.3 is not installed under .tmp/conformance');
+
+afterAll(() => cleanBuilds());
+
+function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    // As installed, it reads `../package.json` from its working directory: run it in its own folder.
+    execFile(
+      process.execPath,
+      [cli, ...args],
+      {
+        cwd: join(root, '.tmp/conformance/node_modules/inspcli/build'),
+        env: { PATH: process.env.PATH },
+        timeout: 60_000,
+      },
+      (error, out, err) =>
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, out, err }),
+    );
+  });
+}
+
+const printed = (out: string) => JSON.parse(out.slice(out.indexOf('{'))) as Record<string, unknown>;
+
+describe('inspector-cli 1.0.3 over stdio', () => {
+  it.skipIf(!available)(
+    'tools/list, then tools/call sess_request and sess_response against the sess-mcp bin',
+    { timeout: 120_000 },
+    async () => {
+      const sess = await startLocalSess();
+      const state = await tempStateDir();
+      const audit = createSecretsAudit();
+      try {
+        audit.secret(sess.apiKey, 'sess api key');
+        const bin = await buildSessMcpBin();
+        // The CLI gives a stdio server only a small default environment: pass ours through `env`.
+        const target = [
+          'env',
+          `SESS_API_KEY=${sess.apiKey}`,
+          `SESS_API_ORIGIN=${sess.origin}`,
+          'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1',
+          `SESS_MCP_STATE_DIR=${state.dir}`,
+          process.execPath,
+          bin,
+        ];
+        const listed = await run([...target, '--method', 'tools/list']);
+        expect(listed.code, listed.err).toBe(0);
+        const names = (printed(listed.out).tools as Array<{ name: string }>).map((t) => t.name).sort();
+        expect(names).toEqual(['sess_ask', 'sess_complete', 'sess_publish', 'sess_request', 'sess_response']);
+
+        const created = await run([
+          ...target,
+          '--method',
+          'tools/call',
+          '--tool-name',
+          'sess_request',
+          '--tool-arg',
+          `interaction=${JSON.stringify(approveSurface)}`,
+        ]);
+        expect(created.code, created.err).toBe(0);
+        const interaction = (
+          printed(created.out).structuredContent as { interaction: { handle: string; humanUrl: string } }
+        ).interaction;
+        audit.url(interaction.humanUrl, 'sess link');
+
+        await sess.submitAnswer(interaction.humanUrl, approveAnswer);
+        audit.answer(approveAnswer.values, 'answer');
+        const answered = await run([
+          ...target,
+          '--method',
+          'tools/call',
+          '--tool-name',
+          'sess_response',
+          '--tool-arg',
+          `handle=${interaction.handle}`,
+          'revision=1',
+          'wait_ms=2000',
+        ]);
+        expect(answered.code, answered.err).toBe(0);
+        expect(printed(answered.out)).toMatchObject({
+          structuredContent: {
+            interaction: { state: 'answered', response: { verified: true, values: approveAnswer.values } },
+          },
+        });
+        // Three server processes, one Session: the handle carried over through the state directory.
+        expect(sess.stats.of().sessionsCreated).toBe(1);
+        audit.text(listed.err + created.err + answered.err, 'inspector and server stderr');
+        audit.assertClean();
+      } finally {
+        await state.remove();
+        await sess.close();
+      }
+    },
+  );
+});
