@@ -8,7 +8,7 @@ import type { ToolErrorObject } from '../../src/core/errors.js';
 import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import type { DiagnosticEvent, HandleStore, HttpBinding } from '../../src/core/ports.js';
 import type { InteractionResult } from '../../src/core/result.js';
-import type { Answer, Surface } from '../../src/core/surface.js';
+import type { Answer } from '../../src/core/surface.js';
 import {
   createSessMcpHttpHandler,
   type SessHttpPrincipal,
@@ -16,43 +16,11 @@ import {
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { approveSurface, followUpSurface } from '../engine/harness.js';
 import { listen, type TestServer } from './helpers.js';
 
-/** A small valid Surface with one required text field. */
-export const approveSurface: Surface = {
-  mode: 'interactive',
-  title: 'Approve this commit?',
-  source: {
-    kind: 'sess_surface',
-    components: [
-      { type: 'record', label: 'What changed', fields: { 'src/a.js': 'Greets by first name' } },
-      {
-        type: 'field',
-        name: 'message',
-        label: 'Commit message',
-        multiline: true,
-        required: true,
-        schema: { type: 'string', minLength: 1, maxLength: 2000 },
-        value: 'Greet users by first name',
-      },
-    ],
-  },
-  actions: [
-    { id: 'approve', label: 'Approve', intent: 'approve' },
-    { id: 'stop', label: 'Stop', intent: 'reject' },
-  ],
-};
-
-/** A follow-up Surface for `sess_publish`. */
-export const followUpSurface: Surface = {
-  mode: 'interactive',
-  title: 'Push it too?',
-  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'The commit is made.' }] },
-  actions: [
-    { id: 'push', label: 'Push', intent: 'approve' },
-    { id: 'keep', label: 'Keep local', intent: 'reject' },
-  ],
-};
+/** The engine suite's Surfaces: one required text field, and a follow-up for `sess_publish`. */
+export { approveSurface, followUpSurface };
 
 /** An answer with a distinctive value the secrets audit can look for. */
 export const approveAnswer: Answer = {
