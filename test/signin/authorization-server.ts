@@ -42,8 +42,13 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
         jwks: { keys: [signingKey] },
         // A fixed cookie key: this server lives for one test file.
         cookies: { keys: ['sign-in-test-cookie-key-0123456789abcdef'] },
-        scopes: ['openid', 'offline_access'],
-        clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'] },
+        // The resource's scopes are listed too: clients register with the scope they will ask for.
+        scopes: ['openid', 'offline_access', ...scopes],
+        clientDefaults: {
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          id_token_signed_response_alg: 'ES256',
+        },
         features: {
           devInteractions: { enabled: true },
           registration: { enabled: true },

@@ -331,7 +331,7 @@ if (!HAVE_CHROMIUM) {
     audit.url(current.humanUrl!, 'sess link');
     expect(
       (await ok(reconsented, 'sess_response', { handle: current.handle, revision: 1, wait_ms: 0 })).state,
-    ).toBe('pending');
+    ).toBe('waiting');
     await reconsented.close();
 
     // 5. Another person signs in with the same client: none of alice's handles exist for them.
