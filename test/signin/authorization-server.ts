@@ -17,8 +17,11 @@ import Provider, { type Configuration, errors as oidcErrors } from 'oidc-provide
 export interface AuthorizationServer {
   /** The issuer URL, e.g. `http://127.0.0.1:41234`. */
   issuer: string;
-  /** Serve tokens for `resourceUrl` (its only resource) with the given scopes. */
-  serve(resourceUrl: string, scopes: readonly string[]): Promise<void>;
+  /**
+   * Serve tokens for these resources (resource URL → its scopes); the first is the default.
+   * Any other resource indicator is refused (`invalid_target`).
+   */
+  serve(resources: Readonly<Record<string, readonly string[]>>): Promise<void>;
   /** Errors the provider reported (a test fails on any). */
   errors: string[];
   close(): Promise<void>;
@@ -35,7 +38,9 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
   return {
     issuer,
     errors,
-    async serve(resourceUrl, scopes) {
+    async serve(resources) {
+      const resourceUrls = Object.keys(resources);
+      const scopes = [...new Set(Object.values(resources).flat())];
       const { privateKey } = await generateKeyPair('ES256', { extractable: true });
       const signingKey = { ...(await exportJWK(privateKey)), kid: 'as-es256', alg: 'ES256', use: 'sig' };
       const configuration: Configuration = {
@@ -55,13 +60,14 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
           revocation: { enabled: true },
           resourceIndicators: {
             enabled: true,
-            defaultResource: () => resourceUrl,
+            defaultResource: () => resourceUrls[0]!,
             useGrantedResource: () => true,
             getResourceServerInfo: (_ctx, indicator) => {
-              if (indicator !== resourceUrl) throw new oidcErrors.InvalidTarget();
+              const served = resources[indicator];
+              if (served === undefined) throw new oidcErrors.InvalidTarget();
               return {
-                scope: scopes.join(' '),
-                audience: resourceUrl,
+                scope: served.join(' '),
+                audience: indicator,
                 accessTokenTTL: 300,
                 accessTokenFormat: 'jwt',
                 jwt: { sign: { alg: 'ES256' } },

@@ -41,6 +41,7 @@ import { type AuthorizationServer, startAuthorizationServer } from './authorizat
 import {
   BrowserSignInProvider,
   CHROMIUM_ARGS,
+  OtherResourceProvider,
   type RedirectEndpoint,
   startRedirectEndpoint,
 } from './sign-in.js';
@@ -168,7 +169,11 @@ if (!HAVE_CHROMIUM) {
       SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: '1',
       SESS_MCP_DIAGNOSTICS: '1',
     });
-    await as.serve(example.url, ['sess', 'notes']);
+    await as.serve({
+      [example.url]: ['sess', 'notes'],
+      // Another resource of the same authorization server: its tokens are not for this one.
+      [`${new URL(example.url).origin}/other`]: ['sess'],
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     redirect = await startRedirectEndpoint();
   });
@@ -306,6 +311,7 @@ if (!HAVE_CHROMIUM) {
     // 4. Revoke the grant at the authorization server, sign in again with the same client.
     const asMetadata = (await (await fetch(`${as.issuer}/.well-known/openid-configuration`)).json()) as {
       revocation_endpoint: string;
+      token_endpoint: string;
     };
     const revoked = await fetch(asMetadata.revocation_endpoint, {
       method: 'POST',
@@ -317,6 +323,19 @@ if (!HAVE_CHROMIUM) {
       }),
     });
     expect(revoked.status).toBe(200);
+    const reused = await fetch(asMetadata.token_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: refreshed.refresh_token!,
+        client_id: clientId,
+      }),
+    });
+    expect(reused.status).toBe(400);
+    expect(((await reused.json()) as { error: string }).error).toBe('invalid_grant');
+    // The authorization server reports the refused refresh; that one report is expected.
+    expect(as.errors.splice(0)).toEqual(['grant.error: InvalidGrant']);
     alice.forgetTokens();
     const reconsented = await connect(alice);
     registerTokens(audit, alice);
@@ -352,7 +371,7 @@ if (!HAVE_CHROMIUM) {
     expect(as.errors).toEqual([]);
   }, 120_000);
 
-  it('answers 403 insufficient_scope to a token without the sess scope, 401 to a forged one', async () => {
+  it('answers 403 insufficient_scope to a token without the sess scope, 401 to a forged one or one for another resource', async () => {
     const audit = audited();
     const carol = new BrowserSignInProvider(browser, redirect, 'carol');
     // Ask for the other scope only: the client's own flow, driven step by step.
@@ -388,6 +407,30 @@ if (!HAVE_CHROMIUM) {
       });
       expect(response.status).toBe(401);
     }
+
+    // A genuine token of the same authorization server, but for another resource (RFC 8707).
+    const other = `${new URL(example.url).origin}/other`;
+    const dave = new OtherResourceProvider(browser, redirect, 'dave', other);
+    expect(await auth(dave, { serverUrl: example.url })).toBe('REDIRECT');
+    expect(dave.log.authorizationUrls[0]!.searchParams.get('resource')).toBe(other);
+    const daveParams = await dave.callbackParams();
+    expect(
+      await auth(dave, {
+        serverUrl: example.url,
+        authorizationCode: daveParams.get('code')!,
+        ...(daveParams.get('iss') === null ? {} : { iss: daveParams.get('iss')! }),
+      }),
+    ).toBe('AUTHORIZED');
+    registerTokens(audit, dave);
+    const foreign = dave.tokens()!.access_token;
+    expect(decodeJwt(foreign)).toMatchObject({ aud: other, sub: 'dave' });
+    expect(String(decodeJwt(foreign).scope).split(' ')).toContain('sess');
+    const misdirected = await fetch(example.url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${foreign}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(misdirected.status).toBe(401);
     expect(as.errors).toEqual([]);
   }, 60_000);
 }

@@ -175,3 +175,22 @@ export class BrowserSignInProvider implements OAuthClientProvider {
     }
   }
 }
+
+/**
+ * A provider that asks the authorization server for a token of another resource than the one it
+ * talks to (as a confused or malicious client might): the resource must refuse that token.
+ */
+export class OtherResourceProvider extends BrowserSignInProvider {
+  constructor(
+    browser: Browser,
+    redirect: RedirectEndpoint,
+    user: string,
+    private readonly resource: string,
+  ) {
+    super(browser, redirect, user);
+  }
+
+  async validateResourceURL(): Promise<URL> {
+    return new URL(this.resource);
+  }
+}
