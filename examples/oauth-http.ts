@@ -153,6 +153,8 @@ function createTokenVerifier(issuer: string, audience: string, algorithms: reado
     return jwks;
   };
   return async (token: string): Promise<JWTPayload | undefined> => {
+    // An unreachable authorization server is the host's failure, not the caller's: it throws,
+    // and the handler answers 500 without the reason.
     const keys = await keySet();
     try {
       const { payload } = await jwtVerify(token, keys, {
@@ -189,7 +191,6 @@ export async function startOAuthHttpExample(options: OAuthHttpExampleOptions): P
     authorization_servers: [options.issuer],
     scopes_supported: [SESS_SCOPE],
     bearer_methods_supported: ['header'],
-    resource_signing_alg_values_supported: options.algorithms ?? ['ES256', 'RS256'],
   });
   const verify = createTokenVerifier(options.issuer, resourceUrl, options.algorithms ?? ['ES256', 'RS256']);
 
