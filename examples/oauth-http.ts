@@ -24,12 +24,15 @@
  * valid until they expire, so keep their lifetime short), and its memory store keeps handles only
  * for the life of the process.
  *
- * Run it by itself (bundled, or with a TypeScript runner that maps the `.js` imports to the
- * sources); in an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead:
+ * Run it by itself from this repository, bundled (npm packages stay external and resolve from
+ * `node_modules`), or with a TypeScript runner that maps the `.js` imports to the sources; in an
+ * application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead:
  *
  * ```sh
+ * npx esbuild examples/oauth-http.ts --bundle --platform=node --format=esm --packages=external \
+ *   --outfile=node_modules/.cache/oauth-http.mjs
  * OAUTH_ISSUER=https://auth.example.com SESS_API_KEY=… SESS_WORKSPACE_ID=… PORT=8080 \
- *   bun examples/oauth-http.ts
+ *   node node_modules/.cache/oauth-http.mjs
  * ```
  *
  * Environment: `OAUTH_ISSUER` (required), `SESS_API_KEY` (required: in this standalone mode every
