@@ -24,13 +24,19 @@ export interface AuthorizationServer {
   serve(resources: Readonly<Record<string, readonly string[]>>): Promise<void>;
   /** Errors the provider reported (a test fails on any). */
   errors: string[];
+  /** `METHOD /path` of every request, in order (paths only: queries and bodies hold secrets). */
+  requests: string[];
   close(): Promise<void>;
 }
 
 /** Start the server's listener; the provider is mounted by `serve`. */
 export async function startAuthorizationServer(): Promise<AuthorizationServer> {
   let listener: http.RequestListener = (_req, res) => void res.writeHead(503).end();
-  const server = http.createServer((req, res) => listener(req, res));
+  const requests: string[] = [];
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${new URL(req.url ?? '/', 'http://x').pathname}`);
+    listener(req, res);
+  });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -38,6 +44,7 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
   return {
     issuer,
     errors,
+    requests,
     async serve(resources) {
       const resourceUrls = Object.keys(resources);
       const scopes = [...new Set(Object.values(resources).flat())];

@@ -210,6 +210,13 @@ if (!HAVE_CHROMIUM) {
     for (const code of provider.log.codes) audit.secret(code, 'authorization code');
   }
 
+  /** `expected` occurs in `actual` in this order (other entries may come between). */
+  function expectInOrder(actual: readonly string[], expected: readonly string[]): void {
+    let at = 0;
+    for (const entry of actual) if (entry === expected[at]) at += 1;
+    expect(expected.slice(at), `requests seen: ${actual.join(', ')}`).toEqual([]);
+  }
+
   function newClient(provider: BrowserSignInProvider) {
     const transport = new TransportV2(new URL(example.url), { authProvider: provider });
     const client = new ClientV2(
@@ -253,7 +260,23 @@ if (!HAVE_CHROMIUM) {
 
     // 2. The client signs in on its own: discovery, registration, PKCE, consent, token.
     const alice = new BrowserSignInProvider(browser, redirect, 'alice');
+    const before = as.requests.length;
     const client = await connect(alice);
+    const seen = as.requests.slice(before).map((r) => r.replace(/\/(interaction|auth)\/[^/]+$/, '/$1/:uid'));
+    expectInOrder(seen, [
+      'GET /.well-known/oauth-authorization-server', // the client's discovery (RFC 8414)
+      'POST /reg', // dynamic client registration
+      'GET /auth', // the browser: authorization request with PKCE and the resource
+      'GET /interaction/:uid', // the sign-in page
+      'POST /interaction/:uid',
+      'GET /auth/:uid',
+      'GET /interaction/:uid', // the consent page
+      'POST /interaction/:uid',
+      'GET /auth/:uid', // redirect to the client with the code
+      'POST /token', // the client redeems the code with its PKCE verifier
+      'GET /.well-known/oauth-authorization-server', // the resource finds the keys
+      'GET /jwks',
+    ]);
     registerTokens(audit, alice);
     expect(alice.log.codes).toHaveLength(1);
     expect(alice.log.pages).toHaveLength(2); // the sign-in page, then the consent page
