@@ -10,8 +10,10 @@
  * - The whole Sess flow after sign-in; a token refresh keeps the handles (same grant); revoking
  *   the grant and signing in again with the same client makes older handles `BINDING_MISMATCH`;
  *   another person signed in with that client gets `HANDLE_NOT_FOUND`.
- * - A token without the `sess` scope gets `403 insufficient_scope` naming it; a forged token or an
- *   authorization code used as a token gets `401`.
+ * - A token without the `sess` scope gets `403 insufficient_scope` naming it; a forged token, an
+ *   authorization code used as a token, or a genuine token for another resource gets `401`.
+ * - Started in this process as an application would, the example reads each person's Sess
+ *   credential from the application's account store; a person without an account gets `401`.
  * - The secrets audit covers the example's stdout and stderr (its diagnostics), this process's
  *   console and the authorization server's errors: no access token, refresh token, authorization
  *   code, Sess key, link or answer value.
@@ -34,6 +36,12 @@ import { build } from 'esbuild';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type RunningOAuthExample,
+  type SessAccount,
+  startOAuthHttpExample,
+} from '../../examples/oauth-http.js';
+import type { DiagnosticEvent } from '../../src/core/ports.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface, call, ok } from '../http/harness.js';
 import { type SecretsAudit, useSecretsAudit } from '../support/audit.js';
@@ -140,6 +148,13 @@ if (!HAVE_CHROMIUM) {
   let sess: LocalSess;
   let as: AuthorizationServer;
   let example: ExampleProcess;
+  /** The example started in this process, as an application would, with its own account store. */
+  let embedded: RunningOAuthExample;
+  const embeddedEvents: DiagnosticEvent[] = [];
+  /** The application's account store: who has a Sess account, and every lookup and key read. */
+  const accounts = new Map<string, SessAccount>();
+  const lookups: string[] = [];
+  let credentialReads = 0;
   let browser: Browser;
   let redirect: RedirectEndpoint;
   /** What this process wrote through `console` while the suite ran. */
@@ -169,8 +184,28 @@ if (!HAVE_CHROMIUM) {
       SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: '1',
       SESS_MCP_DIAGNOSTICS: '1',
     });
+    embedded = await startOAuthHttpExample({
+      issuer: as.issuer,
+      accounts: {
+        find: (issuer, subject) => {
+          lookups.push(`${issuer} ${subject}`);
+          return accounts.get(subject);
+        },
+      },
+      sessOrigin: sess.origin,
+      allowInsecureLocalhost: true,
+      diagnostics: (event) => embeddedEvents.push(event),
+    });
+    accounts.set('alice', {
+      workspaceId: sess.workspaceId,
+      credential: () => {
+        credentialReads += 1;
+        return sess.apiKey;
+      },
+    });
     await as.serve({
       [example.url]: ['sess', 'notes'],
+      [embedded.url]: ['sess'],
       // Another resource of the same authorization server: its tokens are not for this one.
       [`${new URL(example.url).origin}/other`]: ['sess'],
     });
@@ -182,6 +217,7 @@ if (!HAVE_CHROMIUM) {
     await browser?.close();
     await redirect?.close();
     await example?.close();
+    await embedded?.close();
     await as?.close();
     await sess?.close();
     await rm(bundle, { force: true });
@@ -198,6 +234,7 @@ if (!HAVE_CHROMIUM) {
     audit.watch(() => example.stderr(), 'example stderr (diagnostics)');
     audit.watch(consoleLines, 'test process console');
     audit.watch(as.errors, 'authorization server errors');
+    audit.watch(embeddedEvents, 'in-process diagnostics');
     return audit;
   }
 
@@ -217,8 +254,8 @@ if (!HAVE_CHROMIUM) {
     expect(expected.slice(at), `requests seen: ${actual.join(', ')}`).toEqual([]);
   }
 
-  function newClient(provider: BrowserSignInProvider) {
-    const transport = new TransportV2(new URL(example.url), { authProvider: provider });
+  function newClient(provider: BrowserSignInProvider, url: string) {
+    const transport = new TransportV2(new URL(url), { authProvider: provider });
     const client = new ClientV2(
       { name: 'sign-in-test', version: '1.0.0' },
       { versionNegotiation: { mode: 'auto' } },
@@ -227,8 +264,8 @@ if (!HAVE_CHROMIUM) {
   }
 
   /** Connect; when the server asks for sign-in, let the browser sign in and connect again. */
-  async function connect(provider: BrowserSignInProvider): Promise<ClientV2> {
-    const first = newClient(provider);
+  async function connect(provider: BrowserSignInProvider, url = example.url): Promise<ClientV2> {
+    const first = newClient(provider, url);
     try {
       await first.client.connect(first.transport);
       return first.client;
@@ -236,7 +273,7 @@ if (!HAVE_CHROMIUM) {
       if (!(error instanceof UnauthorizedError)) throw error;
     }
     await first.transport.finishAuth(await provider.callbackParams());
-    const second = newClient(provider);
+    const second = newClient(provider, url);
     await second.client.connect(second.transport);
     return second.client;
   }
@@ -454,6 +491,41 @@ if (!HAVE_CHROMIUM) {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(misdirected.status).toBe(401);
+    expect(as.errors).toEqual([]);
+  }, 60_000);
+
+  it('in an application: the Sess credential comes from its account store; a person without an account gets 401', async () => {
+    const audit = audited();
+    const alice = new BrowserSignInProvider(browser, redirect, 'alice');
+    const client = await connect(alice, embedded.url);
+    registerTokens(audit, alice);
+    expect(decodeJwt(alice.tokens()!.access_token).aud).toBe(embedded.url);
+    const readsBefore = credentialReads;
+    const created = await ok(client, 'sess_request', { interaction: approveSurface });
+    audit.url(created.humanUrl!, 'sess link');
+    expect(credentialReads).toBeGreaterThan(readsBefore); // the Sess call used the stored key
+    expect(lookups).toContain(`${as.issuer} alice`);
+    await client.close();
+
+    const erin = new BrowserSignInProvider(browser, redirect, 'erin');
+    expect(await auth(erin, { serverUrl: embedded.url })).toBe('REDIRECT');
+    const params = await erin.callbackParams();
+    expect(
+      await auth(erin, {
+        serverUrl: embedded.url,
+        authorizationCode: params.get('code')!,
+        ...(params.get('iss') === null ? {} : { iss: params.get('iss')! }),
+      }),
+    ).toBe('AUTHORIZED');
+    registerTokens(audit, erin);
+    const response = await fetch(embedded.url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${erin.tokens()!.access_token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(response.status).toBe(401);
+    expect(lookups).toContain(`${as.issuer} erin`);
+    expect(embeddedEvents.map((e) => e.event)).toContain('http.unauthenticated');
     expect(as.errors).toEqual([]);
   }, 60_000);
 }
