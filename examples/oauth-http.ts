@@ -12,10 +12,9 @@
  * - `principalId` is the token's `sub`, `clientId` its `client_id`;
  * - `grantId` is a digest of issuer, subject and client: the same for every consent that person
  *   gives that client, so a re-consent is recognised as the same grant;
- * - `grantGeneration` is the authorization server's own grant id (the `grant_id` claim here; an
- *   authorization server puts it into its access tokens on request). It survives token refreshes
- *   and changes when the grant is revoked and consented again, which turns older handles into
- *   `BINDING_MISMATCH`;
+ * - `grantGeneration` is the authorization server's own grant id, which it is configured to add to
+ *   its access tokens as the `grant_id` claim. It survives token refreshes and changes when the
+ *   grant is revoked and consented again, which turns older handles into `BINDING_MISMATCH`;
  * - `credential()` reads the person's Sess credential from the host's own store (`accounts`),
  *   keyed by the subject. The MCP access token never goes to Sess.
  *
