@@ -42,9 +42,18 @@ export function escapeToAscii(text: string): string {
   return text.replace(NOT_PLAIN_ASCII, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/**
+ * How the text of a record of this format stored under `handle` begins: the store writes
+ * `format` and `handle` first, so an update can check in SQL, without parsing, that it overwrites
+ * a record of this format under that handle (handles are ASCII and need no escape).
+ */
+export function recordTextHead(handle: string): string {
+  return `{"format":${RECORD_FORMAT},"handle":${JSON.stringify(handle)},`;
+}
+
 /** The column values of one record. */
 export interface RecordColumns {
-  /** The record's JSON text, pure ASCII (the `record_text` column). */
+  /** The record's JSON text, pure ASCII, beginning with {@link recordTextHead} (`record_text`). */
   text: string;
   /** `createdAt` as the ASCII sort key of the `created_at` column (equal to it for ISO times). */
   createdAt: string;
@@ -57,7 +66,9 @@ export interface RecordColumns {
  * `STATE_STORE_ERROR` (reason `invalid_record`) for a record the codec refuses.
  */
 export function encodeRecordColumns(record: InteractionRecord): RecordColumns {
-  const json = encodeRecord(record);
+  // `format` and `handle` first (see recordTextHead); the other keys keep their order.
+  const { format, handle, ...rest } = record;
+  const json = encodeRecord({ format, handle, ...rest });
   return {
     text: escapeToAscii(json),
     createdAt: escapeToAscii(record.createdAt),
@@ -71,15 +82,17 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** The record a row holds, from its `record` and `record_text` columns, not yet checked. */
 function storedValue(record: unknown, recordText: unknown): unknown {
-  if (recordText === null || recordText === undefined) return record;
-  if (!isObject(record) || record.format !== RECORD_TEXT_MARKER.format || typeof recordText !== 'string') {
+  const marked = isObject(record) && record.format === RECORD_TEXT_MARKER.format;
+  // A 0.1.0 row: the record is the `jsonb` value itself.
+  if ((recordText === null || recordText === undefined) && !marked) return record;
+  if (!marked || typeof recordText !== 'string') {
     throw storeError(
       'A stored record is inconsistent (its row layout is mixed). The owner must review it.',
       false,
       'corrupt',
     );
   }
-  if (record.record_format !== RECORD_FORMAT) {
+  if ((record as Record<string, unknown>).record_format !== RECORD_FORMAT) {
     throw storeError(
       `A stored record has an unsupported format; this version reads format ${RECORD_FORMAT}. The owner must review it.`,
       false,

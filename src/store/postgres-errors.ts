@@ -88,7 +88,7 @@ export function pgStoreError(error: unknown): SessMcpError {
   const rule = SQLSTATE_TABLE.find((candidate) => candidate.match.test(code));
   if (rule === undefined) {
     return storeError(
-      `The state store (PostgreSQL) failed (${code}). The owner must check the database.`,
+      `The state store (PostgreSQL) failed (${code}). The owner must check the database and its table.`,
       false,
       'db_permanent',
     );

@@ -35,7 +35,12 @@ import {
   storeError,
   storeFullError,
 } from '../core/store-kit.js';
-import { decodeRecordRow, encodeRecordColumns, RECORD_TEXT_MARKER_JSON } from './postgres-encoding.js';
+import {
+  decodeRecordRow,
+  encodeRecordColumns,
+  RECORD_TEXT_MARKER_JSON,
+  recordTextHead,
+} from './postgres-encoding.js';
 import { pgStoreError } from './postgres-errors.js';
 import { migrationStatements } from './postgres-schema.js';
 
@@ -314,7 +319,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
              SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, written_at = now()
              WHERE handle = $1 AND scope = $2 AND version = $6
                AND (
-                 (record_text IS NOT NULL AND record = $3::jsonb)
+                 (record = $3::jsonb AND left(record_text, length($8)) = $8)
                  OR (record_text IS NULL AND jsonb_typeof(record) = 'object'
                      AND record->'format' = to_jsonb($7::int) AND record->>'handle' = $1)
                )
@@ -327,6 +332,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
               isUnfinished(record),
               expectedVersion,
               RECORD_FORMAT,
+              recordTextHead(record.handle),
             ],
           );
           const updated = rows[0];

@@ -9,10 +9,27 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSessMcpError, type SessMcpError } from '../../src/core/errors.js';
-import type { HandleStoreFactory } from '../../src/core/memory-store.js';
-import { type Binding, type HandleStore, MAX_UNFINISHED } from '../../src/core/ports.js';
+import {
+  type Binding,
+  type HandleStore,
+  type HandleStoreFactory,
+  MAX_UNFINISHED,
+  type VersionedRecord,
+} from '../../src/core/ports.js';
 import { type InteractionRecord, isUnfinished } from '../../src/core/record.js';
-import { httpA, httpB, makeRecord, newHandle, STATE_KINDS, stdioA, stdioA2, stdioB } from './fixtures.js';
+import {
+  HOSTILE_STRINGS,
+  hostileBinding,
+  hostileRecord,
+  httpA,
+  httpB,
+  makeRecord,
+  newHandle,
+  STATE_KINDS,
+  stdioA,
+  stdioA2,
+  stdioB,
+} from './fixtures.js';
 
 /** One store backend under test. */
 export interface ContractBackend {
@@ -96,6 +113,27 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
         const record = makeRecord(binding, kind);
         await view.create(record);
         expect(await view.get(record.handle)).toEqual({ version: 1, record });
+      }
+    });
+
+    it(`keeps every string as it came: ${HOSTILE_STRINGS.length} hostile values in every string position`, async () => {
+      for (const text of HOSTILE_STRINGS) {
+        const binding = hostileBinding(freshBinding(), text);
+        const view = backend.factory.forBinding(binding);
+        const stored: VersionedRecord[] = [];
+        for (const kind of STATE_KINDS) {
+          const record = hostileRecord(binding, kind, text);
+          expect(await view.create(record)).toEqual({ version: 1, record });
+          expect(await view.get(record.handle)).toEqual({ version: 1, record });
+          const next = { ...record, updatedAt: `${text}${record.updatedAt}${text}` };
+          expect(await view.update(next, 1)).toEqual({ version: 2, record: next });
+          const read = await view.get(record.handle);
+          expect(read).toEqual({ version: 2, record: next });
+          // Equal, not merely alike: the exact code units and every own key came back.
+          expect(JSON.stringify(read?.record)).toBe(JSON.stringify(next));
+          stored.push({ version: 2, record: next });
+        }
+        expect(await view.listUnfinished()).toEqual(stored.filter((entry) => isUnfinished(entry.record)));
       }
     });
 
