@@ -8,20 +8,13 @@
  * persist anything, validate the shape of a record's state (the durable stores do that on every
  * read) or coordinate between processes.
  */
-import {
-  type Binding,
-  bindingScope,
-  type HandleStore,
-  type HandleStoreFactory,
-  MAX_UNFINISHED,
-  type VersionedRecord,
-} from './ports.js';
+import type { Binding, HandleStore, HandleStoreFactory, VersionedRecord } from './ports.js';
+import { bindingScope, MAX_UNFINISHED } from './ports.js';
 import { type InteractionRecord, isUnfinished } from './record.js';
 import {
-  checkRecordForScope,
   compareOldestFirst,
+  guardedView,
   handleExistsError,
-  isStoreHandle,
   staleVersionError,
   storeError,
   storeFullError,
@@ -85,7 +78,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
       const scope = bindingScope(binding);
       const handles = handlesOf(scope);
       const own = (handle: string): MemoryEntry | undefined => {
-        const entry = isStoreHandle(handle) ? entries.get(handle) : undefined;
+        const entry = entries.get(handle);
         return entry?.scope === scope ? entry : undefined;
       };
       const unfinishedEntries = (): MemoryEntry[] => {
@@ -96,13 +89,12 @@ export function createMemoryHandleStore(): HandleStoreFactory {
         }
         return out;
       };
-      return {
+      return guardedView(scope, {
         async get(handle) {
           const entry = own(handle);
           return entry === undefined ? undefined : toVersioned(entry);
         },
         async create(record) {
-          checkRecordForScope(record, scope);
           const json = serialize(record);
           if (entries.has(record.handle)) throw handleExistsError();
           const unfinished = isUnfinished(record);
@@ -113,7 +105,6 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           return toVersioned(entry);
         },
         async update(record, expectedVersion) {
-          checkRecordForScope(record, scope);
           const json = serialize(record);
           const current = own(record.handle);
           if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
@@ -140,7 +131,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
         async countUnfinished() {
           return unfinishedEntries().length;
         },
-      };
+      });
     },
   };
 }

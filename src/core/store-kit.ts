@@ -8,13 +8,8 @@
  * is each store's business.
  */
 import { SessMcpError } from './errors.js';
-import {
-  bindingScope,
-  MAX_UNFINISHED,
-  STORE_ERROR_REASONS,
-  type StoreErrorReason,
-  type VersionedRecord,
-} from './ports.js';
+import type { HandleStore, StoreErrorReason, VersionedRecord } from './ports.js';
+import { bindingScope, MAX_UNFINISHED, STORE_ERROR_REASONS } from './ports.js';
 import { type InteractionRecord, RECORD_FORMAT } from './record.js';
 
 /** A handle a store can hold: 1–200 of `A–Z a–z 0–9 . _ ~ -`, not starting with `.` or `-`. */
@@ -120,4 +115,36 @@ export function storeFullError(): SessMcpError {
 export function compareOldestFirst(a: VersionedRecord, b: VersionedRecord): number {
   if (a.record.createdAt !== b.record.createdAt) return a.record.createdAt < b.record.createdAt ? -1 : 1;
   return a.record.handle < b.record.handle ? -1 : a.record.handle > b.record.handle ? 1 : 0;
+}
+
+/**
+ * The view of `scope` over `inner` with the checks every store makes in front of its medium: a
+ * handle that is not a store key is not found (`get`) and not deleted (`delete`, as is an
+ * `expectedVersion` that cannot be a version), and a record is written only after
+ * {@link checkRecordForScope}. `inner` then sees only store keys and records of its scope.
+ */
+export function guardedView(scope: string, inner: HandleStore): HandleStore {
+  return {
+    get: async (handle) => (isStoreHandle(handle) ? inner.get(handle) : undefined),
+    async create(record) {
+      checkRecordForScope(record, scope);
+      return inner.create(record);
+    },
+    async update(record, expectedVersion) {
+      checkRecordForScope(record, scope);
+      return inner.update(record, expectedVersion);
+    },
+    async delete(handle, expectedVersion) {
+      if (!isStoreHandle(handle)) return false;
+      if (expectedVersion !== undefined && !isStoreVersion(expectedVersion)) return false;
+      return inner.delete(handle, expectedVersion);
+    },
+    listUnfinished: () => inner.listUnfinished(),
+    countUnfinished: () => inner.countUnfinished(),
+  };
+}
+
+/** True when `version` can be a stored version (a whole number from 1); no other can match. */
+export function isStoreVersion(version: unknown): version is number {
+  return typeof version === 'number' && Number.isSafeInteger(version) && version >= 1;
 }

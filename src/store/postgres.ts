@@ -17,20 +17,14 @@
  */
 import { SessMcpError } from '../core/errors.js';
 import { readOptions } from '../core/options.js';
-import {
-  type Binding,
-  bindingScope,
-  type HandleStore,
-  type HandleStoreFactory,
-  MAX_UNFINISHED,
-  type VersionedRecord,
-} from '../core/ports.js';
+import type { Binding, HandleStore, HandleStoreFactory, VersionedRecord } from '../core/ports.js';
+import { bindingScope, MAX_UNFINISHED } from '../core/ports.js';
 import { isUnfinished, RECORD_FORMAT } from '../core/record.js';
 import type { ValueRule } from '../core/rules.js';
 import {
-  checkRecordForScope,
+  guardedView,
   handleExistsError,
-  isStoreHandle,
+  isStoreVersion,
   staleVersionError,
   storeError,
   storeFullError,
@@ -128,11 +122,6 @@ function checkOptions(options: PostgresHandleStoreOptions): { schema: string; ta
     schema: read.optionalRule('schema', options.schema, SQL_IDENTIFIER_RULE) ?? 'public',
     table: read.optionalRule('table', options.table, SQL_IDENTIFIER_RULE) ?? 'sess_mcp_handles',
   };
-}
-
-/** True when `version` can be a stored version; an update or delete at any other cannot match. */
-function isVersion(version: unknown): version is number {
-  return typeof version === 'number' && Number.isSafeInteger(version) && version >= 1;
 }
 
 async function makePool(connectionString: string): Promise<PoolLike> {
@@ -262,9 +251,8 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
       const scope = bindingScope(binding);
       const lockKey = `sess-mcp cap ${qualified} ${scope}`;
 
-      return {
+      return guardedView(scope, {
         async get(handle) {
-          if (!isStoreHandle(handle)) return undefined;
           const { rows } = await query(
             `SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`,
             [handle, scope],
@@ -273,7 +261,6 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
         },
 
         async create(record) {
-          checkRecordForScope(record, scope);
           const row = encodeRecordColumns(record);
           const unfinished = isUnfinished(record);
           const values = [record.handle, scope, unfinished, row.createdAt, RECORD_TEXT_MARKER_JSON, row.text];
@@ -309,9 +296,8 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
         },
 
         async update(record, expectedVersion) {
-          checkRecordForScope(record, scope);
           const row = encodeRecordColumns(record);
-          if (!isVersion(expectedVersion)) throw staleVersionError();
+          if (!isStoreVersion(expectedVersion)) throw staleVersionError();
           // The compare-and-set: one statement. It only overwrites a row that reads as a record
           // of this format, in either layout; anything else is classified below and left as it is.
           const { rows } = await query(
@@ -349,8 +335,6 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
         },
 
         async delete(handle, expectedVersion) {
-          if (!isStoreHandle(handle)) return false;
-          if (expectedVersion !== undefined && !isVersion(expectedVersion)) return false;
           const { rowCount } =
             expectedVersion === undefined
               ? await query(`DELETE FROM ${qualified} WHERE handle = $1 AND scope = $2`, [handle, scope])
@@ -388,7 +372,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
           );
           return Number(rows[0]?.n ?? 0);
         },
-      };
+      });
     },
   };
 }
