@@ -86,23 +86,13 @@ export function stateOf(kind: InteractionState['kind'], revision = 1): Interacti
     case 'answered':
       return { kind, session, revision, surface, response };
     case 'publish_pending':
-      return {
-        kind,
-        session,
-        revision,
-        surface,
-        response,
-        request: { expectedRevision: revision, responseEventId: 'evt_1', surface, idempotencyKey: 'idem-2' },
-      };
-    case 'complete_pending':
-      return {
-        kind,
-        session,
-        revision,
-        surface,
-        response,
-        request: { expectedRevision: revision, responseEventId: 'evt_1', idempotencyKey: 'idem-3' },
-      };
+    case 'complete_pending': {
+      const request =
+        kind === 'publish_pending'
+          ? { expectedRevision: revision, responseEventId: 'evt_1', surface, idempotencyKey: 'idem-2' }
+          : { expectedRevision: revision, responseEventId: 'evt_1', idempotencyKey: 'idem-3' };
+      return { kind, session, revision, surface, response, request } as InteractionState;
+    }
     case 'completed':
       return {
         kind,

@@ -22,6 +22,7 @@ import { approveSurface, startHarness } from '../engine/harness.js';
 import { describeHandleStoreContract, storeFailure } from './contract.js';
 import { hostileRecord, httpA, makeRecord, newHandle, STATE_KINDS, stdioA } from './fixtures.js';
 import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
+import type { WorkerJob } from './worker.js';
 
 const url = process.env.DATABASE_URL;
 const SKIP_REASON = 'DATABASE_URL is unset; run: eval "$(bash scripts/ci-postgres.sh)"';
@@ -213,52 +214,50 @@ if (url === undefined || url === '') {
       }
     });
 
-    it('two processes with their own pools race 200 compare-and-set writes: no lost update', async () => {
+    /** A migrated table of its own, a store on it, and what a worker process needs to open it. */
+    async function migratedTable() {
       const shared = freshTable();
       const setup = createPostgresHandleStore({ connectionString: url, table: shared });
       await setup.migrate();
+      const spec: WorkerJob['store'] = { kind: 'postgres', connectionString: url!, table: shared };
+      return { setup, spec, view: setup.forBinding(httpA) };
+    }
+
+    /** A worker job of compare-and-set writes to `handle`. */
+    const casJob = (spec: WorkerJob['store'], handle: string, extra: Partial<WorkerJob>): WorkerJob => ({
+      store: spec,
+      job: 'cas',
+      binding: httpA,
+      handle,
+      count: 100,
+      ...extra,
+    });
+
+    it('two processes with their own pools race 200 compare-and-set writes: no lost update', async () => {
+      const { setup, spec, view } = await migratedTable();
       const record = makeRecord(httpA, 'waiting');
-      await setup.forBinding(httpA).create(record);
-      const job = {
-        store: { kind: 'postgres' as const, connectionString: url, table: shared },
-        job: 'cas' as const,
-        binding: httpA,
-        handle: record.handle,
-        count: 100,
-        concurrency: 4,
-      };
+      await view.create(record);
+      const job = casJob(spec, record.handle, { concurrency: 4 });
       const tallies = await runWorkers([job, job]);
       const total = sumTallies(tallies);
       expect(Object.keys(total).sort()).toEqual(
         ['INVALID_STATE:stale_version', 'ok'].filter((k) => k in total),
       );
       expect((total.ok ?? 0) + (total['INVALID_STATE:stale_version'] ?? 0)).toBe(200);
-      const final = await setup.forBinding(httpA).get(record.handle);
-      expect(final!.version - 1).toBe(total.ok);
+      expect((await view.get(record.handle))!.version - 1).toBe(total.ok);
       // Both processes won some writes: they really raced.
       expect(tallies.every((t) => (t.ok ?? 0) > 0)).toBe(true);
       await setup.close();
     });
 
     it('a process killed in the middle of writing leaves the row whole and the table usable', async () => {
-      const shared = freshTable();
-      const setup = createPostgresHandleStore({ connectionString: url, table: shared });
-      await setup.migrate();
+      const { setup, spec, view } = await migratedTable();
       const record = makeRecord(httpA, 'waiting');
-      await setup.forBinding(httpA).create(record);
+      await view.create(record);
       await killAfterWrites(
-        {
-          store: { kind: 'postgres', connectionString: url, table: shared },
-          job: 'cas',
-          binding: httpA,
-          handle: record.handle,
-          count: 1_000_000,
-          concurrency: 3,
-          progress: true,
-        },
+        casJob(spec, record.handle, { count: 1_000_000, concurrency: 3, progress: true }),
         20,
       );
-      const view = setup.forBinding(httpA);
       const current = await view.get(record.handle);
       expect(current!.version).toBeGreaterThanOrEqual(21);
       expect((await view.update(current!.record, current!.version)).version).toBe(current!.version + 1);
@@ -269,18 +268,11 @@ if (url === undefined || url === '') {
     });
 
     it(`150 concurrent creates across two processes leave exactly ${MAX_UNFINISHED} unfinished`, async () => {
-      const shared = freshTable();
-      const setup = createPostgresHandleStore({ connectionString: url, table: shared });
-      await setup.migrate();
-      const job = {
-        store: { kind: 'postgres' as const, connectionString: url, table: shared },
-        job: 'create' as const,
-        binding: httpA,
-        count: 75,
-      };
+      const { setup, spec, view } = await migratedTable();
+      const job: WorkerJob = { store: spec, job: 'create', binding: httpA, count: 75 };
       const total = sumTallies(await runWorkers([job, job]));
       expect(total).toEqual({ ok: MAX_UNFINISHED, STATE_STORE_FULL: 50 });
-      expect(await setup.forBinding(httpA).countUnfinished()).toBe(MAX_UNFINISHED);
+      expect(await view.countUnfinished()).toBe(MAX_UNFINISHED);
       await setup.close();
     });
   });
