@@ -201,8 +201,9 @@ export function hostileRecord(
   binding: Binding,
   kind: InteractionState['kind'],
   text: string,
+  options: { handle?: string; createdAt?: string } = {},
 ): InteractionRecord {
-  const record = appendToStrings(makeRecord(binding, kind), text);
+  const record = appendToStrings(makeRecord(binding, kind, options), text);
   record.binding = binding;
   const state = record.state as { response?: { answer: { values?: Record<string, unknown> } } };
   const values = state.response?.answer.values;
