@@ -302,7 +302,8 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
           // of this format, in either layout; anything else is classified below and left as it is.
           const { rows } = await query(
             `UPDATE ${qualified}
-             SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, written_at = now()
+             SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $9,
+                 written_at = now()
              WHERE handle = $1 AND scope = $2 AND version = $6
                AND (
                  (record = $3::jsonb AND left(record_text, length($8)) = $8)
@@ -319,6 +320,8 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
               expectedVersion,
               RECORD_FORMAT,
               recordTextHead(record.handle),
+              // The listing order follows the record as written, as in every other store.
+              row.createdAt,
             ],
           );
           const updated = rows[0];
