@@ -72,7 +72,10 @@ function waitForOutput(run: Run, pattern: RegExp): Promise<RegExpMatchArray> {
 /** The lines of the QR code printed after "or scan it:". */
 function qrBelow(text: string): string[] {
   const after = text.slice(text.indexOf('or scan it:\n') + 'or scan it:\n'.length).split('\n');
-  return after.slice(0, after.findIndex((line) => !line.includes('\x1b[')));
+  return after.slice(
+    0,
+    after.findIndex((line) => !line.includes('\x1b[')),
+  );
 }
 
 /** Nothing secret in what the demo prints: no Sess API key, no bearer token. */

@@ -3,7 +3,15 @@
  * characters (`▀ ▄ █` and space) in their ANSI colours become a pixel matrix, two pixels per
  * character cell, and jsQR decodes it. Text with no QR code decodes to `undefined`.
  */
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
+
+// jsQR is CommonJS with its function on `default`; under Node's ESM interop that is one level down.
+const jsQR = ((jsQRModule as unknown as { default?: typeof jsQRModule }).default ??
+  jsQRModule) as unknown as (
+  data: Uint8ClampedArray,
+  width: number,
+  height: number,
+) => { data: string } | null;
 
 const DARK = 0;
 const LIGHT = 255;

@@ -57,7 +57,8 @@ describe('the packed tarball', () => {
     expect(license).toContain('Version 2.0, January 2004');
     expect(license).toContain('END OF TERMS AND CONDITIONS');
     expect(JSON.parse(readFileSync(`${root}package.json`, 'utf8')).license).toBe('Apache-2.0');
-    for (const path of ['README.md', 'CHANGELOG.md', 'package.json', ...docs]) expect(files, path).toContain(path);
+    for (const path of ['README.md', 'CHANGELOG.md', 'package.json', ...docs])
+      expect(files, path).toContain(path);
     expect(docs.length).toBeGreaterThan(3);
   });
 
