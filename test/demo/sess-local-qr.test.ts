@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { sampleSurface } from '../testing/helpers.js';
 import { decodeTerminalQr } from './terminal-qr.js';
@@ -25,7 +25,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sess-local-qr-'));
   bins.withQr = join(dir, 'with-qr.mjs');
   bins.withoutQr = join(dir, 'without-qr.mjs');
-  const common = {
+  const common: BuildOptions = {
     entryPoints: ['src/testing/bin.ts'],
     bundle: true,
     platform: 'node',
@@ -35,7 +35,7 @@ beforeAll(async () => {
     banner: {
       js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
     },
-  } as const;
+  };
   await build({ ...common, outfile: bins.withQr });
   await build({ ...common, outfile: bins.withoutQr, external: ['qrcode'] });
 });
