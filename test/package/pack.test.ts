@@ -76,6 +76,14 @@ describe('the packed tarball', () => {
     expect(dead).toEqual([]);
   });
 
+  it('names no repository file in README.md that the tarball lacks (a `src/…` path is dead on npm)', () => {
+    const readme = readFileSync(`${root}README.md`, 'utf8');
+    const paths = [...readme.matchAll(/`((?:src|test|examples|docs|scripts|bench)\/[\w./-]+\.\w+)`/g)].map(
+      (m) => m[1]!,
+    );
+    expect(paths.filter((path) => !has(path))).toEqual([]);
+  });
+
   it('finds the links it checks (the README links to LICENSE and docs)', () => {
     const links = relativeLinks(readFileSync(`${root}README.md`, 'utf8'));
     expect(links).toContain('LICENSE');
