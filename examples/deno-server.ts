@@ -1,8 +1,9 @@
 /**
  * Example: the MCP endpoint on Deno, with `Deno.serve`.
  *
- * Run: `deno run --allow-net --allow-env examples/deno-server.ts` (with `SESS_API_KEY`,
- * `MCP_BEARER_TOKEN` and `MCP_ALLOWED_HOST` set; `PORT` defaults to 8787). It serves the same
+ * Run from this repository: `deno run --sloppy-imports --allow-net --allow-env examples/deno-server.ts`
+ * (`--sloppy-imports` maps the sources' `.js` imports to `.ts`) with `SESS_API_KEY`,
+ * `MCP_BEARER_TOKEN` and `MCP_ALLOWED_HOST` set (`PORT` defaults to 8787). It serves the same
  * edge module as the Worker example, built once for the process from the environment; the memory
  * store lives as long as the process does.
  *

@@ -14,6 +14,7 @@ import { approveAnswer, approveSurface, ok } from '../http/harness.js';
 import { connectLegacy, connectModern } from '../http/helpers.js';
 import { useSecretsAudit } from '../support/audit.js';
 import {
+  DENO,
   findRuntime,
   type RunningRuntime,
   requireRuntime,
@@ -22,12 +23,6 @@ import {
   spawnRuntime,
 } from './runtime.js';
 
-const DENO = {
-  name: 'deno',
-  envVar: 'SESS_MCP_DENO',
-  cached: '.tmp/deno/node_modules/@deno/linux-x64-glibc/deno',
-  install: 'npm install --prefix .tmp/deno @deno/linux-x64-glibc@2.9.6',
-};
 const deno = findRuntime(DENO);
 const audits = useSecretsAudit();
 const cleanup: Array<() => Promise<void> | void> = [];

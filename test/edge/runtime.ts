@@ -29,6 +29,28 @@ export interface RuntimeSpec {
   install: string;
 }
 
+/** workerd, Cloudflare's Workers runtime, from `@cloudflare/workerd-linux-64`. */
+export const WORKERD: RuntimeSpec = {
+  name: 'workerd',
+  envVar: 'SESS_MCP_WORKERD',
+  cached: '.tmp/workerd/node_modules/@cloudflare/workerd-linux-64/bin/workerd',
+  install: 'npm install --prefix .tmp/workerd @cloudflare/workerd-linux-64@1.20261117.1',
+};
+
+/** Deno, from `@deno/linux-x64-glibc`. */
+export const DENO: RuntimeSpec = {
+  name: 'deno',
+  envVar: 'SESS_MCP_DENO',
+  cached: '.tmp/deno/node_modules/@deno/linux-x64-glibc/deno',
+  install: 'npm install --prefix .tmp/deno @deno/linux-x64-glibc@2.9.6',
+};
+
+/** The port in what `workerd serve --control-fd=3` reports: `{"event":"listen","socket":"http","port":N}`. */
+export function workerdPort(out: string): number | undefined {
+  const match = /"event":"listen","socket":"http","port":(\d+)/.exec(out);
+  return match === null ? undefined : Number(match[1]);
+}
+
 /** The binary's path, or `undefined` when none is found (`$envVar`, the cached install, `PATH`). */
 export function findRuntime(spec: RuntimeSpec): string | undefined {
   for (const candidate of [process.env[spec.envVar], `${root}${spec.cached}`]) {

@@ -17,14 +17,16 @@ import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { connectModern } from '../http/helpers.js';
 import { useSecretsAudit } from '../support/audit.js';
-import { findRuntime, requireRuntime, root, roundTrip, spawnRuntime } from './runtime.js';
+import {
+  findRuntime,
+  requireRuntime,
+  root,
+  roundTrip,
+  spawnRuntime,
+  WORKERD,
+  workerdPort,
+} from './runtime.js';
 
-const WORKERD = {
-  name: 'workerd',
-  envVar: 'SESS_MCP_WORKERD',
-  cached: '.tmp/workerd/node_modules/@cloudflare/workerd-linux-64/bin/workerd',
-  install: 'npm install --prefix .tmp/workerd @cloudflare/workerd-linux-64@1.20261117.1',
-};
 const workerd = findRuntime(WORKERD);
 const databaseUrl = process.env.DATABASE_URL;
 const table = `edge_handles_${process.pid}`;
@@ -108,10 +110,7 @@ describe.runIf(ready && databaseUrl !== undefined)(
           MCP_BEARER_TOKEN: bearer,
           SESS_API_ORIGIN: sess.origin,
         },
-        readPort: (out) => {
-          const match = /"event":"listen","socket":"http","port":(\d+)/.exec(out);
-          return match === null ? undefined : Number(match[1]);
-        },
+        readPort: workerdPort,
       });
       cleanup.push(() => worker.stop());
       audits.current.watch(worker.stderr, 'workerd stderr');

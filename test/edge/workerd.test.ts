@@ -24,14 +24,10 @@ import {
   root,
   roundTrip,
   spawnRuntime,
+  WORKERD,
+  workerdPort,
 } from './runtime.js';
 
-const WORKERD = {
-  name: 'workerd',
-  envVar: 'SESS_MCP_WORKERD',
-  cached: '.tmp/workerd/node_modules/@cloudflare/workerd-linux-64/bin/workerd',
-  install: 'npm install --prefix .tmp/workerd @cloudflare/workerd-linux-64@1.20261117.1',
-};
 const workerd = findRuntime(WORKERD);
 const audits = useSecretsAudit();
 const cleanup: Array<() => Promise<void> | void> = [];
@@ -85,11 +81,7 @@ function startWorkerd(env: Record<string, string>): Promise<RunningRuntime> {
   return spawnRuntime(workerd!, ['serve', join(dir, 'config.capnp'), '--control-fd=3'], {
     cwd: dir,
     env,
-    // workerd writes `{"event":"listen","socket":"http","port":N}` to the control fd.
-    readPort: (out) => {
-      const match = /"event":"listen","socket":"http","port":(\d+)/.exec(out);
-      return match === null ? undefined : Number(match[1]);
-    },
+    readPort: workerdPort,
   });
 }
 
