@@ -3,7 +3,8 @@
  * binary from the npm registry). The module is bundled with esbuild as `wrangler` would, served by
  * `workerd serve` with a generated config whose bindings come from the environment, and real MCP
  * clients in this process run the full flow against the local Sess runtime. The Worker reaches
- * the runtime on 127.0.0.1 through a network service that allows local addresses.
+ * the runtime on 127.0.0.1 through a network service that allows local addresses. Node
+ * compatibility is switched off (`no_nodejs_compat`): the handler needs web APIs only.
  *
  * workerd is looked for at `$SESS_MCP_WORKERD`, then
  * `.tmp/workerd/node_modules/@cloudflare/workerd-linux-64/bin/workerd`, then on `PATH`.
@@ -47,6 +48,8 @@ const config :Workerd.Config = (
 const mainWorker :Workerd.Worker = (
   modules = [ (name = "worker.js", esModule = embed "worker.js") ],
   compatibilityDate = "2026-11-01",
+  # Node compatibility is on by default from 2026-08-04; the example must not need it.
+  compatibilityFlags = ["no_nodejs_compat"],
   bindings = [
     (name = "SESS_API_KEY", fromEnvironment = "SESS_API_KEY"),
     (name = "MCP_BEARER_TOKEN", fromEnvironment = "MCP_BEARER_TOKEN"),
