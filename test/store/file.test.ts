@@ -44,6 +44,7 @@ function failingFs(fail: (call: string, path: string) => string | undefined): Fi
     rename: wrap('rename', real.rename.bind(real)),
     unlink: wrap('unlink', real.unlink.bind(real)),
     stat: wrap('stat', real.stat.bind(real)),
+    lstat: wrap('lstat', real.lstat.bind(real)),
   };
 }
 
@@ -284,10 +285,10 @@ describe('file store', () => {
   });
 
   it('refuses bad options with a TypeError naming the option', () => {
-    expect(() => createFileHandleStore({ stateDir: 'relative/dir' })).toThrow(/options\.stateDir/);
-    expect(() => createFileHandleStore({ stateDir, profile: '../escape' })).toThrow(/options\.profile/);
-    expect(() => createFileHandleStore({ stateDir, profile: '' })).toThrow(/options\.profile/);
-    expect(() => createFileHandleStore({ stateDir, profile: 'a/b' })).toThrow(/options\.profile/);
+    expect(() => createFileHandleStore({ stateDir: 'relative/dir' })).toThrow(/option "stateDir"/);
+    expect(() => createFileHandleStore({ stateDir, profile: '../escape' })).toThrow(/option "profile"/);
+    expect(() => createFileHandleStore({ stateDir, profile: '' })).toThrow(/option "profile"/);
+    expect(() => createFileHandleStore({ stateDir, profile: 'a/b' })).toThrow(/option "profile"/);
     const store = createFileHandleStore({ stateDir, profile: 'one' });
     expect(() => store.forBinding({ ...stdioA, profile: 'two' })).toThrow(/binding\.profile/);
   });
