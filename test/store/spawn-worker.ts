@@ -9,6 +9,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { httpA } from './fixtures.js';
 import type { WorkerJob } from './worker.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -111,4 +112,49 @@ export async function killAfterWrites(job: WorkerJob, writes: number): Promise<v
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
+}
+
+/** A worker holding a file profile's lease (job `hold`) until {@link LeaseHolder.release}. */
+export interface LeaseHolder {
+  pid: number;
+  release(): Promise<void>;
+  /** End it without releasing (what a crash leaves). */
+  kill(): Promise<void>;
+}
+
+/** Start a worker that takes a file profile's lease and holds it. */
+export async function holdLease(stateDir: string, profile: string): Promise<LeaseHolder> {
+  const file = await bundleWorker();
+  const job: WorkerJob = {
+    store: { kind: 'file', stateDir, profile },
+    job: 'hold',
+    binding: httpA,
+    count: 0,
+  };
+  const child = spawn(process.execPath, [file, JSON.stringify(job)], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  try {
+    await waitForLine(child, (line) => line === 'held');
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  } finally {
+    await rm(file, { force: true });
+  }
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return {
+    pid: child.pid as number,
+    async release() {
+      const done = waitForLine(child, (line) => line.startsWith('{'));
+      child.stdin?.write('release\n');
+      await done;
+      await exited;
+    },
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
