@@ -9,7 +9,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { httpA } from './fixtures.js';
+import type { HandleStoreFactory } from '../../src/core/memory-store.js';
+import { httpA, makeRecord } from './fixtures.js';
 import type { WorkerJob } from './worker.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -84,6 +85,24 @@ export function sumTallies(tallies: Record<string, number>[]): Record<string, nu
   const out: Record<string, number> = {};
   for (const t of tallies) for (const [k, n] of Object.entries(t)) out[k] = (out[k] ?? 0) + n;
   return out;
+}
+
+/**
+ * Two worker processes race `count` read-then-compare-and-set writes each (4 at a time) on one
+ * fresh record that `setup` (a store on the same storage as `store`) creates; `finalVersion` is
+ * the record's version afterwards.
+ */
+export async function raceCompareAndSet(
+  setup: HandleStoreFactory,
+  store: WorkerJob['store'],
+  count = 100,
+): Promise<{ tallies: Record<string, number>[]; total: Record<string, number>; finalVersion: number }> {
+  const record = makeRecord(httpA, 'waiting');
+  await setup.forBinding(httpA).create(record);
+  const job: WorkerJob = { store, job: 'cas', binding: httpA, handle: record.handle, count, concurrency: 4 };
+  const tallies = await runWorkers([job, job]);
+  const final = await setup.forBinding(httpA).get(record.handle);
+  return { tallies, total: sumTallies(tallies), finalVersion: final?.version ?? 0 };
 }
 
 /**
