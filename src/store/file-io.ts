@@ -178,6 +178,11 @@ export class ProfileIo {
     return true;
   }
 
+  /** Check the directories again before the next change (after a failure: the owner may have removed them). */
+  recheck(): void {
+    this.checked = false;
+  }
+
   /** False when `dir` does not exist; throws when it is unsafe. */
   private async checkDirectory(dir: string, follow: boolean): Promise<boolean> {
     let stats: FileStoreStats;

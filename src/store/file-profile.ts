@@ -132,7 +132,12 @@ export class ProfileFiles {
 
   private async underLease<T>(work: () => Promise<T>): Promise<T> {
     await this.io.prepare(true);
-    await this.lease.enter();
+    try {
+      await this.lease.enter();
+    } catch (error) {
+      this.io.recheck();
+      throw error;
+    }
     if (!this.tempSwept) {
       // Holding the lease, no write is in flight: every temp file is left over from a crash.
       await this.io.sweepTempFiles();
@@ -141,6 +146,9 @@ export class ProfileFiles {
     this.heldKey = await this.changeKey();
     try {
       return await work();
+    } catch (error) {
+      if (error instanceof SessMcpError && error.code === 'STATE_STORE_ERROR') this.io.recheck();
+      throw error;
     } finally {
       this.heldKey = undefined;
     }

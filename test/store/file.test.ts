@@ -186,6 +186,21 @@ describe('file store', () => {
     }
   });
 
+  it('makes its directories again when the owner removed the whole profile between changes', async () => {
+    const { store, binding, view } = openProfile(stateDir, 'removed');
+    const record = makeRecord(binding, 'waiting');
+    await view.create(record);
+    await fs.rm(join(stateDir, 'profiles', 'removed'), { recursive: true });
+    expect(await view.get(record.handle)).toBeUndefined();
+    // The first change may fail (retryable) on the vanished directory; the next one recreates it.
+    await view.create(makeRecord(binding, 'waiting')).catch((error: unknown) => {
+      expect(error).toMatchObject({ code: 'STATE_STORE_ERROR', retryable: true });
+    });
+    await view.create(record);
+    expect((await view.get(record.handle))?.version).toBe(1);
+    expect((await fs.stat(store.directory)).mode & 0o777).toBe(0o700);
+  });
+
   it('skips unreadable files when listing and counting, so one bad file does not stop the profile', async () => {
     const { store, binding, view } = openProfile(stateDir, 'skip');
     const record = makeRecord(binding, 'waiting');
