@@ -128,7 +128,9 @@ function parseLease(text: string): LeaseLine | undefined {
 
 /** The lease of one profile as one store object holds it. */
 export class ProfileLease {
-  private held: { token: string; ino: number; file: FileStoreFileLike; beat: NodeJS.Timeout } | undefined;
+  private held:
+    | { token: string; ino: number; file: FileStoreFileLike; beat: NodeJS.Timeout; renewedAt: number }
+    | undefined;
   /** The token this object announces while it waits (its own announcement is no other waiter). */
   private waitingToken: string | undefined;
 
@@ -136,9 +138,16 @@ export class ProfileLease {
 
   /** Make sure this object holds the lease (take it, or check it was not taken over meanwhile). */
   async enter(): Promise<void> {
-    if (this.held !== undefined) {
+    const held = this.held;
+    if (held !== undefined) {
+      // Only a holder that stood still past its heartbeat can have lost the lease; the file is
+      // then read to tell its own lock from another's that got the same inode.
+      const overdue = performance.now() - held.renewedAt > 2 * HEARTBEAT_MS;
+      const lock = overdue
+        ? await this.io.readSmallFile(this.io.lockPath, 'take the profile lock')
+        : undefined;
       const stats = await this.io.fileStatus(this.io.lockPath, 'take the profile lock');
-      if (stats?.ino === this.held.ino) return;
+      if (stats?.ino === held.ino && (!overdue || parseLease(lock?.text ?? '')?.token === held.token)) return;
       // Lost (this process stood still longer than the heartbeat allows): take it again.
       await this.drop(false);
     }
@@ -236,10 +245,15 @@ export class ProfileLease {
       liveTokens.add(token);
       const beat = setInterval(() => {
         const now = Date.now() / 1000;
-        file.utimes(now, now).catch(() => undefined);
+        file.utimes(now, now).then(
+          () => {
+            if (this.held?.token === token) this.held.renewedAt = performance.now();
+          },
+          () => undefined,
+        );
       }, HEARTBEAT_MS);
       beat.unref();
-      this.held = { token, ino: stats.ino, file, beat };
+      this.held = { token, ino: stats.ino, file, beat, renewedAt: performance.now() };
       return true;
     } catch (error) {
       await file.close().catch(() => undefined);
