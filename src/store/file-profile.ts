@@ -28,7 +28,11 @@ import { decodeEnvelope } from './record-codec.js';
 
 /** Options of {@link createFileHandleStore} and {@link openProfileRecords}. */
 export interface FileHandleStoreOptions {
-  /** The absolute state directory (`SESS_MCP_STATE_DIR` or its platform default). */
+  /**
+   * The absolute state directory (`SESS_MCP_STATE_DIR` or its platform default). It must be owned
+   * by the user running the store and not writable by group or others (POSIX); it is made (0700)
+   * when missing.
+   */
   stateDir: string;
   /**
    * The profile name: 1–64 of `A–Z a–z 0–9 . _ -`, not starting with `.` or `-`.

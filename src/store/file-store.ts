@@ -39,6 +39,13 @@ export interface FileHandleStore extends HandleStoreFactory {
  * handle is read, and is left out of `listUnfinished`/`countUnfinished` and the cap so one bad
  * file does not stop the profile; the owner finds it with {@link openProfileRecords}.
  *
+ * On POSIX every operation refuses (non-retryable `STATE_STORE_ERROR`, reason `unsafe_path`,
+ * naming the path relative to `SESS_MCP_STATE_DIR`) a state directory, or a directory below it,
+ * that is not owned by the user the process runs as (root included: as root it must be owned by
+ * root) or that group or others may write, a link below the state directory, and a link in place
+ * of any file the store writes. A link among the state directory's ancestors is fine. On Windows
+ * the owner and mode checks are skipped; links are still refused.
+ *
  * @example
  * ```ts
  * const stores = createFileHandleStore({ stateDir: '/home/me/.local/state/sess-mcp', profile: 'default' });

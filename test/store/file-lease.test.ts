@@ -14,7 +14,7 @@ import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js
 import { nodeFileStoreFs } from '../../src/store/file-io.js';
 import { LEASE_STALE_MS, lockTakeovers, type TakeoverReason } from '../../src/store/file-lock.js';
 import { makeRecord, stdioA } from './fixtures.js';
-import { holdLease } from './spawn-worker.js';
+import { holdLease, raceCompareAndSet } from './spawn-worker.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -154,5 +154,26 @@ describe('file store lease across a burst', () => {
     expect(lockOpens).toBe(1);
     await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
     for (const record of records) expect((await view.get(record.handle))?.version).toBe(1);
+  });
+});
+
+describe('file store lease takeover by two processes at once', () => {
+  it('two processes finding the same dead lock take it over one at a time: no lost update', async () => {
+    const stateDir = await fs.mkdtemp(join(tmpdir(), 'sess-mcp-lease-'));
+    dirs.push(stateDir);
+    const setup = createFileHandleStore({ stateDir, profile: 'race' });
+    const lock = join(stateDir, 'profiles', 'race', 'handles.lock');
+    // Both workers are ready (the profile exists) when a crash's lock appears; both meet it at once.
+    const { tallies, total, finalVersion } = await raceCompareAndSet(
+      setup,
+      { kind: 'file', stateDir, profile: 'race' },
+      100,
+      () => fs.writeFile(lock, `999999999 0123abcd - ${HOST}\n`),
+    );
+    // Exactly one of them took the dead lock over; the other then waited for its live lease.
+    expect(total['takeover:dead_holder']).toBe(1);
+    expect((total.ok ?? 0) + (total['INVALID_STATE:stale_version'] ?? 0)).toBe(200);
+    expect(finalVersion - 1).toBe(total.ok);
+    expect(tallies.every((t) => (t.ok ?? 0) > 0)).toBe(true);
   });
 });

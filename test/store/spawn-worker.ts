@@ -59,8 +59,14 @@ function waitForLine(child: ChildProcess, predicate: (line: string) => boolean):
   });
 }
 
-/** Run one worker per job, all released at the same moment; resolves with each one's tally. */
-export async function runWorkers(jobs: WorkerJob[]): Promise<Record<string, number>[]> {
+/**
+ * Run one worker per job, all released at the same moment (after `beforeGo`, once every worker
+ * is ready); resolves with each one's tally.
+ */
+export async function runWorkers(
+  jobs: WorkerJob[],
+  beforeGo?: () => Promise<void>,
+): Promise<Record<string, number>[]> {
   const file = await bundleWorker();
   const children = jobs.map((job) =>
     spawn(process.execPath, [file, JSON.stringify(job)], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] }),
@@ -73,6 +79,7 @@ export async function runWorkers(jobs: WorkerJob[]): Promise<Record<string, numb
       await rm(file, { force: true });
     }
     const results = children.map((child) => waitForLine(child, (line) => line.startsWith('{')));
+    await beforeGo?.();
     for (const child of children) child.stdin?.write('go\n');
     return (await Promise.all(results)).map((line) => JSON.parse(line) as Record<string, number>);
   } finally {
@@ -89,18 +96,19 @@ export function sumTallies(tallies: Record<string, number>[]): Record<string, nu
 
 /**
  * Two worker processes race `count` read-then-compare-and-set writes each (4 at a time) on one
- * fresh record that `setup` (a store on the same storage as `store`) creates; `finalVersion` is
- * the record's version afterwards.
+ * fresh record that `setup` (a store on the same storage as `store`) creates; `beforeGo` runs
+ * once both are ready. `finalVersion` is the record's version afterwards.
  */
 export async function raceCompareAndSet(
   setup: HandleStoreFactory,
   store: WorkerJob['store'],
   count = 100,
+  beforeGo?: () => Promise<void>,
 ): Promise<{ tallies: Record<string, number>[]; total: Record<string, number>; finalVersion: number }> {
   const record = makeRecord(httpA, 'waiting');
   await setup.forBinding(httpA).create(record);
   const job: WorkerJob = { store, job: 'cas', binding: httpA, handle: record.handle, count, concurrency: 4 };
-  const tallies = await runWorkers([job, job]);
+  const tallies = await runWorkers([job, job], beforeGo);
   const final = await setup.forBinding(httpA).get(record.handle);
   return { tallies, total: sumTallies(tallies), finalVersion: final?.version ?? 0 };
 }

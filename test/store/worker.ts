@@ -2,7 +2,8 @@
  * A store worker run as a separate OS process by the cross-process tests (bundled by
  * `spawn-worker.ts`). It opens its own store (its own pool for PostgreSQL), says `ready`, waits
  * for `go` on stdin so every worker starts at once, runs its job and prints one JSON line with
- * the tally of outcomes. It never prints record contents.
+ * the tally of outcomes (for the file store with its lease takeovers, `takeover:<reason>`). It
+ * never prints record contents.
  *
  * Jobs: `create` (`count` concurrent creates of unfinished records of `binding`), `cas`
  * (`count` read-then-compare-and-set writes on `handle`, `concurrency` at a time) and `hold`
@@ -15,7 +16,7 @@ import type { HandleStoreFactory } from '../../src/core/memory-store.js';
 import type { Binding } from '../../src/core/ports.js';
 import { createFileHandleStore } from '../../src/store/file.js';
 import { nodeFileStoreFs, ProfileIo } from '../../src/store/file-io.js';
-import { ProfileLease } from '../../src/store/file-lock.js';
+import { lockTakeovers, ProfileLease } from '../../src/store/file-lock.js';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { makeRecord } from './fixtures.js';
 
@@ -108,6 +109,10 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: job.concurrency ?? 4 }, loop));
   }
   await close();
+  // A file store's lease takeovers count as outcomes too (none, unless a lock was left behind).
+  if (job.store.kind === 'file') {
+    for (const [reason, n] of Object.entries(lockTakeovers())) if (n > 0) tally[`takeover:${reason}`] = n;
+  }
   process.stdout.write(`${JSON.stringify(tally)}\n`);
   process.stdin.destroy();
 }
