@@ -9,8 +9,10 @@
  * profile are serialised in the process by a queue and across processes by a lease
  * (`handles.lock`, held for a burst of changes, with a heartbeat), so compare-and-set and the cap
  * of unfinished records are exact even when two processes share a profile. Beside `handles/`:
- * `handles.lock`, `handles.lock.next` (a waiting process asks for its turn) and `handles.gen` (a
- * token every change renews, so a process knows when its summary of the profile is current).
+ * `handles.lock`, `handles.lock.next` (a waiting process asks for its turn),
+ * `handles.lock.takeover` (present for the instant a leftover lock is taken over) and
+ * `handles.gen` (a token every change renews, so a process knows when its summary of the
+ * profile is current).
  *
  * The store refuses a state directory (or a directory below it) that another user owns or that
  * group or others may write, and never writes through a symbolic link; a leftover lock (a crash,
