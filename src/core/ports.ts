@@ -340,6 +340,8 @@ export const MAX_UNFINISHED = 100;
  * `STATE_STORE_ERROR` about the medium:
  * - `io_transient`, `db_transient`, `busy` (retryable): a later attempt may get through.
  * - `io_permanent`, `db_permanent` (not retryable): the owner must fix the directory or database.
+ * - `unsafe_path`: a directory is another user's or writable by group or others, or a path the
+ *   store writes is a symbolic link; the owner must fix the state directory (file store).
  * - `not_migrated`: the table is missing or older than this version; run `migrate()`.
  * - `pg_missing`: the `pg` package is not installed.
  * - `closed`: the store was closed.
@@ -362,6 +364,7 @@ export const STORE_ERROR_REASONS = [
   'busy',
   'db_transient',
   'db_permanent',
+  'unsafe_path',
   'not_migrated',
   'pg_missing',
   'closed',

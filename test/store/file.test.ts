@@ -13,7 +13,7 @@ import { bindingScope, MAX_UNFINISHED } from '../../src/core/ports.js';
 import { createFileHandleStore, type FileStoreFs, openProfileRecords } from '../../src/store/file.js';
 import { describeHandleStoreContract, storeFailure } from './contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
-import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
+import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './spawn-worker.js';
 
 const dirs: string[] = [];
 async function tempStateDir(): Promise<string> {
@@ -44,7 +44,15 @@ function failingFs(fail: (call: string, path: string) => string | undefined): Fi
     rename: wrap('rename', real.rename.bind(real)),
     unlink: wrap('unlink', real.unlink.bind(real)),
     stat: wrap('stat', real.stat.bind(real)),
+    lstat: wrap('lstat', real.lstat.bind(real)),
   };
+}
+
+/** A file store on `profile` of `stateDir`, a stdio binding of that profile and its view. */
+function openProfile(stateDir: string, profile: string) {
+  const store = createFileHandleStore({ stateDir, profile });
+  const binding = { ...stdioA, profile };
+  return { store, binding, view: store.forBinding(binding) };
 }
 
 describeHandleStoreContract('file', async () => {
@@ -94,9 +102,7 @@ describe('file store', () => {
   });
 
   it('survives a crash between the temp write and the rename: the old record stands, the temp is swept', async () => {
-    const store = createFileHandleStore({ stateDir, profile: 'crash' });
-    const binding = { ...stdioA, profile: 'crash' };
-    const view = store.forBinding(binding);
+    const { store, binding, view } = openProfile(stateDir, 'crash');
     const record = makeRecord(binding, 'waiting');
     await view.create(record);
     // What a crash leaves: a half-written temp file of the next version beside the record.
@@ -180,10 +186,23 @@ describe('file store', () => {
     }
   });
 
+  it('makes its directories again when the owner removed the whole profile between changes', async () => {
+    const { store, binding, view } = openProfile(stateDir, 'removed');
+    const record = makeRecord(binding, 'waiting');
+    await view.create(record);
+    await fs.rm(join(stateDir, 'profiles', 'removed'), { recursive: true });
+    expect(await view.get(record.handle)).toBeUndefined();
+    // The first change may fail (retryable) on the vanished directory; the next one recreates it.
+    await view.create(makeRecord(binding, 'waiting')).catch((error: unknown) => {
+      expect(error).toMatchObject({ code: 'STATE_STORE_ERROR', retryable: true });
+    });
+    await view.create(record);
+    expect((await view.get(record.handle))?.version).toBe(1);
+    expect((await fs.stat(store.directory)).mode & 0o777).toBe(0o700);
+  });
+
   it('skips unreadable files when listing and counting, so one bad file does not stop the profile', async () => {
-    const store = createFileHandleStore({ stateDir, profile: 'skip' });
-    const binding = { ...stdioA, profile: 'skip' };
-    const view = store.forBinding(binding);
+    const { store, binding, view } = openProfile(stateDir, 'skip');
     const record = makeRecord(binding, 'waiting');
     await view.create(record);
     await fs.writeFile(join(store.directory, `${newHandle()}.json`), 'not json');
@@ -194,9 +213,7 @@ describe('file store', () => {
   });
 
   it('notices record files the owner removed by hand: the cap frees their places', async () => {
-    const store = createFileHandleStore({ stateDir, profile: 'byhand' });
-    const binding = { ...stdioA, profile: 'byhand' };
-    const view = store.forBinding(binding);
+    const { store, binding, view } = openProfile(stateDir, 'byhand');
     const records = Array.from({ length: MAX_UNFINISHED }, () => makeRecord(binding, 'waiting'));
     for (const record of records) await view.create(record);
     expect((await storeFailure(view.create(makeRecord(binding, 'waiting')))).code).toBe('STATE_STORE_FULL');
@@ -225,9 +242,7 @@ describe('file store', () => {
   });
 
   it('waits for a profile lock held by a live process and takes over the lock of a dead one', async () => {
-    const store = createFileHandleStore({ stateDir, profile: 'locked' });
-    const binding = { ...stdioA, profile: 'locked' };
-    const view = store.forBinding(binding);
+    const { binding, view } = openProfile(stateDir, 'locked');
     await view.create(makeRecord(binding, 'waiting'));
     const lock = join(stateDir, 'profiles', 'locked', 'handles.lock');
     // A live holder (the parent of this process): the create waits until the lock is released.
@@ -252,22 +267,12 @@ describe('file store', () => {
   });
 
   it('two processes on one profile race 200 compare-and-set writes: no lost update', async () => {
-    const setup = createFileHandleStore({ stateDir, profile: 'race' });
-    const record = makeRecord(httpA, 'waiting');
-    await setup.forBinding(httpA).create(record);
-    const job = {
-      store: { kind: 'file' as const, stateDir, profile: 'race' },
-      job: 'cas' as const,
-      binding: httpA,
-      handle: record.handle,
-      count: 100,
-      concurrency: 4,
-    };
-    const tallies = await runWorkers([job, job]);
-    const total = sumTallies(tallies);
+    const { tallies, total, finalVersion } = await raceCompareAndSet(
+      createFileHandleStore({ stateDir, profile: 'race' }),
+      { kind: 'file', stateDir, profile: 'race' },
+    );
     expect((total.ok ?? 0) + (total['INVALID_STATE:stale_version'] ?? 0)).toBe(200);
-    const final = await setup.forBinding(httpA).get(record.handle);
-    expect(final!.version - 1).toBe(total.ok);
+    expect(finalVersion - 1).toBe(total.ok);
     expect(tallies.every((t) => (t.ok ?? 0) > 0)).toBe(true);
   });
 
@@ -284,10 +289,10 @@ describe('file store', () => {
   });
 
   it('refuses bad options with a TypeError naming the option', () => {
-    expect(() => createFileHandleStore({ stateDir: 'relative/dir' })).toThrow(/options\.stateDir/);
-    expect(() => createFileHandleStore({ stateDir, profile: '../escape' })).toThrow(/options\.profile/);
-    expect(() => createFileHandleStore({ stateDir, profile: '' })).toThrow(/options\.profile/);
-    expect(() => createFileHandleStore({ stateDir, profile: 'a/b' })).toThrow(/options\.profile/);
+    expect(() => createFileHandleStore({ stateDir: 'relative/dir' })).toThrow(/option "stateDir"/);
+    expect(() => createFileHandleStore({ stateDir, profile: '../escape' })).toThrow(/option "profile"/);
+    expect(() => createFileHandleStore({ stateDir, profile: '' })).toThrow(/option "profile"/);
+    expect(() => createFileHandleStore({ stateDir, profile: 'a/b' })).toThrow(/option "profile"/);
     const store = createFileHandleStore({ stateDir, profile: 'one' });
     expect(() => store.forBinding({ ...stdioA, profile: 'two' })).toThrow(/binding\.profile/);
   });

@@ -9,6 +9,8 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import type { HandleStoreFactory } from '../../src/core/memory-store.js';
+import { httpA, makeRecord } from './fixtures.js';
 import type { WorkerJob } from './worker.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -57,8 +59,14 @@ function waitForLine(child: ChildProcess, predicate: (line: string) => boolean):
   });
 }
 
-/** Run one worker per job, all released at the same moment; resolves with each one's tally. */
-export async function runWorkers(jobs: WorkerJob[]): Promise<Record<string, number>[]> {
+/**
+ * Run one worker per job, all released at the same moment (after `beforeGo`, once every worker
+ * is ready); resolves with each one's tally.
+ */
+export async function runWorkers(
+  jobs: WorkerJob[],
+  beforeGo?: () => Promise<void>,
+): Promise<Record<string, number>[]> {
   const file = await bundleWorker();
   const children = jobs.map((job) =>
     spawn(process.execPath, [file, JSON.stringify(job)], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] }),
@@ -71,6 +79,7 @@ export async function runWorkers(jobs: WorkerJob[]): Promise<Record<string, numb
       await rm(file, { force: true });
     }
     const results = children.map((child) => waitForLine(child, (line) => line.startsWith('{')));
+    await beforeGo?.();
     for (const child of children) child.stdin?.write('go\n');
     return (await Promise.all(results)).map((line) => JSON.parse(line) as Record<string, number>);
   } finally {
@@ -83,6 +92,25 @@ export function sumTallies(tallies: Record<string, number>[]): Record<string, nu
   const out: Record<string, number> = {};
   for (const t of tallies) for (const [k, n] of Object.entries(t)) out[k] = (out[k] ?? 0) + n;
   return out;
+}
+
+/**
+ * Two worker processes race `count` read-then-compare-and-set writes each (4 at a time) on one
+ * fresh record that `setup` (a store on the same storage as `store`) creates; `beforeGo` runs
+ * once both are ready. `finalVersion` is the record's version afterwards.
+ */
+export async function raceCompareAndSet(
+  setup: HandleStoreFactory,
+  store: WorkerJob['store'],
+  count = 100,
+  beforeGo?: () => Promise<void>,
+): Promise<{ tallies: Record<string, number>[]; total: Record<string, number>; finalVersion: number }> {
+  const record = makeRecord(httpA, 'waiting');
+  await setup.forBinding(httpA).create(record);
+  const job: WorkerJob = { store, job: 'cas', binding: httpA, handle: record.handle, count, concurrency: 4 };
+  const tallies = await runWorkers([job, job], beforeGo);
+  const final = await setup.forBinding(httpA).get(record.handle);
+  return { tallies, total: sumTallies(tallies), finalVersion: final?.version ?? 0 };
 }
 
 /**
@@ -111,4 +139,49 @@ export async function killAfterWrites(job: WorkerJob, writes: number): Promise<v
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
+}
+
+/** A worker holding a file profile's lease (job `hold`) until {@link LeaseHolder.release}. */
+export interface LeaseHolder {
+  pid: number;
+  release(): Promise<void>;
+  /** End it without releasing (what a crash leaves). */
+  kill(): Promise<void>;
+}
+
+/** Start a worker that takes a file profile's lease and holds it. */
+export async function holdLease(stateDir: string, profile: string): Promise<LeaseHolder> {
+  const file = await bundleWorker();
+  const job: WorkerJob = {
+    store: { kind: 'file', stateDir, profile },
+    job: 'hold',
+    binding: httpA,
+    count: 0,
+  };
+  const child = spawn(process.execPath, [file, JSON.stringify(job)], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  try {
+    await waitForLine(child, (line) => line === 'held');
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  } finally {
+    await rm(file, { force: true });
+  }
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return {
+    pid: child.pid as number,
+    async release() {
+      const done = waitForLine(child, (line) => line.startsWith('{'));
+      child.stdin?.write('release\n');
+      await done;
+      await exited;
+    },
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }

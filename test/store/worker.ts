@@ -2,15 +2,21 @@
  * A store worker run as a separate OS process by the cross-process tests (bundled by
  * `spawn-worker.ts`). It opens its own store (its own pool for PostgreSQL), says `ready`, waits
  * for `go` on stdin so every worker starts at once, runs its job and prints one JSON line with
- * the tally of outcomes. It never prints record contents.
+ * the tally of outcomes (for the file store with its lease takeovers, `takeover:<reason>`). It
+ * never prints record contents.
  *
- * Jobs: `create` (`count` concurrent creates of unfinished records of `binding`) and `cas`
- * (`count` read-then-compare-and-set writes on `handle`, `concurrency` at a time).
+ * Jobs: `create` (`count` concurrent creates of unfinished records of `binding`), `cas`
+ * (`count` read-then-compare-and-set writes on `handle`, `concurrency` at a time) and `hold`
+ * (file store only: take the profile's lease, say `held`, keep it until `release` on stdin).
  */
+
+import { join } from 'node:path';
 import { isSessMcpError } from '../../src/core/errors.js';
 import type { HandleStoreFactory } from '../../src/core/memory-store.js';
 import type { Binding } from '../../src/core/ports.js';
 import { createFileHandleStore } from '../../src/store/file.js';
+import { nodeFileStoreFs, ProfileIo } from '../../src/store/file-io.js';
+import { lockTakeovers, ProfileLease } from '../../src/store/file-lock.js';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { makeRecord } from './fixtures.js';
 
@@ -19,7 +25,7 @@ export interface WorkerJob {
   store:
     | { kind: 'file'; stateDir: string; profile: string }
     | { kind: 'postgres'; connectionString: string; table: string };
-  job: 'create' | 'cas';
+  job: 'create' | 'cas' | 'hold';
   binding: Binding;
   count: number;
   handle?: string;
@@ -33,8 +39,26 @@ function outcome(error: unknown): string {
   return 'other';
 }
 
+/** Hold the lease of a file profile (with its heartbeat) until told to release it. */
+async function hold(stateDir: string, profile: string): Promise<void> {
+  const io = new ProfileIo(stateDir, join(stateDir, 'profiles', profile), nodeFileStoreFs);
+  await io.prepare(true);
+  const lease = new ProfileLease(io);
+  await lease.enter();
+  process.stdout.write('held\n');
+  await new Promise<void>((resolve) => {
+    process.stdin.on('data', (chunk) => {
+      if (String(chunk).includes('release')) resolve();
+    });
+  });
+  await lease.leave(false);
+  process.stdout.write('{"released":1}\n');
+  process.stdin.destroy();
+}
+
 async function main(): Promise<void> {
   const job = JSON.parse(process.argv[2] ?? '{}') as WorkerJob;
+  if (job.job === 'hold' && job.store.kind === 'file') return hold(job.store.stateDir, job.store.profile);
   let factory: HandleStoreFactory;
   let close = async () => {};
   if (job.store.kind === 'file') {
@@ -85,6 +109,10 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: job.concurrency ?? 4 }, loop));
   }
   await close();
+  // A file store's lease takeovers count as outcomes too (none, unless a lock was left behind).
+  if (job.store.kind === 'file') {
+    for (const [reason, n] of Object.entries(lockTakeovers())) if (n > 0) tally[`takeover:${reason}`] = n;
+  }
   process.stdout.write(`${JSON.stringify(tally)}\n`);
   process.stdin.destroy();
 }

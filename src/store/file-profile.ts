@@ -1,0 +1,320 @@
+/**
+ * One profile of the file store as the store views and the owner's records see it: the in-process
+ * queue of changes, the cross-process lease around them, cached strict reads, and changes that
+ * keep the cap index current. Also the option check both factories share.
+ *
+ * It deliberately holds no scope rules (the store views check bindings) and no file-system
+ * details (`file-io.ts`).
+ */
+import { randomBytes } from 'node:crypto';
+import { isAbsolute, join } from 'node:path';
+import { SessMcpError } from '../core/errors.js';
+import { type OptionReader, readOptions } from '../core/options.js';
+import { bindingScope, type VersionedRecord } from '../core/ports.js';
+import { isUnfinished } from '../core/record.js';
+import { PROFILE_NAME_RULE, profileDirectory } from '../core/rules.js';
+import { storeError, storeReasonOf } from '../core/store-kit.js';
+import {
+  CapIndex,
+  DecodeCache,
+  type DecodedFile,
+  type FileSummary,
+  inBatches,
+  unfinishedIn,
+} from './file-cap.js';
+import { errnoCode, type FileStoreFs, ioError, nodeFileStoreFs, ProfileIo } from './file-io.js';
+import { ProfileLease } from './file-lock.js';
+import { decodeEnvelope } from './record-codec.js';
+
+/** Options of {@link createFileHandleStore} and {@link openProfileRecords}. */
+export interface FileHandleStoreOptions {
+  /**
+   * The absolute state directory (`SESS_MCP_STATE_DIR` or its platform default). It must be owned
+   * by the user running the store and not writable by group or others (POSIX); it is made (0700)
+   * when missing.
+   */
+  stateDir: string;
+  /**
+   * The profile name: 1–64 of `A–Z a–z 0–9 . _ -`, not starting with `.` or `-`.
+   * @default 'default'
+   */
+  profile?: string;
+  /**
+   * The file system to use. Only tests pass anything but the default.
+   * @default node:fs/promises
+   */
+  fs?: FileStoreFs;
+}
+
+const FS_CALLS = ['readFile', 'readdir', 'mkdir', 'open', 'rename', 'unlink', 'stat', 'lstat'] as const;
+
+/** Check the options of `factory` (a `TypeError` naming the option) and open the profile's files. */
+export function openProfileFiles(factory: string, options: FileHandleStoreOptions): ProfileFiles {
+  const read: OptionReader = readOptions(factory, options);
+  const stateDir = read.optionalString('stateDir', options.stateDir);
+  if (stateDir === undefined || !isAbsolute(stateDir)) read.fail('stateDir', 'must be an absolute path');
+  const profile = read.optionalRule('profile', options.profile, PROFILE_NAME_RULE) ?? 'default';
+  const fs = options.fs ?? nodeFileStoreFs;
+  if (typeof fs !== 'object' || fs === null || FS_CALLS.some((call) => typeof fs[call] !== 'function')) {
+    read.fail('fs', `must have the calls ${FS_CALLS.join(', ')}`);
+  }
+  return new ProfileFiles(new ProfileIo(stateDir, profileDirectory(join, stateDir, profile), fs), profile);
+}
+
+/** One queued change: run by the queue of its directory, one at a time. */
+interface QueuedChange {
+  lease: ProfileLease;
+  run(more: () => boolean): Promise<void>;
+}
+
+/**
+ * The changes waiting per profile directory, shared by every store object of this module copy.
+ * The running change is first; a lease is kept across changes while the next one is its own.
+ */
+const queues = new Map<string, QueuedChange[]>();
+
+async function drain(dir: string, queue: QueuedChange[]): Promise<void> {
+  while (queue.length > 0) {
+    const change = queue[0] as QueuedChange;
+    await change.run(() => queue[1]?.lease === change.lease);
+    queue.shift();
+  }
+  queues.delete(dir);
+}
+
+/** The records of one profile; see the module header. */
+export class ProfileFiles {
+  private readonly lease: ProfileLease;
+  private readonly decoded = new DecodeCache();
+  private readonly cap = new CapIndex();
+  private tempSwept = false;
+  /** The change key read when the current change started; set only while a change runs. */
+  private heldKey: string | undefined;
+
+  constructor(
+    readonly io: ProfileIo,
+    readonly profile: string,
+  ) {
+    this.lease = new ProfileLease(io);
+  }
+
+  get handlesDir(): string {
+    return this.io.handlesDir;
+  }
+
+  pathOf(handle: string): string {
+    return this.io.pathOf(handle);
+  }
+
+  /** Run `work` as one change: in this profile's in-process queue, holding its lease. */
+  exclusive<T>(work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const change: QueuedChange = {
+        lease: this.lease,
+        run: async (more) => {
+          let outcome: { value: T } | { error: unknown };
+          try {
+            outcome = { value: await this.underLease(work) };
+          } catch (error) {
+            outcome = { error };
+          }
+          // Released (unless more of this object's changes follow) before the caller hears back.
+          await this.lease.leave(more()).catch(() => undefined);
+          if ('value' in outcome) resolve(outcome.value);
+          else reject(outcome.error);
+        },
+      };
+      const queue = queues.get(this.handlesDir);
+      if (queue !== undefined) queue.push(change);
+      else {
+        const fresh = [change];
+        queues.set(this.handlesDir, fresh);
+        void drain(this.handlesDir, fresh);
+      }
+    });
+  }
+
+  private async underLease<T>(work: () => Promise<T>): Promise<T> {
+    await this.io.prepare(true);
+    try {
+      await this.lease.enter();
+    } catch (error) {
+      this.io.recheck();
+      throw error;
+    }
+    if (!this.tempSwept) {
+      // Holding the lease, no write is in flight: every temp file is left over from a crash.
+      await this.io.sweepTempFiles();
+      this.tempSwept = true;
+    }
+    this.heldKey = await this.changeKey();
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof SessMcpError && error.code === 'STATE_STORE_ERROR') this.io.recheck();
+      throw error;
+    } finally {
+      this.heldKey = undefined;
+    }
+  }
+
+  /** The token of the last change and the directory's identity: equal keys, equal contents. */
+  private async changeKey(): Promise<string> {
+    const [gen, dir] = await Promise.all([
+      this.io.readSmallFile(this.io.genPath, 'read the change token'),
+      this.directoryKey(),
+    ]);
+    return `${gen?.text.trim() ?? 'none'}|${dir}`;
+  }
+
+  private async directoryKey(): Promise<string> {
+    try {
+      const stat = await this.io.fs.lstat(this.handlesDir);
+      return `${stat.ino}:${stat.mtimeMs}`;
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return 'absent';
+      throw ioError(error, 'list records');
+    }
+  }
+
+  /** The handles that have a record file. */
+  async handles(): Promise<string[]> {
+    const out = await this.io.handles();
+    this.decoded.keepOnly(out);
+    return out;
+  }
+
+  /**
+   * The decoded record file (shared, do not change it), a non-retryable error value for an
+   * unreadable one, or `undefined` when there is none. Transient failures throw.
+   */
+  private async load(handle: string): Promise<DecodedFile | undefined> {
+    const stat = (await this.io.prepare(false))
+      ? await this.io.fileStatus(this.pathOf(handle), 'read a record')
+      : undefined;
+    if (stat === undefined) {
+      this.decoded.delete(handle);
+      return undefined;
+    }
+    const key = `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
+    const cached = this.decoded.get(handle, key);
+    if (cached !== undefined) return cached;
+    const text = await this.io.readText(handle);
+    if (text === undefined) return undefined;
+    let value: DecodedFile;
+    try {
+      value = decodeEnvelope(text, handle);
+    } catch (error) {
+      if (!(error instanceof SessMcpError)) throw error;
+      value = error;
+    }
+    this.decoded.set(handle, key, value);
+    return value;
+  }
+
+  /** A copy of the decoded record file, or `undefined`; unreadable files throw (non-retryable). */
+  async read(handle: string): Promise<VersionedRecord | undefined> {
+    const value = await this.load(handle);
+    if (value instanceof SessMcpError) {
+      throw storeError(value.message, value.retryable, storeReasonOf(value));
+    }
+    return value === undefined ? undefined : structuredClone(value);
+  }
+
+  async exists(handle: string): Promise<boolean> {
+    if (!(await this.io.prepare(false))) return false;
+    return (await this.io.fileStatus(this.pathOf(handle), 'read a record')) !== undefined;
+  }
+
+  /** Summarise every readable file (unreadable ones do not count: reading their handle names them). */
+  private async scan(): Promise<Map<string, FileSummary>> {
+    const files = new Map<string, FileSummary>();
+    const handles = await this.handles();
+    const loaded = await inBatches(handles, 32, (handle) => this.load(handle));
+    handles.forEach((handle, i) => {
+      const value = loaded[i];
+      if (value === undefined || value instanceof SessMcpError) return;
+      files.set(handle, {
+        scope: bindingScope(value.record.binding),
+        unfinished: isUnfinished(value.record),
+      });
+    });
+    return files;
+  }
+
+  /**
+   * The handles of the unfinished records of `scope`: from the cap index while it is current,
+   * else from a new summary taken under the lease.
+   */
+  async unfinishedOf(scope: string): Promise<string[]> {
+    const key = this.heldKey ?? (await this.changeKey());
+    let files = this.cap.current(key);
+    if (files === undefined) {
+      // Only a summary taken under the lease is kept (outside it a change may be half made), so
+      // a summary worth keeping is taken under the lease.
+      if (this.heldKey === undefined && !key.endsWith('|absent')) {
+        return this.exclusive(() => this.unfinishedOf(scope));
+      }
+      const takenAt = Date.now();
+      files = await this.scan();
+      if (this.heldKey !== undefined) this.cap.keep(key, files, takenAt);
+    }
+    return unfinishedIn(files, scope);
+  }
+
+  /** The unfinished records of `scope`, read now. */
+  async unfinishedRecords(scope: string): Promise<VersionedRecord[]> {
+    const handles = await this.unfinishedOf(scope);
+    const loaded = await inBatches(handles, 32, (handle) => this.load(handle));
+    const out: VersionedRecord[] = [];
+    for (const value of loaded) {
+      if (value === undefined || value instanceof SessMcpError) continue;
+      if (isUnfinished(value.record) && bindingScope(value.record.binding) === scope)
+        out.push(structuredClone(value));
+    }
+    return out;
+  }
+
+  /** Write a record file whole (in a change), keeping the cap index current. */
+  async write(handle: string, text: string, summary: FileSummary): Promise<void> {
+    await this.change(handle, summary, () => this.io.writeRecord(handle, text));
+  }
+
+  /** Remove a record file (in a change) durably. False when there was none. */
+  async remove(handle: string): Promise<boolean> {
+    let removed = false;
+    await this.change(handle, undefined, async () => {
+      removed = await this.io.removeRecord(handle);
+    });
+    return removed;
+  }
+
+  /**
+   * Make one change: announce it first with a fresh token in `handles.gen` (if that cannot be
+   * written, nothing is changed), then make it, then move the cap index along (or drop it when
+   * the change failed).
+   */
+  private async change(
+    handle: string,
+    summary: FileSummary | undefined,
+    make: () => Promise<void>,
+  ): Promise<void> {
+    const token = randomBytes(12).toString('hex');
+    await this.io.writeSmallFile(this.io.genPath, `${token}\n`, 'write a record');
+    this.decoded.delete(handle);
+    try {
+      await make();
+    } catch (error) {
+      this.cap.drop();
+      throw error;
+    }
+    let nextKey: string;
+    try {
+      nextKey = `${token}|${await this.directoryKey()}`;
+    } catch {
+      this.cap.drop();
+      return;
+    }
+    if (this.cap.follow(this.heldKey, nextKey, handle, summary)) this.heldKey = nextKey;
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The store views of the file store: {@link createFileHandleStore} opens one profile and hands
+ * out one {@link HandleStore} per binding, each seeing only its own scope's records.
+ *
+ * It deliberately holds only the scope and cap rules; files, lease and caches are the profile's
+ * (`file-profile.ts`).
+ */
+
+import {
+  type Binding,
+  bindingScope,
+  type HandleStore,
+  type HandleStoreFactory,
+  MAX_UNFINISHED,
+  type VersionedRecord,
+} from '../core/ports.js';
+import { type InteractionRecord, isUnfinished } from '../core/record.js';
+import {
+  checkRecordForScope,
+  compareOldestFirst,
+  handleExistsError,
+  isStoreHandle,
+  staleVersionError,
+  storeFullError,
+} from '../core/store-kit.js';
+import { type FileHandleStoreOptions, openProfileFiles } from './file-profile.js';
+import { encodeEnvelope, encodeRecord } from './record-codec.js';
+
+/** A file store backend of one profile. */
+export interface FileHandleStore extends HandleStoreFactory {
+  /** The directory the record files live in. */
+  readonly directory: string;
+}
+
+/**
+ * Open the file store of one profile. Nothing is touched until the first operation; directories
+ * are created (0700) on the first write. Bad options throw a `TypeError` naming the option.
+ *
+ * A corrupt or unsupported-version file is reported (non-retryable `STATE_STORE_ERROR`) when its
+ * handle is read, and is left out of `listUnfinished`/`countUnfinished` and the cap so one bad
+ * file does not stop the profile; the owner finds it with {@link openProfileRecords}.
+ *
+ * On POSIX every operation refuses (non-retryable `STATE_STORE_ERROR`, reason `unsafe_path`,
+ * naming the path relative to `SESS_MCP_STATE_DIR`) a state directory, or a directory below it,
+ * that is not owned by the user the process runs as (root included: as root it must be owned by
+ * root) or that group or others may write, a link below the state directory, and a link in place
+ * of any file the store writes. A link among the state directory's ancestors is fine. On Windows
+ * the owner and mode checks are skipped; links are still refused.
+ *
+ * @example
+ * ```ts
+ * const stores = createFileHandleStore({ stateDir: '/home/me/.local/state/sess-mcp', profile: 'default' });
+ * const store = stores.forBinding({ kind: 'stdio', profile: 'default', apiOrigin, credentialGeneration });
+ * const { version } = await store.create(record);
+ * ```
+ */
+export function createFileHandleStore(options: FileHandleStoreOptions): FileHandleStore {
+  const files = openProfileFiles('createFileHandleStore', options);
+  const profile = files.profile;
+
+  /** This scope's record under `handle`, or undefined (absent, foreign or not a store key). */
+  async function own(handle: string, scope: string): Promise<VersionedRecord | undefined> {
+    if (!isStoreHandle(handle)) return undefined;
+    const current = await files.read(handle);
+    return current !== undefined && bindingScope(current.record.binding) === scope ? current : undefined;
+  }
+
+  return {
+    directory: files.handlesDir,
+    forBinding(binding: Binding): HandleStore {
+      const scope = bindingScope(binding);
+      if (binding.kind === 'stdio' && binding.profile !== profile) {
+        throw new TypeError('binding.profile must be the profile this file store was opened for');
+      }
+      return {
+        get: (handle) => own(handle, scope),
+        create: async (record) => {
+          checkRecordForScope(record, scope);
+          const json = encodeRecord(record);
+          const unfinished = isUnfinished(record);
+          return files.exclusive(async () => {
+            if (await files.exists(record.handle)) throw handleExistsError();
+            if (unfinished && (await files.unfinishedOf(scope)).length >= MAX_UNFINISHED)
+              throw storeFullError();
+            await files.write(record.handle, encodeEnvelope(1, json), { scope, unfinished });
+            return { version: 1, record: JSON.parse(json) as InteractionRecord };
+          });
+        },
+        update: async (record, expectedVersion) => {
+          checkRecordForScope(record, scope);
+          const json = encodeRecord(record);
+          return files.exclusive(async () => {
+            const current = await own(record.handle, scope);
+            if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
+            const version = current.version + 1;
+            await files.write(record.handle, encodeEnvelope(version, json), {
+              scope,
+              unfinished: isUnfinished(record),
+            });
+            return { version, record: JSON.parse(json) as InteractionRecord };
+          });
+        },
+        delete: async (handle, expectedVersion) => {
+          if (!isStoreHandle(handle)) return false;
+          return files.exclusive(async () => {
+            const current = await own(handle, scope);
+            if (current === undefined) return false;
+            if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
+            return files.remove(handle);
+          });
+        },
+        listUnfinished: async () => (await files.unfinishedRecords(scope)).sort(compareOldestFirst),
+        countUnfinished: async () => (await files.unfinishedOf(scope)).length,
+      };
+    },
+  };
+}

@@ -1,0 +1,179 @@
+/**
+ * The file store's lease (`handles.lock`) on a real temp directory and real processes: a burst of
+ * changes takes it once; a lock left by an earlier process with this pid, a restarted or dead
+ * holder, a stale heartbeat or a never-written lock is taken over at once and counted; a live
+ * holder in another process (whose heartbeat keeps the lease fresh) and a lock written on another
+ * host are waited for, never taken over.
+ */
+import * as fs from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { HandleStore } from '../../src/core/ports.js';
+import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js';
+import { nodeFileStoreFs } from '../../src/store/file-io.js';
+import { LEASE_STALE_MS, lockTakeovers, type TakeoverReason } from '../../src/store/file-lock.js';
+import { makeRecord, stdioA } from './fixtures.js';
+import { holdLease, raceCompareAndSet } from './spawn-worker.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
+});
+
+const HOST = encodeURIComponent(hostname());
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A fresh profile: its store view and the path of its lock file. */
+async function profile(options: { fs?: FileStoreFs } = {}) {
+  const stateDir = await fs.mkdtemp(join(tmpdir(), 'sess-mcp-lease-'));
+  dirs.push(stateDir);
+  const store = createFileHandleStore({ stateDir, ...options });
+  const view = store.forBinding(stdioA);
+  await view.create(makeRecord(stdioA, 'waiting'));
+  return { stateDir, view, lock: join(stateDir, 'profiles', 'default', 'handles.lock') };
+}
+
+/** Run `change` and report how long it took and which takeovers it counted. */
+async function measured(change: () => Promise<unknown>) {
+  const before = lockTakeovers();
+  const started = performance.now();
+  await change();
+  const after = lockTakeovers();
+  const counted = Object.fromEntries(
+    (Object.keys(after) as TakeoverReason[])
+      .filter((reason) => after[reason] !== before[reason])
+      .map((reason) => [reason, after[reason] - before[reason]]),
+  );
+  return { ms: performance.now() - started, counted };
+}
+
+/** The next change takes the leftover lock over at once (well under a second), counting `reason`. */
+async function expectTakenOverAtOnce(view: HandleStore, reason: TakeoverReason): Promise<void> {
+  const { ms, counted } = await measured(() => view.create(makeRecord(stdioA, 'waiting')));
+  expect(counted).toEqual({ [reason]: 1 });
+  expect(ms).toBeLessThan(1_000);
+}
+
+/** True when `promise` is still pending after `ms`. */
+async function stillPending(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let settled = false;
+  void promise.then(
+    () => {
+      settled = true;
+    },
+    () => {
+      settled = true;
+    },
+  );
+  await sleep(ms);
+  return !settled;
+}
+
+describe('file store lease takeover', () => {
+  for (const [name, line, reason] of [
+    ['this pid with a token this process does not hold', `${process.pid} 0123abcd - ${HOST}\n`, 'reused_pid'],
+    ['this pid in the 0.1.0 form (no token)', `${process.pid}\n`, 'reused_pid'],
+    [
+      'a live pid whose process identity changed',
+      `${process.ppid} 0123abcd bogus-boot:1 ${HOST}\n`,
+      'restarted_holder',
+    ],
+    ['an empty lock file older than a second', '', 'unwritten'],
+  ] as const) {
+    it(`takes over at once a leftover lock naming ${name}`, async () => {
+      const { view, lock } = await profile();
+      await fs.writeFile(lock, line, { mode: 0o600 });
+      if (line === '') await fs.utimes(lock, new Date(Date.now() - 2_000), new Date(Date.now() - 2_000));
+      await expectTakenOverAtOnce(view, reason);
+      expect(await view.countUnfinished()).toBe(2);
+      await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+    });
+  }
+
+  it('takes over a lease whose heartbeat is stale, even when its pid is alive', async () => {
+    const { view, lock } = await profile();
+    await fs.writeFile(lock, `${process.ppid} 0123abcd - ${HOST}\n`, { mode: 0o600 });
+    const past = new Date(Date.now() - LEASE_STALE_MS - 1_000);
+    await fs.utimes(lock, past, past);
+    await expectTakenOverAtOnce(view, 'stale_heartbeat');
+  });
+
+  it('takes over the lease of a holder killed while holding it', async () => {
+    const { stateDir, view, lock } = await profile();
+    const holder = await holdLease(stateDir, 'default');
+    expect((await fs.readFile(lock, 'utf8')).split(' ')[0]).toBe(String(holder.pid));
+    await holder.kill();
+    await expectTakenOverAtOnce(view, 'dead_holder');
+  });
+
+  it('waits for a live holder in another process, whose heartbeat keeps the lease fresh', async () => {
+    const { stateDir, view, lock } = await profile();
+    const holder = await holdLease(stateDir, 'default');
+    const heldSince = (await fs.stat(lock)).mtimeMs;
+    const before = lockTakeovers();
+    const waiting = view.create(makeRecord(stdioA, 'waiting'));
+    expect(await stillPending(waiting, 2_600)).toBe(true);
+    // The heartbeat renewed the lease meanwhile, and the waiter announced itself.
+    expect((await fs.stat(lock)).mtimeMs).toBeGreaterThan(heldSince);
+    expect(
+      (await fs.readFile(join(stateDir, 'profiles', 'default', 'handles.lock.next'), 'utf8')).split(' ')[0],
+    ).toBe(String(process.pid));
+    await holder.release();
+    await waiting;
+    expect(lockTakeovers()).toEqual(before);
+    expect(await view.countUnfinished()).toBe(2);
+  });
+
+  it('never takes over a fresh lock written on another host by a pid that means nothing here', async () => {
+    const { view, lock } = await profile();
+    await fs.writeFile(lock, `${process.pid} 0123abcd - another-host\n`, { mode: 0o600 });
+    const before = lockTakeovers();
+    const waiting = view.create(makeRecord(stdioA, 'waiting'));
+    expect(await stillPending(waiting, 300)).toBe(true);
+    await fs.unlink(lock);
+    await waiting;
+    expect(lockTakeovers()).toEqual(before);
+  });
+});
+
+describe('file store lease across a burst', () => {
+  it('takes the lock file once for 100 concurrent changes, and releases it when they are done', async () => {
+    let lockOpens = 0;
+    const counting: FileStoreFs = {
+      ...nodeFileStoreFs,
+      open: (path, flags, mode) => {
+        if (path.endsWith('handles.lock')) lockOpens++;
+        return nodeFileStoreFs.open(path, flags, mode);
+      },
+    };
+    const { view, lock } = await profile({ fs: counting });
+    lockOpens = 0;
+    const records = Array.from({ length: 100 }, () => makeRecord(stdioA, 'completed'));
+    await Promise.all(records.map((record) => view.create(record)));
+    expect(lockOpens).toBe(1);
+    await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+    for (const record of records) expect((await view.get(record.handle))?.version).toBe(1);
+  });
+});
+
+describe('file store lease takeover by two processes at once', () => {
+  it('two processes finding the same dead lock take it over one at a time: no lost update', async () => {
+    const stateDir = await fs.mkdtemp(join(tmpdir(), 'sess-mcp-lease-'));
+    dirs.push(stateDir);
+    const setup = createFileHandleStore({ stateDir, profile: 'race' });
+    const lock = join(stateDir, 'profiles', 'race', 'handles.lock');
+    // Both workers are ready (the profile exists) when a crash's lock appears; both meet it at once.
+    const { tallies, total, finalVersion } = await raceCompareAndSet(
+      setup,
+      { kind: 'file', stateDir, profile: 'race' },
+      100,
+      () => fs.writeFile(lock, `999999999 0123abcd - ${HOST}\n`),
+    );
+    // Exactly one of them took the dead lock over; the other then waited for its live lease.
+    expect(total['takeover:dead_holder']).toBe(1);
+    expect((total.ok ?? 0) + (total['INVALID_STATE:stale_version'] ?? 0)).toBe(200);
+    expect(finalVersion - 1).toBe(total.ok);
+    expect(tallies.every((t) => (t.ok ?? 0) > 0)).toBe(true);
+  });
+});
