@@ -3,6 +3,7 @@
  * accessibility wiring (labels, fieldsets, error links), escaping, the form encoding both ways,
  * and every validation rule with its message.
  */
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
@@ -11,6 +12,8 @@ import type { FieldComponent, Surface } from '../../src/core/surface.js';
 import {
   answerToForm,
   formToAnswer,
+  LIVE_SCRIPT,
+  PAGE_CSP,
   type PageView,
   renderPage,
   validateAnswer,
@@ -322,7 +325,7 @@ describe('renderPage: escaping', () => {
         errors: { [EVIL]: EVIL, c: EVIL, _action: EVIL, other: EVIL },
       },
     ],
-    ['waiting', { kind: 'waiting', title: EVIL }],
+    ['waiting', { kind: 'waiting', title: EVIL, pageUrl: EVIL, watchUrl: EVIL }],
     ['done', { kind: 'done', title: EVIL }],
     ['expired', { kind: 'expired', title: EVIL, extendUrl: EVIL }],
     ['ask_name', { kind: 'ask_name', title: EVIL, actionUrl: EVIL, error: EVIL }],
@@ -330,7 +333,8 @@ describe('renderPage: escaping', () => {
   ];
 
   it.each(views)('renders every person-visible string of the %s view inert', (_, view) => {
-    const out = renderPage(view);
+    // The page's own script is the one script allowed; nothing else may look like one.
+    const out = renderPage(view).replace(`<script>${LIVE_SCRIPT}</script>`, '');
     expect(out).not.toMatch(/<script/i);
     expect(out).not.toMatch(/<img/i);
     for (const t of tags(out)) {
@@ -352,19 +356,41 @@ describe('renderPage: the other states', () => {
     };
   };
 
-  it('waiting: says the answer was sent and reloads by itself', () => {
-    const { l, plain } = text({ kind: 'waiting', title: 'Confirm your airport transfer' });
+  it('waiting: says the answer was sent, links to the next step, and watches without any timed reload', () => {
+    const view: PageView = {
+      kind: 'waiting',
+      title: 'Confirm your airport transfer',
+      pageUrl: '/s/abc',
+      watchUrl: '/s/abc/state?revision=1&status=answered',
+    };
+    const { out, l, plain } = text(view);
     expect(plain).toContain('Thanks — your answer was sent.');
     expect(plain).toContain('Waiting for the agent');
-    expect(l.find((t) => t.attrs['http-equiv'] === 'refresh')?.attrs.content).toBe('3');
-    expect(l.find((t) => t.attrs.role === 'status')).toBeDefined();
+    expect(l.some((t) => t.attrs['http-equiv']?.toLowerCase() === 'refresh')).toBe(false);
+    const status = l.find((t) => t.attrs.role === 'status')!;
+    expect(status.attrs).toMatchObject({ 'aria-live': 'polite', 'data-watch': view.watchUrl });
+    // Without script, a plain link asks for the page again.
+    const link = l.find((t) => t.name === 'a' && t.attrs.href === '/s/abc')!;
+    expect(innerText(out, link)).toBe('Check for the next step');
     expect(l.some((t) => t.name === 'form')).toBe(false);
+    // The one script is the page's own, allowed by its hash and by nothing broader.
+    const scripts = [...out.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+    expect(scripts).toEqual([LIVE_SCRIPT]);
+    const hash = createHash('sha256').update(LIVE_SCRIPT, 'utf8').digest('base64');
+    expect(PAGE_CSP.split('; ').filter((d) => d.startsWith('script-src'))).toEqual([
+      `script-src 'sha256-${hash}'`,
+    ]);
+    expect(LIVE_SCRIPT).not.toMatch(/setInterval|location\.reload|http-equiv/);
+    // No watch URL, no script.
+    const still = renderPage({ kind: 'waiting', title: 'T', pageUrl: '/s/abc' });
+    expect(still).not.toMatch(/<script/i);
+    expect(still).toContain('Check for the next step');
   });
 
   it('done: says the agent has the answer', () => {
     const { l, plain } = text({ kind: 'done', title: 'T' });
     expect(plain).toContain('Done — the agent has your answer.');
-    expect(l.some((t) => t.attrs['http-equiv'] === 'refresh')).toBe(false);
+    expect(l.some((t) => t.name === 'script' || t.attrs['http-equiv'] === 'refresh')).toBe(false);
   });
 
   it('expired: final without a button, lapsed with "Ask for more time" posting to the extend URL', () => {
