@@ -26,7 +26,8 @@ import { ApiFailure, type ApiResult, failureResult, okResult } from './api-failu
 import type { ApiCall } from './fault-application.js';
 import type { LocalEndpoint } from './faults.js';
 import { readJson, sendJson } from './http-io.js';
-import { LocalModel } from './model.js';
+import { IdempotentReplies } from './idempotency.js';
+import type { LocalModel } from './model.js';
 import { digestSync, type SessionRecord } from './records.js';
 import { checkSurfaceRules } from './surface-rules.js';
 import { escapePointer } from './text.js';
@@ -178,9 +179,9 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
     const ws = auth(req);
     const body = await readJson(req);
     const key = idempotencyKey(req);
-    return model.idempotent(
+    return model.replies.run(
       `${ws}\nPOST\n/v1/sessions\n${key}`,
-      LocalModel.fingerprint(body, null),
+      IdempotentReplies.fingerprint(body, null),
       async () => {
         checkExpiresIn(body.expires_in, '/expires_in');
         const parsed = v.safeParse(CreateSessionRequestSchema, body);
@@ -202,9 +203,9 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
     const key = idempotencyKey(req);
     const revision = ifMatch(req);
     const path = kind === 'publish' ? `/v1/sessions/${id}/revisions` : `/v1/sessions/${id}/complete`;
-    return model.idempotent(
+    return model.replies.run(
       `${ws}\nPOST\n${path}\n${key}`,
-      LocalModel.fingerprint(body, revision),
+      IdempotentReplies.fingerprint(body, revision),
       async () => {
         if (kind === 'complete') {
           const parsed = v.safeParse(CompleteRequestSchema, body);
@@ -233,7 +234,7 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
     const ws = auth(req);
     const body = await readJson(req);
     const key = idempotencyKey(req);
-    return model.idempotent(`${ws}\nPOST\n/v1/asks\n${key}`, LocalModel.fingerprint(body, null), async () => {
+    return model.replies.run(`${ws}\nPOST\n/v1/asks\n${key}`, IdempotentReplies.fingerprint(body, null), async () => {
       checkExpiresIn(body.expires_in, '/expires_in');
       const r = body.respondents as Record<string, unknown> | undefined;
       if (typeof r === 'object' && r !== null) {

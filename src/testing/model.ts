@@ -1,8 +1,9 @@
 /**
  * The in-memory state of the local Sess runtime and every transition of the wire contract
  * (`docs/sess-api.md`): workspaces and API keys, Sessions with revisions, answers with signed
- * receipts, Asks with an exact respondent cap, link lifetimes on the controllable clock, and
- * idempotent mutations. Every committed change wakes the Session's waits (`waits.ts`).
+ * receipts, Asks with an exact respondent cap, and link lifetimes on the controllable clock
+ * (idempotent replays are `idempotency.ts`'s). Every committed change wakes the Session's waits
+ * (`waits.ts`).
  *
  * It speaks no HTTP (the routes do) and renders no HTML (that is `page/`). Mutations check and
  * commit synchronously after any awaited work, so concurrent requests on Node's one thread can
@@ -10,7 +11,6 @@
  */
 import type { SessionStatus } from '../core/ports.js';
 import type { Answer, Surface } from '../core/surface.js';
-import { canonicalJson } from '../sess/digest.js';
 import {
   DEFAULT_EXPIRES_IN,
   EXTEND_HORIZON,
@@ -21,8 +21,9 @@ import {
   type WireAskView,
   type WireSessionView,
 } from '../sess/wire.js';
-import { ApiFailure, type ApiResult } from './api-failure.js';
+import { ApiFailure } from './api-failure.js';
 import type { LocalClock } from './clock.js';
+import { IdempotentReplies } from './idempotency.js';
 import type { LocalKeys } from './keys.js';
 import {
   type AskRecord,
@@ -36,11 +37,6 @@ import {
   type SessionRecord,
 } from './records.js';
 import { SessionWaits } from './waits.js';
-
-interface StoredReply {
-  fingerprint: string;
-  result: ApiResult;
-}
 
 /** @internal The runtime's state. */
 export class LocalModel {
@@ -56,7 +52,8 @@ export class LocalModel {
   readonly asks = new Map<string, AskRecord>();
   readonly sessionTokens = new Map<string, SessionRecord>();
   readonly askTokens = new Map<string, AskRecord>();
-  readonly #replies = new Map<string, StoredReply>();
+  /** Stored replies of idempotent mutations. */
+  readonly replies = new IdempotentReplies();
   /** Waits in progress; every commit below notifies them. */
   readonly waits: SessionWaits;
   readonly #openCandidates = new Map<string, Set<SessionRecord>>();
@@ -163,40 +160,6 @@ export class LocalModel {
       answered: respondents.filter((r) => r.status === 'answered').length,
       respondents,
     };
-  }
-
-  // -- idempotency ------------------------------------------------------------------------------
-
-  /**
-   * Run an idempotent mutation: replay a stored 2xx reply for the same key and fingerprint, refuse
-   * a different fingerprint, else `prepare` (async checks and digests) then `commit` (synchronous).
-   */
-  async idempotent(
-    scope: string,
-    fingerprint: string,
-    prepare: () => Promise<() => ApiResult>,
-  ): Promise<ApiResult> {
-    const replay = () => {
-      const stored = this.#replies.get(scope);
-      if (stored === undefined) return undefined;
-      if (stored.fingerprint !== fingerprint) {
-        throw new ApiFailure(
-          422,
-          'idempotency_mismatch',
-          'This Idempotency-Key was used with a different request. Use a new key for a new request.',
-        );
-      }
-      return { ...stored.result, headers: { ...stored.result.headers, 'idempotent-replayed': 'true' } };
-    };
-    const early = replay();
-    if (early) return early;
-    const commit = await prepare();
-    // A concurrent identical request may have committed while we awaited.
-    const late = replay();
-    if (late) return late;
-    const result = commit();
-    if (result.status >= 200 && result.status < 300) this.#replies.set(scope, { fingerprint, result });
-    return result;
   }
 
   // -- Sessions ---------------------------------------------------------------------------------
@@ -437,11 +400,6 @@ export class LocalModel {
   /** Wake every wait on `s` that no longer matches (after every committed change). */
   notify(s: SessionRecord): void {
     this.waits.notify(s);
-  }
-
-  /** The fingerprint of a mutation for idempotency. */
-  static fingerprint(body: unknown, ifMatch: number | null): string {
-    return canonicalJson({ body, if_match: ifMatch });
   }
 
   /** The lifetime a create asks for, checked against the plan. */

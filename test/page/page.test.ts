@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { FieldComponent, Surface } from '../../src/core/surface.js';
+import type { FieldComponent } from '../../src/core/surface.js';
 import {
   answerToForm,
   formToAnswer,
@@ -19,7 +19,7 @@ import {
   validateAnswer,
 } from '../../src/testing/page/index.js';
 import { examplePageHandler, exampleSubmit } from '../../src/testing/page/page.examples.js';
-import { FOLLOW_UP, TRIP, TRIP_ANSWER } from './fixtures.js';
+import { FOLLOW_UP, hostileSurface, TRIP, TRIP_ANSWER, withComponents } from './fixtures.js';
 import { byId, decode, innerText, type Tag, tags } from './html-scan.js';
 
 const formView = (extra: Partial<Extract<PageView, { kind: 'form' }>> = {}): PageView => ({
@@ -220,22 +220,16 @@ describe('renderPage: the form', () => {
   });
 
   it('keeps a leading line break of a multi-line value', () => {
-    const surface: Surface = {
-      ...FOLLOW_UP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          {
-            type: 'field',
-            name: 'm',
-            label: 'Message',
-            multiline: true,
-            schema: { type: 'string' },
-            value: '\nB',
-          },
-        ],
+    const surface = withComponents(FOLLOW_UP, [
+      {
+        type: 'field',
+        name: 'm',
+        label: 'Message',
+        multiline: true,
+        schema: { type: 'string' },
+        value: '\nB',
       },
-    };
+    ]);
     const out = renderPage({ kind: 'form', surface, revision: 2, actionUrl: '/x' });
     // The parser drops the first newline after <textarea>, so two must be written.
     expect(out).toContain('>\n\nB</textarea>');
@@ -283,36 +277,20 @@ describe('renderPage: escaping', () => {
       ' ',
     ),
   );
-  const evilSurface: Surface = {
-    mode: 'interactive',
-    title: EVIL,
-    description: EVIL,
-    source: {
-      kind: 'sess_surface',
-      components: [
-        { type: 'heading', text: EVIL },
-        { type: 'text', text: EVIL },
-        { type: 'record', label: EVIL, fields: { [EVIL]: EVIL } },
-        {
-          type: 'field',
-          name: EVIL,
-          label: EVIL,
-          description: EVIL,
-          schema: { type: 'string' },
-          value: EVIL,
-        },
-        { type: 'field', name: 'm', label: EVIL, multiline: true, schema: { type: 'string' }, value: EVIL },
-        {
-          type: 'field',
-          name: 'c',
-          label: EVIL,
-          schema: { type: 'string', enum: [EVIL, 'b'], option_labels: { b: EVIL } },
-          value: EVIL,
-        },
-      ],
-    },
-    actions: [{ id: EVIL, label: EVIL, intent: 'submit' }],
-  };
+  const evilSurface = hostileSurface(EVIL, {
+    fieldName: EVIL,
+    more: [
+      { type: 'field', name: 'm', label: EVIL, multiline: true, schema: { type: 'string' }, value: EVIL },
+      {
+        type: 'field',
+        name: 'c',
+        label: EVIL,
+        schema: { type: 'string', enum: [EVIL, 'b'], option_labels: { b: EVIL } },
+        value: EVIL,
+      },
+    ],
+    action: { id: EVIL, label: EVIL, intent: 'submit' },
+  });
   const views: [string, PageView][] = [
     [
       'form',
@@ -650,19 +628,13 @@ describe('validateAnswer', () => {
   });
 
   it('applies minItems to a required multi-choice, and requires one option', () => {
-    const surface: Surface = {
-      ...TRIP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          {
-            ...field('extras'),
-            required: true,
-            schema: { ...(field('extras').schema as object), minItems: 2 } as never,
-          },
-        ],
+    const surface = withComponents(TRIP, [
+      {
+        ...field('extras'),
+        required: true,
+        schema: { ...(field('extras').schema as object), minItems: 2 } as never,
       },
-    };
+    ]);
     expect(validateAnswer(surface, { action: 'confirm', values: { extras: [] } })).toEqual({
       ok: false,
       errors: { extras: 'This is required. Choose at least one option.' },
@@ -674,17 +646,11 @@ describe('validateAnswer', () => {
   });
 
   it('uses one-sided bound messages and singular words where they fit', () => {
-    const surface: Surface = {
-      ...TRIP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          { type: 'field', name: 'a', label: 'A', schema: { type: 'number', minimum: 1 } },
-          { type: 'field', name: 'b', label: 'B', schema: { type: 'number', maximum: 3 } },
-          { type: 'field', name: 'c', label: 'C', schema: { type: 'string', minLength: 1 } },
-        ],
-      },
-    };
+    const surface = withComponents(TRIP, [
+      { type: 'field', name: 'a', label: 'A', schema: { type: 'number', minimum: 1 } },
+      { type: 'field', name: 'b', label: 'B', schema: { type: 'number', maximum: 3 } },
+      { type: 'field', name: 'c', label: 'C', schema: { type: 'string', minLength: 1 } },
+    ]);
     expect(validateAnswer(surface, { action: 'confirm', values: { a: 0, b: 4, c: '' } })).toEqual({
       ok: false,
       errors: {
@@ -721,15 +687,9 @@ describe('validateAnswer', () => {
   });
 
   it('takes an unticked required checkbox as "no", and marks it as nothing special', () => {
-    const surface: Surface = {
-      ...TRIP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          { type: 'field', name: 'ok', label: 'Send a copy', required: true, schema: { type: 'boolean' } },
-        ],
-      },
-    };
+    const surface = withComponents(TRIP, [
+      { type: 'field', name: 'ok', label: 'Send a copy', required: true, schema: { type: 'boolean' } },
+    ]);
     const parsed = formToAnswer(surface, new URLSearchParams('_action=confirm'));
     expect(validateAnswer(surface, parsed)).toEqual({
       ok: true,
@@ -741,15 +701,9 @@ describe('validateAnswer', () => {
   });
 
   it('treats a field named __proto__ as a plain key', () => {
-    const surface: Surface = {
-      ...TRIP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          { type: 'field', name: '__proto__', label: 'P', required: true, schema: { type: 'string' } },
-        ],
-      },
-    };
+    const surface = withComponents(TRIP, [
+      { type: 'field', name: '__proto__', label: 'P', required: true, schema: { type: 'string' } },
+    ]);
     const parsed = formToAnswer(surface, new URLSearchParams('v:__proto__=x&_action=confirm'));
     expect(Object.getPrototypeOf(parsed.values)).toBe(Object.prototype);
     const result = validateAnswer(surface, parsed);
