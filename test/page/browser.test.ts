@@ -152,6 +152,79 @@ describeWithChromium('answer page in a real browser', () => {
     expect(trip.answers()[0]?.action).toBe('cancel');
   });
 
+  it('the waiting page shows the next step in place when the Session changes, without any timed reload', async () => {
+    const session = await createSession(suite.runtime, SHORT_ASK);
+    const page = await phone();
+    const navigations: string[] = [];
+    const watches: string[] = [];
+    page.on('framenavigated', (f) => navigations.push(f.url()));
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname.endsWith('/state')) watches.push(r.url());
+    });
+    await page.goto(session.url);
+    await page.getByLabel('Monday').check();
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    const loaded = navigations.length;
+    // Nothing reloads or polls while nothing changes: one watch request is held open.
+    await expect.poll(() => suite.runtime.pendingWaits(session.id)).toBe(1);
+    await page.waitForTimeout(1_500);
+    expect(navigations).toHaveLength(loaded);
+    expect(watches).toHaveLength(1);
+    expect(await page.locator('meta[http-equiv="refresh" i]').count()).toBe(0);
+
+    // A follow-up appears in the same document, and focus moves to its heading.
+    await page.evaluate(() => {
+      (window as { __samePage?: boolean }).__samePage = true;
+    });
+    await session.publish(FOLLOW_UP);
+    const heading = page.getByRole('heading', { level: 1, name: FOLLOW_UP.title });
+    await heading.waitFor({ timeout: 10_000 });
+    expect(await page.title()).toBe(FOLLOW_UP.title);
+    expect(await page.evaluate(() => (window as { __samePage?: boolean }).__samePage)).toBe(true);
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    await page.getByLabel('14:30').check();
+    await page.getByRole('button', { name: 'Book it' }).click();
+    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    expect(session.answers()[1]).toEqual({ action: 'ok', values: { time: '1430' } });
+
+    // Any change is picked up, not only a new revision: the agent completes, "done" appears.
+    await page.evaluate(() => {
+      (window as { __samePage?: boolean }).__samePage = true;
+    });
+    await session.complete();
+    await page
+      .getByRole('heading', { name: 'Done — the agent has your answer.' })
+      .waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => (window as { __samePage?: boolean }).__samePage)).toBe(true);
+    expect(suite.runtime.pendingWaits(session.id)).toBe(0);
+  });
+
+  it('without script, "Check for the next step" reaches the follow-up', async () => {
+    const session = await createSession(suite.runtime, SHORT_ASK);
+    const page = await phone({ javaScriptEnabled: false });
+    await page.goto(session.url);
+    await page.getByLabel('Tuesday').check();
+    const waiting = page.waitForResponse((r) => r.request().method() === 'GET' && r.url() === session.url);
+    await page.getByRole('button', { name: 'Send' }).click();
+    const response = await waiting;
+    expect(response.headers().refresh).toBeUndefined();
+    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    expect(await page.locator('meta[http-equiv="refresh" i]').count()).toBe(0);
+    await session.publish(FOLLOW_UP);
+    // Without script the page stays as it is until the person asks.
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(SHORT_ASK.title);
+    await page.getByRole('link', { name: 'Check for the next step' }).click();
+    await page.getByRole('heading', { level: 1, name: FOLLOW_UP.title }).waitFor();
+    await page.getByLabel('15:00').check();
+    await page.getByRole('button', { name: 'Book it' }).click();
+    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    expect(session.answers()).toEqual([
+      { action: 'submit', values: { day: 'tue' } },
+      { action: 'ok', values: { time: '1500' } },
+    ]);
+  });
+
   it('refuses a second tab once answered, and a stale tab after a follow-up, showing where things are', async () => {
     const session = await createSession(suite.runtime, FOLLOW_UP);
     const [first, second, third] = await Promise.all([phone(), phone(), phone()]);
