@@ -9,7 +9,14 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import { api, createSession, describeWithChromium, useBrowser } from './browser-harness.js';
+import {
+  type AgentSession,
+  api,
+  createSession,
+  describeWithChromium,
+  sessionAfter,
+  useBrowser,
+} from './browser-harness.js';
 import { FOLLOW_UP, SHORT_ASK, TRIP } from './fixtures.js';
 
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -44,6 +51,18 @@ describeWithChromium('answer page accessibility audit (axe-core, WCAG 2.1 A/AA)'
   const suite = useBrowser();
   const ANSWER = { action: 'submit', values: { day: 'mon' } };
 
+  /** A page of a Session answered once, after the agent's `then`. */
+  const answered = (then: (session: AgentSession) => Promise<void>) => async (page: Page) => {
+    const session = await createSession(suite.runtime, SHORT_ASK);
+    await suite.runtime.submitAnswer(session.url, ANSWER);
+    await then(session);
+    await page.goto(session.url);
+  };
+  /** A page of a Session of `expiresIn` seconds, `advanceMs` later on the runtime's clock. */
+  const pastItsTime = (expiresIn: number, advanceMs: number) => async (page: Page) => {
+    await page.goto((await sessionAfter(suite.runtime, SHORT_ASK, expiresIn, advanceMs)).url);
+  };
+
   /** Each state: bring a fresh phone to it, and the heading that proves it is there. */
   const states: [string, (page: Page) => Promise<void>, string][] = [
     [
@@ -59,53 +78,11 @@ describeWithChromium('answer page accessibility audit (axe-core, WCAG 2.1 A/AA)'
       },
       'Please check 4 things',
     ],
-    [
-      'waiting',
-      async (page) => {
-        const session = await createSession(suite.runtime, SHORT_ASK);
-        await suite.runtime.submitAnswer(session.url, ANSWER);
-        await page.goto(session.url);
-      },
-      'Thanks — your answer was sent.',
-    ],
-    [
-      'follow-up',
-      async (page) => {
-        const session = await createSession(suite.runtime, SHORT_ASK);
-        await suite.runtime.submitAnswer(session.url, ANSWER);
-        await session.publish(FOLLOW_UP);
-        await page.goto(session.url);
-      },
-      FOLLOW_UP.title,
-    ],
-    [
-      'done',
-      async (page) => {
-        const session = await createSession(suite.runtime, SHORT_ASK);
-        await suite.runtime.submitAnswer(session.url, ANSWER);
-        await session.complete();
-        await page.goto(session.url);
-      },
-      'Done — the agent has your answer.',
-    ],
-    [
-      'lapsed',
-      async (page) => {
-        const session = await createSession(suite.runtime, SHORT_ASK, 60);
-        suite.runtime.clock.advance(61_000);
-        await page.goto(session.url);
-      },
-      'This link has run out of time.',
-    ],
-    [
-      'expired',
-      async (page) => {
-        const session = await createSession(suite.runtime, SHORT_ASK, 72_001);
-        suite.runtime.clock.advance(72_002_000);
-        await page.goto(session.url);
-      },
-      'This link has expired.',
-    ],
+    ['waiting', answered(async () => {}), 'Thanks — your answer was sent.'],
+    ['follow-up', answered((session) => session.publish(FOLLOW_UP)), FOLLOW_UP.title],
+    ['done', answered((session) => session.complete()), 'Done — the agent has your answer.'],
+    ['lapsed', pastItsTime(60, 61_000), 'This link has run out of time.'],
+    ['expired', pastItsTime(72_001, 72_002_000), 'This link has expired.'],
     [
       'unknown link',
       async (page) => void (await page.goto(`${suite.runtime.origin}/s/nope`)),

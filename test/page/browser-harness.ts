@@ -109,6 +109,21 @@ export async function createSession(
   };
 }
 
+/**
+ * A Session of `expiresIn` seconds whose link the runtime's clock then moves `advanceMs` past its
+ * creation (a link of 20 hours or less lapses first; a longer one closes for good).
+ */
+export async function sessionAfter(
+  sess: LocalSess,
+  surface: Surface,
+  expiresIn: number,
+  advanceMs: number,
+): Promise<AgentSession> {
+  const session = await createSession(sess, surface, expiresIn);
+  sess.clock.advance(advanceMs);
+  return session;
+}
+
 /** Options of one phone. */
 export interface PhoneOptions {
   javaScriptEnabled?: boolean;

@@ -9,10 +9,19 @@
  * The browser, the phones and the agent's side come from `browser-harness.ts` (Chromium missing:
  * skipped, or failed under `CI`).
  */
+
+import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { answerToForm } from '../../src/testing/page/index.js';
-import { api, createSession, describeWithChromium, useBrowser } from './browser-harness.js';
+import {
+  type AgentSession,
+  api,
+  createSession,
+  describeWithChromium,
+  sessionAfter,
+  useBrowser,
+} from './browser-harness.js';
 import { FOLLOW_UP, hostileSurface, SHORT_ASK, TRIP } from './fixtures.js';
 
 const DAY_MS = 86_400_000;
@@ -253,14 +262,25 @@ describeWithChromium('answer page in a real browser', () => {
     expect(session.answers()).toHaveLength(1);
   });
 
+  /** Open, on a fresh phone, a Session whose time passed; check its status, HTTP status and heading. */
+  async function openPastItsTime(
+    expiresIn: number,
+    advanceMs: number,
+    status: string,
+    httpStatus: number,
+    heading: string,
+  ): Promise<[AgentSession, Page]> {
+    const session = await sessionAfter(suite.runtime, SHORT_ASK, expiresIn, advanceMs);
+    expect(session.status()).toBe(status);
+    const page = await phone();
+    expect((await page.goto(session.url))?.status()).toBe(httpStatus);
+    await page.getByRole('heading', { name: heading }).waitFor();
+    return [session, page];
+  }
+
   it('shows a lapsed link with "Ask for more time", and a link closed for good without it', async () => {
     // A link of 20 hours or less lapses first and can be extended.
-    const lapsed = await createSession(suite.runtime, SHORT_ASK, 60);
-    suite.runtime.clock.advance(61_000);
-    expect(lapsed.status()).toBe('lapsed');
-    const page = await phone();
-    expect((await page.goto(lapsed.url))?.status()).toBe(200);
-    await page.getByRole('heading', { name: 'This link has run out of time.' }).waitFor();
+    const [lapsed, page] = await openPastItsTime(60, 61_000, 'lapsed', 200, 'This link has run out of time.');
     await expectFitsPhone(page);
     await shot(page, '06-lapsed');
     await page.getByRole('button', { name: 'Ask for more time' }).click();
@@ -272,12 +292,7 @@ describeWithChromium('answer page in a real browser', () => {
     expect(lapsed.answers()).toEqual([{ action: 'submit', values: { day: 'tue' } }]);
 
     // A longer link closes for good at its end: no button.
-    const closed = await createSession(suite.runtime, SHORT_ASK, 72_001);
-    suite.runtime.clock.advance(72_002_000);
-    expect(closed.status()).toBe('expired');
-    const page2 = await phone();
-    expect((await page2.goto(closed.url))?.status()).toBe(410);
-    await page2.getByRole('heading', { name: 'This link has expired.' }).waitFor();
+    const [, page2] = await openPastItsTime(72_001, 72_002_000, 'expired', 410, 'This link has expired.');
     expect(await page2.getByRole('button').count()).toBe(0);
     await expectFitsPhone(page2);
     await shot(page2, '07-expired');

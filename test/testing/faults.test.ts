@@ -7,7 +7,7 @@ import {
   WireSessionViewSchema,
 } from '../../src/sess/wire.js';
 import { type ContradictionVariant, type LocalSess, startLocalSess } from '../../src/testing/index.js';
-import { ANSWER, call, createSession, newKey, sampleSurface } from './helpers.js';
+import { ANSWER, answeredSession, call, createSession, newKey, sampleSurface } from './helpers.js';
 
 let sess: LocalSess;
 beforeAll(async () => {
@@ -69,11 +69,8 @@ describe('faults', () => {
   });
 
   it('commit_then_drop on publish and complete: committed; the identical call learns the outcome', async () => {
-    const s = await createSession(sess);
-    await sess.submitAnswer(s.human_url, ANSWER);
-    const evt = (await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.responses[0].event_id;
+    const { s, next: body } = await answeredSession(sess);
     const key = newKey();
-    const body = { response_event_id: evt, interaction: sampleSurface('Next?') };
     sess.faults.commitThenDrop('publish');
     await expect(
       call(sess, 'POST', `/v1/sessions/${s.id}/revisions`, { body, key, ifMatch: 1 }),
@@ -104,9 +101,7 @@ describe('faults', () => {
   });
 
   it('commit_then_status: the change is committed but the answer is an error', async () => {
-    const s = await createSession(sess);
-    await sess.submitAnswer(s.human_url, ANSWER);
-    const evt = (await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.responses[0].event_id;
+    const { s, eventId: evt } = await answeredSession(sess);
     const key = newKey();
     sess.faults.commitThenFail('complete', 500);
     const res = await call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {
