@@ -234,61 +234,66 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
     const ws = auth(req);
     const body = await readJson(req);
     const key = idempotencyKey(req);
-    return model.replies.run(`${ws}\nPOST\n/v1/asks\n${key}`, IdempotentReplies.fingerprint(body, null), async () => {
-      checkExpiresIn(body.expires_in, '/expires_in');
-      const r = body.respondents as Record<string, unknown> | undefined;
-      if (typeof r === 'object' && r !== null) {
-        checkExpiresIn(r.expires_in, '/respondents/expires_in');
-        checkExpiresIn(r.respondent_expires_in, '/respondents/respondent_expires_in');
-      }
-      const parsed = v.safeParse(CreateAskRequestSchema, body);
-      if (!parsed.success) throw invalid(parsed.issues);
-      const { respondents } = parsed.output;
-      const surface = parseSurface(parsed.output.interaction, '/interaction');
-      if (parsed.output.expires_in !== undefined && respondents.expires_in !== undefined) {
-        throw new ApiFailure(
-          422,
-          'invalid_request',
-          'Give one deadline: respondents.expires_in or expires_in, not both.',
-          { field: '/respondents/expires_in' },
+    return model.replies.run(
+      `${ws}\nPOST\n/v1/asks\n${key}`,
+      IdempotentReplies.fingerprint(body, null),
+      async () => {
+        checkExpiresIn(body.expires_in, '/expires_in');
+        const r = body.respondents as Record<string, unknown> | undefined;
+        if (typeof r === 'object' && r !== null) {
+          checkExpiresIn(r.expires_in, '/respondents/expires_in');
+          checkExpiresIn(r.respondent_expires_in, '/respondents/respondent_expires_in');
+        }
+        const parsed = v.safeParse(CreateAskRequestSchema, body);
+        if (!parsed.success) throw invalid(parsed.issues);
+        const { respondents } = parsed.output;
+        const surface = parseSurface(parsed.output.interaction, '/interaction');
+        if (parsed.output.expires_in !== undefined && respondents.expires_in !== undefined) {
+          throw new ApiFailure(
+            422,
+            'invalid_request',
+            'Give one deadline: respondents.expires_in or expires_in, not both.',
+            { field: '/respondents/expires_in' },
+          );
+        }
+        const lifetimeField =
+          respondents.expires_in !== undefined ? '/respondents/expires_in' : '/expires_in';
+        const lifetime = model.lifetime(
+          respondents.expires_in ?? parsed.output.expires_in ?? DEFAULT_EXPIRES_IN,
+          lifetimeField,
         );
-      }
-      const lifetimeField = respondents.expires_in !== undefined ? '/respondents/expires_in' : '/expires_in';
-      const lifetime = model.lifetime(
-        respondents.expires_in ?? parsed.output.expires_in ?? DEFAULT_EXPIRES_IN,
-        lifetimeField,
-      );
-      if (respondents.max > model.plan.maxRespondents) {
-        throw new ApiFailure(
-          422,
-          'invalid_request',
-          `/respondents/max is ${respondents.max}; the plan allows at most ${model.plan.maxRespondents}.`,
-          { field: '/respondents/max', limit: model.plan.maxRespondents, length: respondents.max },
-        );
-      }
-      const respondentLifetime = respondents.respondent_expires_in ?? lifetime;
-      if (respondentLifetime > lifetime) {
-        throw new ApiFailure(
-          422,
-          'invalid_request',
-          `/respondents/respondent_expires_in is ${respondentLifetime} seconds; it cannot exceed the Ask's ${lifetime}.`,
-          { field: '/respondents/respondent_expires_in', limit: lifetime, length: respondentLifetime },
-        );
-      }
-      const sdg = digestSync(surface);
-      return () => {
-        const a = model.createAsk(
-          ws,
-          surface,
-          sdg,
-          lifetime,
-          respondents.max,
-          respondents.name === true,
-          respondentLifetime,
-        );
-        return okResult(201, model.askView(a), { location: `/v1/asks/${a.id}` });
-      };
-    });
+        if (respondents.max > model.plan.maxRespondents) {
+          throw new ApiFailure(
+            422,
+            'invalid_request',
+            `/respondents/max is ${respondents.max}; the plan allows at most ${model.plan.maxRespondents}.`,
+            { field: '/respondents/max', limit: model.plan.maxRespondents, length: respondents.max },
+          );
+        }
+        const respondentLifetime = respondents.respondent_expires_in ?? lifetime;
+        if (respondentLifetime > lifetime) {
+          throw new ApiFailure(
+            422,
+            'invalid_request',
+            `/respondents/respondent_expires_in is ${respondentLifetime} seconds; it cannot exceed the Ask's ${lifetime}.`,
+            { field: '/respondents/respondent_expires_in', limit: lifetime, length: respondentLifetime },
+          );
+        }
+        const sdg = digestSync(surface);
+        return () => {
+          const a = model.createAsk(
+            ws,
+            surface,
+            sdg,
+            lifetime,
+            respondents.max,
+            respondents.name === true,
+            respondentLifetime,
+          );
+          return okResult(201, model.askView(a), { location: `/v1/asks/${a.id}` });
+        };
+      },
+    );
   };
 
   /** Which endpoint a path is, with the method it allows and its handler. */

@@ -27,11 +27,7 @@ export class IdempotentReplies {
    * Run an idempotent mutation: replay a stored 2xx reply for the same key and fingerprint, refuse
    * a different fingerprint, else `prepare` (async checks and digests) then `commit` (synchronous).
    */
-  async run(
-    scope: string,
-    fingerprint: string,
-    prepare: () => Promise<() => ApiResult>,
-  ): Promise<ApiResult> {
+  async run(scope: string, fingerprint: string, prepare: () => Promise<() => ApiResult>): Promise<ApiResult> {
     const replay = () => {
       const stored = this.#replies.get(scope);
       if (stored === undefined) return undefined;
