@@ -207,4 +207,40 @@ describe('options', () => {
     await expect(startLocalSess({ plan: { maxOpenSessions: 0 } })).rejects.toThrow(/plan.maxOpenSessions/);
     await expect(startLocalSess({ clock: { start: 'not a date' } })).rejects.toThrow(/clock.start/);
   });
+
+  // The one option form of the package: `startLocalSess: option "<name>" <rule>.`
+  it.each([
+    [{ port: -1 }, 'port', 'must be a whole number from 0 to 65535'],
+    [{ port: 80.5 }, 'port', 'must be a whole number from 0 to 65535'],
+    [{ host: '' }, 'host', 'must be a non-empty string'],
+    [{ plan: null }, 'plan', 'must be an object'],
+    [{ plan: { maxOpenSessions: 0 } }, 'plan.maxOpenSessions', 'must be a whole number of at least 1'],
+    [{ plan: { maxExpiresIn: 29 } }, 'plan.maxExpiresIn', 'must be a whole number of at least 30'],
+    [{ plan: { maxRespondents: '5' } }, 'plan.maxRespondents', 'must be a whole number of at least 1'],
+    [
+      { plan: { maxSessions: 5 } },
+      'plan.maxSessions',
+      'is not a plan limit (maxExpiresIn, maxOpenSessions, maxRespondents)',
+    ],
+    [
+      { clock: { start: 'not a date' } },
+      'clock.start',
+      'must be a valid time (a Date, epoch milliseconds or a date string)',
+    ],
+    [{ clock: { frozen: 'yes' } }, 'clock.frozen', 'must be a boolean'],
+    [{ issuer: 7 }, 'issuer', 'must be a non-empty string'],
+    [{ workspaceHeader: 'no' }, 'workspaceHeader', 'must be a boolean'],
+    [{ workspaceId: 'ws 1' }, 'workspaceId', 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -'],
+    [{ apiKey: 'sk with space' }, 'apiKey', 'must be 1 to 256 printable ASCII characters without spaces'],
+  ])('%o: option "%s" %s', async (options, name, rule) => {
+    await expect(startLocalSess(options as never)).rejects.toThrow(
+      new TypeError(`startLocalSess: option "${name}" ${rule}.`),
+    );
+  });
+
+  it('refuses options that are not an object', async () => {
+    await expect(startLocalSess(null as never)).rejects.toThrow(
+      new TypeError('startLocalSess: options must be an object.'),
+    );
+  });
 });
