@@ -126,7 +126,7 @@ export interface LocalSess {
    * wants one). Returns the respondent's own link on success.
    */
   startRespondent(askUrl: string, options?: { name?: string }): Promise<PageResponse & { humanUrl?: string }>;
-  /** Waits in progress (on one Session, or all). */
+  /** Waits in progress (on one Session, or all): API long-polls, and the watch of every open waiting page. */
   pendingWaits(sessionId?: string): number;
   /** Resolves once at least `count` waits are in progress on `sessionId` (or on all Sessions). */
   whenWaiting(sessionId?: string, count?: number): Promise<void>;

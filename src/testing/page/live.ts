@@ -7,6 +7,10 @@
  * reader reads it. Nothing changes, nothing is fetched, and the page still works with script off:
  * every watching page also carries a plain link that re-requests it.
  *
+ * Any page can opt in by rendering a `data-watch` element: the watch reports every change of the
+ * Session (revision or status), so a state added later — a question the agent takes back, say —
+ * reaches an open page the same way.
+ *
  * The script is a constant so the Content-Security-Policy can allow exactly it by its SHA-256
  * hash (no `'unsafe-inline'`). It renders nothing else.
  */
