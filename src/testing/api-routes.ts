@@ -175,38 +175,49 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
   const sessionResult = (s: SessionRecord, status = 200, headers: Record<string, string> = {}) =>
     okResult(status, model.sessionView(s), { etag: `"${s.revision}"`, ...headers });
 
-  const create = (req: IncomingMessage) => async () => {
-    const ws = auth(req);
-    const body = await readJson(req);
-    const key = idempotencyKey(req);
-    return model.replies.run(
-      `${ws}\nPOST\n/v1/sessions\n${key}`,
-      IdempotentReplies.fingerprint(body, null),
-      async () => {
-        checkExpiresIn(body.expires_in, '/expires_in');
-        const parsed = v.safeParse(CreateSessionRequestSchema, body);
-        if (!parsed.success) throw invalid(parsed.issues);
-        const surface = parseSurface(parsed.output.interaction, '/interaction');
-        const lifetime = model.lifetime(parsed.output.expires_in, '/expires_in');
-        const sdg = digestSync(surface);
-        return () => {
-          const s = model.createSession(ws, surface, sdg, lifetime);
-          return sessionResult(s, 201, { location: `/v1/sessions/${s.id}` });
-        };
-      },
-    );
-  };
+  /**
+   * An idempotent `POST`: the key, the body, the Idempotency-Key (and the If-Match revision when
+   * `withRevision`), then `prepare` under the stored replies of (workspace, path, key).
+   */
+  const idempotentPost =
+    (
+      req: IncomingMessage,
+      path: string,
+      withRevision: boolean,
+      prepare: (ws: string, body: Record<string, unknown>, revision: number) => Promise<() => ApiResult>,
+    ) =>
+    async () => {
+      const ws = auth(req);
+      const body = await readJson(req);
+      const key = idempotencyKey(req);
+      const revision = withRevision ? ifMatch(req) : null;
+      return model.replies.run(
+        `${ws}\nPOST\n${path}\n${key}`,
+        IdempotentReplies.fingerprint(body, revision),
+        () => prepare(ws, body, revision ?? 0),
+      );
+    };
 
-  const mutate = (req: IncomingMessage, id: string, kind: 'publish' | 'complete') => async () => {
-    const ws = auth(req);
-    const body = await readJson(req);
-    const key = idempotencyKey(req);
-    const revision = ifMatch(req);
-    const path = kind === 'publish' ? `/v1/sessions/${id}/revisions` : `/v1/sessions/${id}/complete`;
-    return model.replies.run(
-      `${ws}\nPOST\n${path}\n${key}`,
-      IdempotentReplies.fingerprint(body, revision),
-      async () => {
+  const create = (req: IncomingMessage) =>
+    idempotentPost(req, '/v1/sessions', false, async (ws, body) => {
+      checkExpiresIn(body.expires_in, '/expires_in');
+      const parsed = v.safeParse(CreateSessionRequestSchema, body);
+      if (!parsed.success) throw invalid(parsed.issues);
+      const surface = parseSurface(parsed.output.interaction, '/interaction');
+      const lifetime = model.lifetime(parsed.output.expires_in, '/expires_in');
+      const sdg = digestSync(surface);
+      return () => {
+        const s = model.createSession(ws, surface, sdg, lifetime);
+        return sessionResult(s, 201, { location: `/v1/sessions/${s.id}` });
+      };
+    });
+
+  const mutate = (req: IncomingMessage, id: string, kind: 'publish' | 'complete') =>
+    idempotentPost(
+      req,
+      kind === 'publish' ? `/v1/sessions/${id}/revisions` : `/v1/sessions/${id}/complete`,
+      true,
+      async (ws, body, revision) => {
         if (kind === 'complete') {
           const parsed = v.safeParse(CompleteRequestSchema, body);
           if (!parsed.success) throw invalid(parsed.issues);
@@ -220,7 +231,6 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
           sessionResult(model.publish(ws, id, revision, parsed.output.response_event_id, surface, sdg));
       },
     );
-  };
 
   const wait = (req: IncomingMessage, id: string, url: URL) => async (signal: AbortSignal) => {
     const ws = auth(req);
@@ -230,71 +240,61 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
     return sessionResult(s);
   };
 
-  const createAsk = (req: IncomingMessage) => async () => {
-    const ws = auth(req);
-    const body = await readJson(req);
-    const key = idempotencyKey(req);
-    return model.replies.run(
-      `${ws}\nPOST\n/v1/asks\n${key}`,
-      IdempotentReplies.fingerprint(body, null),
-      async () => {
-        checkExpiresIn(body.expires_in, '/expires_in');
-        const r = body.respondents as Record<string, unknown> | undefined;
-        if (typeof r === 'object' && r !== null) {
-          checkExpiresIn(r.expires_in, '/respondents/expires_in');
-          checkExpiresIn(r.respondent_expires_in, '/respondents/respondent_expires_in');
-        }
-        const parsed = v.safeParse(CreateAskRequestSchema, body);
-        if (!parsed.success) throw invalid(parsed.issues);
-        const { respondents } = parsed.output;
-        const surface = parseSurface(parsed.output.interaction, '/interaction');
-        if (parsed.output.expires_in !== undefined && respondents.expires_in !== undefined) {
-          throw new ApiFailure(
-            422,
-            'invalid_request',
-            'Give one deadline: respondents.expires_in or expires_in, not both.',
-            { field: '/respondents/expires_in' },
-          );
-        }
-        const lifetimeField =
-          respondents.expires_in !== undefined ? '/respondents/expires_in' : '/expires_in';
-        const lifetime = model.lifetime(
-          respondents.expires_in ?? parsed.output.expires_in ?? DEFAULT_EXPIRES_IN,
-          lifetimeField,
+  const createAsk = (req: IncomingMessage) =>
+    idempotentPost(req, '/v1/asks', false, async (ws, body) => {
+      checkExpiresIn(body.expires_in, '/expires_in');
+      const r = body.respondents as Record<string, unknown> | undefined;
+      if (typeof r === 'object' && r !== null) {
+        checkExpiresIn(r.expires_in, '/respondents/expires_in');
+        checkExpiresIn(r.respondent_expires_in, '/respondents/respondent_expires_in');
+      }
+      const parsed = v.safeParse(CreateAskRequestSchema, body);
+      if (!parsed.success) throw invalid(parsed.issues);
+      const { respondents } = parsed.output;
+      const surface = parseSurface(parsed.output.interaction, '/interaction');
+      if (parsed.output.expires_in !== undefined && respondents.expires_in !== undefined) {
+        throw new ApiFailure(
+          422,
+          'invalid_request',
+          'Give one deadline: respondents.expires_in or expires_in, not both.',
+          { field: '/respondents/expires_in' },
         );
-        if (respondents.max > model.plan.maxRespondents) {
-          throw new ApiFailure(
-            422,
-            'invalid_request',
-            `/respondents/max is ${respondents.max}; the plan allows at most ${model.plan.maxRespondents}.`,
-            { field: '/respondents/max', limit: model.plan.maxRespondents, length: respondents.max },
-          );
-        }
-        const respondentLifetime = respondents.respondent_expires_in ?? lifetime;
-        if (respondentLifetime > lifetime) {
-          throw new ApiFailure(
-            422,
-            'invalid_request',
-            `/respondents/respondent_expires_in is ${respondentLifetime} seconds; it cannot exceed the Ask's ${lifetime}.`,
-            { field: '/respondents/respondent_expires_in', limit: lifetime, length: respondentLifetime },
-          );
-        }
-        const sdg = digestSync(surface);
-        return () => {
-          const a = model.createAsk(
-            ws,
-            surface,
-            sdg,
-            lifetime,
-            respondents.max,
-            respondents.name === true,
-            respondentLifetime,
-          );
-          return okResult(201, model.askView(a), { location: `/v1/asks/${a.id}` });
-        };
-      },
-    );
-  };
+      }
+      const lifetimeField = respondents.expires_in !== undefined ? '/respondents/expires_in' : '/expires_in';
+      const lifetime = model.lifetime(
+        respondents.expires_in ?? parsed.output.expires_in ?? DEFAULT_EXPIRES_IN,
+        lifetimeField,
+      );
+      if (respondents.max > model.plan.maxRespondents) {
+        throw new ApiFailure(
+          422,
+          'invalid_request',
+          `/respondents/max is ${respondents.max}; the plan allows at most ${model.plan.maxRespondents}.`,
+          { field: '/respondents/max', limit: model.plan.maxRespondents, length: respondents.max },
+        );
+      }
+      const respondentLifetime = respondents.respondent_expires_in ?? lifetime;
+      if (respondentLifetime > lifetime) {
+        throw new ApiFailure(
+          422,
+          'invalid_request',
+          `/respondents/respondent_expires_in is ${respondentLifetime} seconds; it cannot exceed the Ask's ${lifetime}.`,
+          { field: '/respondents/respondent_expires_in', limit: lifetime, length: respondentLifetime },
+        );
+      }
+      const sdg = digestSync(surface);
+      return () => {
+        const a = model.createAsk(ws, {
+          surface,
+          sdg,
+          lifetime,
+          max: respondents.max,
+          requireName: respondents.name === true,
+          respondentLifetime,
+        });
+        return okResult(201, model.askView(a), { location: `/v1/asks/${a.id}` });
+      };
+    });
 
   /** Which endpoint a path is, with the method it allows and its handler. */
   const resolve = (

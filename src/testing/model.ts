@@ -38,6 +38,17 @@ import {
 } from './records.js';
 import { SessionWaits } from './waits.js';
 
+/** `found` when it belongs to `workspaceId`; else `404` (never `403`, so existence does not leak). */
+function owned<T extends { workspaceId: string }>(
+  found: T | undefined,
+  workspaceId: string,
+  message: string,
+): T {
+  if (found === undefined || found.workspaceId !== workspaceId)
+    throw new ApiFailure(404, 'not_found', message);
+  return found;
+}
+
 /** @internal The runtime's state. */
 export class LocalModel {
   readonly clock: LocalClock;
@@ -224,11 +235,9 @@ export class LocalModel {
     return s;
   }
 
+  /** The Session `id` of `workspaceId`; another workspace's is `404` too, so it does not leak. */
   getSession(workspaceId: string, id: string): SessionRecord {
-    const s = this.sessions.get(id);
-    if (s === undefined || s.workspaceId !== workspaceId)
-      throw new ApiFailure(404, 'not_found', 'No such Session.');
-    return s;
+    return owned(this.sessions.get(id), workspaceId, 'No such Session.');
   }
 
   /** The checks publish and complete share; returns the Session. */
@@ -344,15 +353,19 @@ export class LocalModel {
 
   // -- Asks -------------------------------------------------------------------------------------
 
+  /** Commit an Ask (after the request was validated): `lifetime` and `respondentLifetime` in seconds. */
   createAsk(
     workspaceId: string,
-    surface: Surface,
-    sdg: string,
-    lifetime: number,
-    max: number,
-    requireName: boolean,
-    respondentLifetime: number,
+    ask: {
+      surface: Surface;
+      sdg: string;
+      lifetime: number;
+      max: number;
+      requireName: boolean;
+      respondentLifetime: number;
+    },
   ): AskRecord {
+    const { surface, sdg, lifetime, max, requireName, respondentLifetime } = ask;
     const now = this.clock.now();
     const a: AskRecord = {
       ...newLinkIdentity('ask', workspaceId, now),
@@ -370,11 +383,9 @@ export class LocalModel {
     return a;
   }
 
+  /** The Ask `id` of `workspaceId` (`404` otherwise). */
   getAsk(workspaceId: string, id: string): AskRecord {
-    const a = this.asks.get(id);
-    if (a === undefined || a.workspaceId !== workspaceId)
-      throw new ApiFailure(404, 'not_found', 'No such Ask.');
-    return a;
+    return owned(this.asks.get(id), workspaceId, 'No such Ask.');
   }
 
   /** Start one respondent, atomically against the cap. */
