@@ -4,7 +4,8 @@
  * real network and server can: an error status, a dropped connection before or after the change
  * is committed, a delay, a malformed or self-contradictory body, a tampered receipt.
  *
- * This module only stores and hands out faults; `http.ts` applies them. It holds no secrets.
+ * This module only stores and hands out faults; `fault-application.ts` applies them. It holds no
+ * secrets.
  */
 
 /** The API endpoints a fault can target. */
@@ -170,21 +171,13 @@ export class LocalFaults {
     options: FaultTimes & { code?: string } = {},
   ): void {
     const { times, code } = options;
-    this.inject(
-      endpoint,
-      code === undefined
-        ? { kind: 'commit_then_status', status }
-        : { kind: 'commit_then_status', status, code },
-      { times },
-    );
+    this.inject(endpoint, { kind: 'commit_then_status', status, code }, { times });
   }
 
   /** Commit the next call(s), then answer with a malformed body. */
   malformed(endpoint: LocalEndpoint, options: FaultTimes & { body?: string } = {}): void {
     const { times, body } = options;
-    this.inject(endpoint, body === undefined ? { kind: 'malformed' } : { kind: 'malformed', body }, {
-      times,
-    });
+    this.inject(endpoint, { kind: 'malformed', body }, { times });
   }
 
   /** Commit the next call(s), then answer with a self-contradictory view. */
@@ -193,13 +186,7 @@ export class LocalFaults {
     options: FaultTimes & { variant?: ContradictionVariant } = {},
   ): void {
     const { times, variant } = options;
-    this.inject(
-      endpoint,
-      variant === undefined ? { kind: 'contradictory' } : { kind: 'contradictory', variant },
-      {
-        times,
-      },
-    );
+    this.inject(endpoint, { kind: 'contradictory', variant }, { times });
   }
 
   /** Commit the next call(s), then answer with every receipt in the body tampered with. */

@@ -1,17 +1,16 @@
 /**
  * The in-memory state of the local Sess runtime and every transition of the wire contract
  * (`docs/sess-api.md`): workspaces and API keys, Sessions with revisions, answers with signed
- * receipts, Asks with an exact respondent cap, link lifetimes on the controllable clock,
- * idempotent mutations, and event-driven waits.
+ * receipts, Asks with an exact respondent cap, and link lifetimes on the controllable clock
+ * (idempotent replays are `idempotency.ts`'s). Every committed change wakes the Session's waits
+ * (`waits.ts`).
  *
- * It speaks no HTTP (that is `http.ts`) and renders no HTML (that is `page/`). Mutations check and
+ * It speaks no HTTP (the routes do) and renders no HTML (that is `page/`). Mutations check and
  * commit synchronously after any awaited work, so concurrent requests on Node's one thread can
  * never both pass a check (the Ask cap, a publish precondition, an idempotency key).
  */
-import { createHash, randomBytes } from 'node:crypto';
 import type { SessionStatus } from '../core/ports.js';
 import type { Answer, Surface } from '../core/surface.js';
-import { base64UrlEncode, canonicalJson, DIGEST_PREFIX } from '../sess/digest.js';
 import {
   DEFAULT_EXPIRES_IN,
   EXTEND_HORIZON,
@@ -20,144 +19,34 @@ import {
   type ReceiptClaims,
   type WireAskRespondent,
   type WireAskView,
-  type WireResponseEvent,
   type WireSessionView,
 } from '../sess/wire.js';
+import { ApiFailure } from './api-failure.js';
 import type { LocalClock } from './clock.js';
+import { IdempotentReplies } from './idempotency.js';
 import type { LocalKeys } from './keys.js';
+import {
+  type AskRecord,
+  digestSync,
+  emptyWorkspaceStats,
+  iso,
+  type LocalPlan,
+  type LocalWorkspaceStats,
+  newLinkIdentity,
+  randomToken,
+  type SessionRecord,
+} from './records.js';
+import { SessionWaits } from './waits.js';
 
-/** The limits of a workspace's plan. */
-export interface LocalPlan {
-  /** Longest link lifetime, in seconds. @default 604800 (7 days) */
-  maxExpiresIn: number;
-  /** Most open (active, answered, lapsed) Sessions per workspace. @default 1000 */
-  maxOpenSessions: number;
-  /** Largest `respondents.max` of an Ask. @default 1000 */
-  maxRespondents: number;
-}
-
-/** The default plan. */
-export const DEFAULT_PLAN: LocalPlan = {
-  maxExpiresIn: 604_800,
-  maxOpenSessions: 1_000,
-  maxRespondents: 1_000,
-};
-
-/** Counters of one workspace (`sess.stats.of(workspaceId)`). */
-export interface LocalWorkspaceStats {
-  /** Sessions created by `POST /v1/sessions` (not Ask respondents). */
-  sessionsCreated: number;
-  asksCreated: number;
-  respondentsStarted: number;
-  answersSubmitted: number;
-  revisionsPublished: number;
-  sessionsCompleted: number;
-}
-
-/** An error the API answers with. */
-export class ApiFailure extends Error {
-  readonly status: number;
-  readonly code: string;
-  readonly field?: string;
-  readonly limit?: number;
-  readonly length?: number;
-
-  constructor(
-    status: number,
-    code: string,
-    message: string,
-    extra: { field?: string; limit?: number; length?: number } = {},
-  ) {
-    super(message);
-    this.status = status;
-    this.code = code;
-    if (extra.field !== undefined) this.field = extra.field;
-    if (extra.limit !== undefined) this.limit = extra.limit;
-    if (extra.length !== undefined) this.length = extra.length;
-  }
-
-  /** The wire error body. */
-  body(): { error: Record<string, unknown> } {
-    const error: Record<string, unknown> = { code: this.code, message: this.message };
-    if (this.field !== undefined) error.field = this.field;
-    if (this.limit !== undefined) error.limit = this.limit;
-    if (this.length !== undefined) error.length = this.length;
-    return { error };
-  }
-}
-
-/** A response the API layer sends (status, JSON body text, extra headers). */
-export interface ApiResult {
-  status: number;
-  body: string;
-  headers: Record<string, string>;
-}
-
-/** @internal A Session as the runtime holds it. */
-export interface SessionRecord {
-  id: string;
-  workspaceId: string;
-  token: string;
-  /** Lifetime of each revision, in seconds. */
-  lifetime: number;
-  extendable: boolean;
-  revision: number;
-  /** Surface of each revision (index = revision − 1). */
-  surfaces: Surface[];
-  sdgs: string[];
-  expiresAt: number;
-  extendableUntil?: number;
-  responses: WireResponseEvent[];
-  completed: boolean;
-  expiredForGood: boolean;
-  createdAt: number;
-  ask?: { askId: string; respondentId: string };
-}
-
-/** @internal An Ask as the runtime holds it. */
-export interface AskRecord {
-  id: string;
-  workspaceId: string;
-  token: string;
-  surface: Surface;
-  sdg: string;
-  max: number;
-  requireName: boolean;
-  expiresAt: number;
-  respondentLifetime: number;
-  respondents: { id: string; sessionId: string; name?: string }[];
-  createdAt: number;
-}
-
-interface Waiter {
-  session: SessionRecord;
-  revision: number;
-  status: SessionStatus;
-  deadline: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  done: () => void;
-}
-
-interface StoredReply {
-  fingerprint: string;
-  result: ApiResult;
-}
-
-/** Random url-safe text of `bytes` random bytes. */
-export function randomToken(bytes: number): string {
-  return base64UrlEncode(new Uint8Array(randomBytes(bytes)));
-}
-
-/**
- * `digestJson` of `src/sess/digest.ts`, synchronously with node:crypto (the same string), so the
- * runtime never yields between a check and its commit.
- */
-export function digestSync(value: unknown): string {
-  return DIGEST_PREFIX + createHash('sha256').update(canonicalJson(value), 'utf8').digest('base64url');
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
+/** `found` when it belongs to `workspaceId`; else `404` (never `403`, so existence does not leak). */
+function owned<T extends { workspaceId: string }>(
+  found: T | undefined,
+  workspaceId: string,
+  message: string,
+): T {
+  if (found === undefined || found.workspaceId !== workspaceId)
+    throw new ApiFailure(404, 'not_found', message);
+  return found;
 }
 
 /** @internal The runtime's state. */
@@ -174,9 +63,10 @@ export class LocalModel {
   readonly asks = new Map<string, AskRecord>();
   readonly sessionTokens = new Map<string, SessionRecord>();
   readonly askTokens = new Map<string, AskRecord>();
-  readonly #replies = new Map<string, StoredReply>();
-  readonly #waiters = new Map<string, Set<Waiter>>();
-  readonly #waitListeners = new Set<() => void>();
+  /** Stored replies of idempotent mutations. */
+  readonly replies = new IdempotentReplies();
+  /** Waits in progress; every commit below notifies them. */
+  readonly waits: SessionWaits;
   readonly #openCandidates = new Map<string, Set<SessionRecord>>();
   #issuerOverride: string | undefined;
 
@@ -186,7 +76,11 @@ export class LocalModel {
     this.plan = options.plan;
     this.#issuerOverride = options.issuer;
     this.issuer = options.issuer ?? '';
-    this.clock.onChange(() => this.#recheckAll());
+    this.waits = new SessionWaits({
+      clock: this.clock,
+      status: (s) => this.status(s),
+      session: (id) => this.sessions.get(id),
+    });
   }
 
   /** The receipt issuer: the configured one, or the origin. */
@@ -198,14 +92,7 @@ export class LocalModel {
 
   async createWorkspace(workspaceId = `ws_${randomToken(12)}`, apiKey = `sk_local_${randomToken(24)}`) {
     if (this.workspaces.has(workspaceId)) throw new TypeError('createWorkspace: the workspace exists');
-    this.workspaces.set(workspaceId, {
-      sessionsCreated: 0,
-      asksCreated: 0,
-      respondentsStarted: 0,
-      answersSubmitted: 0,
-      revisionsPublished: 0,
-      sessionsCompleted: 0,
-    });
+    this.workspaces.set(workspaceId, emptyWorkspaceStats());
     this.apiKeys.set(apiKey, workspaceId);
     await this.keys.rotate(workspaceId);
     return { workspaceId, apiKey };
@@ -286,40 +173,6 @@ export class LocalModel {
     };
   }
 
-  // -- idempotency ------------------------------------------------------------------------------
-
-  /**
-   * Run an idempotent mutation: replay a stored 2xx reply for the same key and fingerprint, refuse
-   * a different fingerprint, else `prepare` (async checks and digests) then `commit` (synchronous).
-   */
-  async idempotent(
-    scope: string,
-    fingerprint: string,
-    prepare: () => Promise<() => ApiResult>,
-  ): Promise<ApiResult> {
-    const replay = () => {
-      const stored = this.#replies.get(scope);
-      if (stored === undefined) return undefined;
-      if (stored.fingerprint !== fingerprint) {
-        throw new ApiFailure(
-          422,
-          'idempotency_mismatch',
-          'This Idempotency-Key was used with a different request. Use a new key for a new request.',
-        );
-      }
-      return { ...stored.result, headers: { ...stored.result.headers, 'idempotent-replayed': 'true' } };
-    };
-    const early = replay();
-    if (early) return early;
-    const commit = await prepare();
-    // A concurrent identical request may have committed while we awaited.
-    const late = replay();
-    if (late) return late;
-    const result = commit();
-    if (result.status >= 200 && result.status < 300) this.#replies.set(scope, { fingerprint, result });
-    return result;
-  }
-
   // -- Sessions ---------------------------------------------------------------------------------
 
   /**
@@ -343,9 +196,7 @@ export class LocalModel {
   ): SessionRecord {
     const now = this.clock.now();
     const s: SessionRecord = {
-      id: `ses_${randomToken(15)}`,
-      workspaceId,
-      token: randomToken(32),
+      ...newLinkIdentity('ses', workspaceId, now),
       lifetime,
       extendable,
       revision: 1,
@@ -355,7 +206,6 @@ export class LocalModel {
       responses: [],
       completed: false,
       expiredForGood: false,
-      createdAt: now,
     };
     if (extendable) s.extendableUntil = now + EXTEND_HORIZON * 1000;
     this.sessions.set(s.id, s);
@@ -385,11 +235,9 @@ export class LocalModel {
     return s;
   }
 
+  /** The Session `id` of `workspaceId`; another workspace's is `404` too, so it does not leak. */
   getSession(workspaceId: string, id: string): SessionRecord {
-    const s = this.sessions.get(id);
-    if (s === undefined || s.workspaceId !== workspaceId)
-      throw new ApiFailure(404, 'not_found', 'No such Session.');
-    return s;
+    return owned(this.sessions.get(id), workspaceId, 'No such Session.');
   }
 
   /** The checks publish and complete share; returns the Session. */
@@ -505,20 +353,22 @@ export class LocalModel {
 
   // -- Asks -------------------------------------------------------------------------------------
 
+  /** Commit an Ask (after the request was validated): `lifetime` and `respondentLifetime` in seconds. */
   createAsk(
     workspaceId: string,
-    surface: Surface,
-    sdg: string,
-    lifetime: number,
-    max: number,
-    requireName: boolean,
-    respondentLifetime: number,
+    ask: {
+      surface: Surface;
+      sdg: string;
+      lifetime: number;
+      max: number;
+      requireName: boolean;
+      respondentLifetime: number;
+    },
   ): AskRecord {
+    const { surface, sdg, lifetime, max, requireName, respondentLifetime } = ask;
     const now = this.clock.now();
     const a: AskRecord = {
-      id: `ask_${randomToken(15)}`,
-      workspaceId,
-      token: randomToken(32),
+      ...newLinkIdentity('ask', workspaceId, now),
       surface: structuredClone(surface),
       sdg,
       max,
@@ -526,7 +376,6 @@ export class LocalModel {
       expiresAt: now + lifetime * 1000,
       respondentLifetime,
       respondents: [],
-      createdAt: now,
     };
     this.asks.set(a.id, a);
     this.askTokens.set(a.token, a);
@@ -534,11 +383,9 @@ export class LocalModel {
     return a;
   }
 
+  /** The Ask `id` of `workspaceId` (`404` otherwise). */
   getAsk(workspaceId: string, id: string): AskRecord {
-    const a = this.asks.get(id);
-    if (a === undefined || a.workspaceId !== workspaceId)
-      throw new ApiFailure(404, 'not_found', 'No such Ask.');
-    return a;
+    return owned(this.asks.get(id), workspaceId, 'No such Ask.');
   }
 
   /** Start one respondent, atomically against the cap. */
@@ -561,111 +408,9 @@ export class LocalModel {
     return s;
   }
 
-  // -- waits ------------------------------------------------------------------------------------
-
-  /** Number of waits in progress (on one Session, or all). */
-  pendingWaits(sessionId?: string): number {
-    if (sessionId !== undefined) return this.#waiters.get(sessionId)?.size ?? 0;
-    let n = 0;
-    for (const set of this.#waiters.values()) n += set.size;
-    return n;
-  }
-
-  /** Called whenever a wait starts (for `sess.whenWaiting`). */
-  onWaitStarted(listener: () => void): () => void {
-    this.#waitListeners.add(listener);
-    return () => this.#waitListeners.delete(listener);
-  }
-
-  /**
-   * Resolve when `s` is no longer at (`revision`, `status`), is final, or `timeoutMs` real
-   * milliseconds passed; `signal` abandons the wait.
-   */
-  wait(
-    s: SessionRecord,
-    revision: number,
-    status: SessionStatus,
-    timeoutMs: number,
-    signal: AbortSignal,
-  ): Promise<void> {
-    return new Promise((resolve) => {
-      const waiter: Waiter = {
-        session: s,
-        revision,
-        status,
-        deadline: Date.now() + timeoutMs,
-        timer: undefined,
-        done: () => {
-          if (waiter.timer !== undefined) clearTimeout(waiter.timer);
-          const set = this.#waiters.get(s.id);
-          set?.delete(waiter);
-          if (set?.size === 0) this.#waiters.delete(s.id);
-          signal.removeEventListener('abort', waiter.done);
-          resolve();
-        },
-      };
-      if (signal.aborted || this.#changed(waiter)) return resolve();
-      signal.addEventListener('abort', waiter.done, { once: true });
-      const set = this.#waiters.get(s.id) ?? new Set<Waiter>();
-      set.add(waiter);
-      this.#waiters.set(s.id, set);
-      this.#arm(waiter);
-      for (const listener of [...this.#waitListeners]) listener();
-    });
-  }
-
-  #changed(w: Waiter): boolean {
-    const status = this.status(w.session);
-    return w.session.revision !== w.revision || status !== w.status || FINAL_SESSION_STATUSES.has(status);
-  }
-
-  /** Next clock time at which the Session's status changes by itself. */
-  #nextTransition(s: SessionRecord): number | undefined {
-    const status = this.status(s);
-    if (status === 'active') return s.expiresAt;
-    if (status === 'lapsed') return s.extendableUntil;
-    return undefined;
-  }
-
-  #arm(w: Waiter): void {
-    if (w.timer !== undefined) clearTimeout(w.timer);
-    let delay = Math.max(0, w.deadline - Date.now());
-    if (!this.clock.frozen) {
-      const next = this.#nextTransition(w.session);
-      if (next !== undefined) delay = Math.min(delay, Math.max(0, next - this.clock.now()));
-    }
-    w.timer = setTimeout(() => {
-      w.timer = undefined;
-      if (this.#changed(w) || Date.now() >= w.deadline) w.done();
-      else this.#arm(w);
-    }, delay);
-  }
-
-  /** Wake every wait on `s` that no longer matches. */
+  /** Wake every wait on `s` that no longer matches (after every committed change). */
   notify(s: SessionRecord): void {
-    const set = this.#waiters.get(s.id);
-    if (set === undefined) return;
-    for (const w of [...set]) {
-      if (this.#changed(w)) w.done();
-      else this.#arm(w);
-    }
-  }
-
-  #recheckAll(): void {
-    for (const id of [...this.#waiters.keys()]) {
-      const s = this.sessions.get(id);
-      if (s) this.notify(s);
-    }
-  }
-
-  /** End every wait now (on close). */
-  endAllWaits(): void {
-    for (const set of [...this.#waiters.values()]) for (const w of [...set]) w.done();
-  }
-
-  /** The fingerprint of a mutation for idempotency. */
-  static fingerprint(body: unknown, ifMatch: number | null): string {
-    return canonicalJson({ body, if_match: ifMatch });
+    this.waits.notify(s);
   }
 
   /** The lifetime a create asks for, checked against the plan. */

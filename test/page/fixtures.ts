@@ -2,7 +2,7 @@
  * Surfaces shared by the answer-page suites: one with every component and every field type, and
  * a follow-up. Plain data, written the way an agent would send it.
  */
-import type { Answer, Surface } from '../../src/core/surface.js';
+import type { Answer, Surface, SurfaceAction, SurfaceComponent } from '../../src/core/surface.js';
 
 /** Every component type and every field type, with bounds, help, prefilled values and labels. */
 export const TRIP: Surface = {
@@ -145,3 +145,42 @@ export const SHORT_ASK: Surface = {
   },
   actions: [{ id: 'submit', label: 'Send', intent: 'submit' }],
 };
+
+/** `base` with its components replaced by `components` (its title and actions stay). */
+export function withComponents(base: Surface, components: SurfaceComponent[]): Surface {
+  return { ...base, source: { kind: 'sess_surface', components } };
+}
+
+/**
+ * A Surface with `evil` in every place a person reads text: title, description, heading,
+ * paragraph, record caption, key (its first 40 code points, Sess's key limit) and value, and a
+ * text field's label, help and prefilled value (named `fieldName`); then `more` components.
+ */
+export function hostileSurface(
+  evil: string,
+  options: { fieldName: string; more: SurfaceComponent[]; action: SurfaceAction },
+): Surface {
+  return {
+    mode: 'interactive',
+    title: evil,
+    description: evil,
+    source: {
+      kind: 'sess_surface',
+      components: [
+        { type: 'heading', text: evil },
+        { type: 'text', text: evil },
+        { type: 'record', label: evil, fields: { [evil.slice(0, 40)]: evil } },
+        {
+          type: 'field',
+          name: options.fieldName,
+          label: evil,
+          description: evil,
+          schema: { type: 'string' },
+          value: evil,
+        },
+        ...options.more,
+      ],
+    },
+    actions: [options.action],
+  };
+}

@@ -3,20 +3,23 @@
  * accessibility wiring (labels, fieldsets, error links), escaping, the form encoding both ways,
  * and every validation rule with its message.
  */
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { FieldComponent, Surface } from '../../src/core/surface.js';
+import type { FieldComponent } from '../../src/core/surface.js';
 import {
   answerToForm,
   formToAnswer,
+  LIVE_SCRIPT,
+  PAGE_CSP,
   type PageView,
   renderPage,
   validateAnswer,
 } from '../../src/testing/page/index.js';
 import { examplePageHandler, exampleSubmit } from '../../src/testing/page/page.examples.js';
-import { FOLLOW_UP, TRIP, TRIP_ANSWER } from './fixtures.js';
+import { FOLLOW_UP, hostileSurface, TRIP, TRIP_ANSWER, withComponents } from './fixtures.js';
 import { byId, decode, innerText, type Tag, tags } from './html-scan.js';
 
 const formView = (extra: Partial<Extract<PageView, { kind: 'form' }>> = {}): PageView => ({
@@ -217,22 +220,16 @@ describe('renderPage: the form', () => {
   });
 
   it('keeps a leading line break of a multi-line value', () => {
-    const surface: Surface = {
-      ...FOLLOW_UP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          {
-            type: 'field',
-            name: 'm',
-            label: 'Message',
-            multiline: true,
-            schema: { type: 'string' },
-            value: '\nB',
-          },
-        ],
+    const surface = withComponents(FOLLOW_UP, [
+      {
+        type: 'field',
+        name: 'm',
+        label: 'Message',
+        multiline: true,
+        schema: { type: 'string' },
+        value: '\nB',
       },
-    };
+    ]);
     const out = renderPage({ kind: 'form', surface, revision: 2, actionUrl: '/x' });
     // The parser drops the first newline after <textarea>, so two must be written.
     expect(out).toContain('>\n\nB</textarea>');
@@ -280,36 +277,20 @@ describe('renderPage: escaping', () => {
       ' ',
     ),
   );
-  const evilSurface: Surface = {
-    mode: 'interactive',
-    title: EVIL,
-    description: EVIL,
-    source: {
-      kind: 'sess_surface',
-      components: [
-        { type: 'heading', text: EVIL },
-        { type: 'text', text: EVIL },
-        { type: 'record', label: EVIL, fields: { [EVIL]: EVIL } },
-        {
-          type: 'field',
-          name: EVIL,
-          label: EVIL,
-          description: EVIL,
-          schema: { type: 'string' },
-          value: EVIL,
-        },
-        { type: 'field', name: 'm', label: EVIL, multiline: true, schema: { type: 'string' }, value: EVIL },
-        {
-          type: 'field',
-          name: 'c',
-          label: EVIL,
-          schema: { type: 'string', enum: [EVIL, 'b'], option_labels: { b: EVIL } },
-          value: EVIL,
-        },
-      ],
-    },
-    actions: [{ id: EVIL, label: EVIL, intent: 'submit' }],
-  };
+  const evilSurface = hostileSurface(EVIL, {
+    fieldName: EVIL,
+    more: [
+      { type: 'field', name: 'm', label: EVIL, multiline: true, schema: { type: 'string' }, value: EVIL },
+      {
+        type: 'field',
+        name: 'c',
+        label: EVIL,
+        schema: { type: 'string', enum: [EVIL, 'b'], option_labels: { b: EVIL } },
+        value: EVIL,
+      },
+    ],
+    action: { id: EVIL, label: EVIL, intent: 'submit' },
+  });
   const views: [string, PageView][] = [
     [
       'form',
@@ -322,7 +303,7 @@ describe('renderPage: escaping', () => {
         errors: { [EVIL]: EVIL, c: EVIL, _action: EVIL, other: EVIL },
       },
     ],
-    ['waiting', { kind: 'waiting', title: EVIL }],
+    ['waiting', { kind: 'waiting', title: EVIL, pageUrl: EVIL, watchUrl: EVIL }],
     ['done', { kind: 'done', title: EVIL }],
     ['expired', { kind: 'expired', title: EVIL, extendUrl: EVIL }],
     ['ask_name', { kind: 'ask_name', title: EVIL, actionUrl: EVIL, error: EVIL }],
@@ -330,7 +311,8 @@ describe('renderPage: escaping', () => {
   ];
 
   it.each(views)('renders every person-visible string of the %s view inert', (_, view) => {
-    const out = renderPage(view);
+    // The page's own script is the one script allowed; nothing else may look like one.
+    const out = renderPage(view).replace(`<script>${LIVE_SCRIPT}</script>`, '');
     expect(out).not.toMatch(/<script/i);
     expect(out).not.toMatch(/<img/i);
     for (const t of tags(out)) {
@@ -352,19 +334,41 @@ describe('renderPage: the other states', () => {
     };
   };
 
-  it('waiting: says the answer was sent and reloads by itself', () => {
-    const { l, plain } = text({ kind: 'waiting', title: 'Confirm your airport transfer' });
+  it('waiting: says the answer was sent, links to the next step, and watches without any timed reload', () => {
+    const view: PageView = {
+      kind: 'waiting',
+      title: 'Confirm your airport transfer',
+      pageUrl: '/s/abc',
+      watchUrl: '/s/abc/state?revision=1&status=answered',
+    };
+    const { out, l, plain } = text(view);
     expect(plain).toContain('Thanks — your answer was sent.');
     expect(plain).toContain('Waiting for the agent');
-    expect(l.find((t) => t.attrs['http-equiv'] === 'refresh')?.attrs.content).toBe('3');
-    expect(l.find((t) => t.attrs.role === 'status')).toBeDefined();
+    expect(l.some((t) => t.attrs['http-equiv']?.toLowerCase() === 'refresh')).toBe(false);
+    const status = l.find((t) => t.attrs.role === 'status')!;
+    expect(status.attrs).toMatchObject({ 'aria-live': 'polite', 'data-watch': view.watchUrl });
+    // Without script, a plain link asks for the page again.
+    const link = l.find((t) => t.name === 'a' && t.attrs.href === '/s/abc')!;
+    expect(innerText(out, link)).toBe('Check for the next step');
     expect(l.some((t) => t.name === 'form')).toBe(false);
+    // The one script is the page's own, allowed by its hash and by nothing broader.
+    const scripts = [...out.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => m[1]);
+    expect(scripts).toEqual([LIVE_SCRIPT]);
+    const hash = createHash('sha256').update(LIVE_SCRIPT, 'utf8').digest('base64');
+    expect(PAGE_CSP.split('; ').filter((d) => d.startsWith('script-src'))).toEqual([
+      `script-src 'sha256-${hash}'`,
+    ]);
+    expect(LIVE_SCRIPT).not.toMatch(/setInterval|location\.reload|http-equiv/);
+    // No watch URL, no script.
+    const still = renderPage({ kind: 'waiting', title: 'T', pageUrl: '/s/abc' });
+    expect(still).not.toMatch(/<script/i);
+    expect(still).toContain('Check for the next step');
   });
 
   it('done: says the agent has the answer', () => {
     const { l, plain } = text({ kind: 'done', title: 'T' });
     expect(plain).toContain('Done — the agent has your answer.');
-    expect(l.some((t) => t.attrs['http-equiv'] === 'refresh')).toBe(false);
+    expect(l.some((t) => t.name === 'script' || t.attrs['http-equiv'] === 'refresh')).toBe(false);
   });
 
   it('expired: final without a button, lapsed with "Ask for more time" posting to the extend URL', () => {
@@ -624,19 +628,13 @@ describe('validateAnswer', () => {
   });
 
   it('applies minItems to a required multi-choice, and requires one option', () => {
-    const surface: Surface = {
-      ...TRIP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          {
-            ...field('extras'),
-            required: true,
-            schema: { ...(field('extras').schema as object), minItems: 2 } as never,
-          },
-        ],
+    const surface = withComponents(TRIP, [
+      {
+        ...field('extras'),
+        required: true,
+        schema: { ...(field('extras').schema as object), minItems: 2 } as never,
       },
-    };
+    ]);
     expect(validateAnswer(surface, { action: 'confirm', values: { extras: [] } })).toEqual({
       ok: false,
       errors: { extras: 'This is required. Choose at least one option.' },
@@ -648,17 +646,11 @@ describe('validateAnswer', () => {
   });
 
   it('uses one-sided bound messages and singular words where they fit', () => {
-    const surface: Surface = {
-      ...TRIP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          { type: 'field', name: 'a', label: 'A', schema: { type: 'number', minimum: 1 } },
-          { type: 'field', name: 'b', label: 'B', schema: { type: 'number', maximum: 3 } },
-          { type: 'field', name: 'c', label: 'C', schema: { type: 'string', minLength: 1 } },
-        ],
-      },
-    };
+    const surface = withComponents(TRIP, [
+      { type: 'field', name: 'a', label: 'A', schema: { type: 'number', minimum: 1 } },
+      { type: 'field', name: 'b', label: 'B', schema: { type: 'number', maximum: 3 } },
+      { type: 'field', name: 'c', label: 'C', schema: { type: 'string', minLength: 1 } },
+    ]);
     expect(validateAnswer(surface, { action: 'confirm', values: { a: 0, b: 4, c: '' } })).toEqual({
       ok: false,
       errors: {
@@ -695,15 +687,9 @@ describe('validateAnswer', () => {
   });
 
   it('takes an unticked required checkbox as "no", and marks it as nothing special', () => {
-    const surface: Surface = {
-      ...TRIP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          { type: 'field', name: 'ok', label: 'Send a copy', required: true, schema: { type: 'boolean' } },
-        ],
-      },
-    };
+    const surface = withComponents(TRIP, [
+      { type: 'field', name: 'ok', label: 'Send a copy', required: true, schema: { type: 'boolean' } },
+    ]);
     const parsed = formToAnswer(surface, new URLSearchParams('_action=confirm'));
     expect(validateAnswer(surface, parsed)).toEqual({
       ok: true,
@@ -715,15 +701,9 @@ describe('validateAnswer', () => {
   });
 
   it('treats a field named __proto__ as a plain key', () => {
-    const surface: Surface = {
-      ...TRIP,
-      source: {
-        kind: 'sess_surface',
-        components: [
-          { type: 'field', name: '__proto__', label: 'P', required: true, schema: { type: 'string' } },
-        ],
-      },
-    };
+    const surface = withComponents(TRIP, [
+      { type: 'field', name: '__proto__', label: 'P', required: true, schema: { type: 'string' } },
+    ]);
     const parsed = formToAnswer(surface, new URLSearchParams('v:__proto__=x&_action=confirm'));
     expect(Object.getPrototypeOf(parsed.values)).toBe(Object.prototype);
     const result = validateAnswer(surface, parsed);

@@ -7,7 +7,7 @@ import {
   WireSessionViewSchema,
 } from '../../src/sess/wire.js';
 import { type ContradictionVariant, type LocalSess, startLocalSess } from '../../src/testing/index.js';
-import { ANSWER, call, createSession, newKey, sampleSurface } from './helpers.js';
+import { ANSWER, answeredSession, call, createSession, newKey, sampleSurface } from './helpers.js';
 
 let sess: LocalSess;
 beforeAll(async () => {
@@ -69,11 +69,8 @@ describe('faults', () => {
   });
 
   it('commit_then_drop on publish and complete: committed; the identical call learns the outcome', async () => {
-    const s = await createSession(sess);
-    await sess.submitAnswer(s.human_url, ANSWER);
-    const evt = (await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.responses[0].event_id;
+    const { s, next: body } = await answeredSession(sess);
     const key = newKey();
-    const body = { response_event_id: evt, interaction: sampleSurface('Next?') };
     sess.faults.commitThenDrop('publish');
     await expect(
       call(sess, 'POST', `/v1/sessions/${s.id}/revisions`, { body, key, ifMatch: 1 }),
@@ -104,9 +101,7 @@ describe('faults', () => {
   });
 
   it('commit_then_status: the change is committed but the answer is an error', async () => {
-    const s = await createSession(sess);
-    await sess.submitAnswer(s.human_url, ANSWER);
-    const evt = (await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.responses[0].event_id;
+    const { s, eventId: evt } = await answeredSession(sess);
     const key = newKey();
     sess.faults.commitThenFail('complete', 500);
     const res = await call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {
@@ -211,5 +206,41 @@ describe('options', () => {
     await expect(startLocalSess({ port: -1 })).rejects.toThrow(/port/);
     await expect(startLocalSess({ plan: { maxOpenSessions: 0 } })).rejects.toThrow(/plan.maxOpenSessions/);
     await expect(startLocalSess({ clock: { start: 'not a date' } })).rejects.toThrow(/clock.start/);
+  });
+
+  // The one option form of the package: `startLocalSess: option "<name>" <rule>.`
+  it.each([
+    [{ port: -1 }, 'port', 'must be a whole number from 0 to 65535'],
+    [{ port: 80.5 }, 'port', 'must be a whole number from 0 to 65535'],
+    [{ host: '' }, 'host', 'must be a non-empty string'],
+    [{ plan: null }, 'plan', 'must be an object'],
+    [{ plan: { maxOpenSessions: 0 } }, 'plan.maxOpenSessions', 'must be a whole number of at least 1'],
+    [{ plan: { maxExpiresIn: 29 } }, 'plan.maxExpiresIn', 'must be a whole number of at least 30'],
+    [{ plan: { maxRespondents: '5' } }, 'plan.maxRespondents', 'must be a whole number of at least 1'],
+    [
+      { plan: { maxSessions: 5 } },
+      'plan.maxSessions',
+      'is not a plan limit (maxExpiresIn, maxOpenSessions, maxRespondents)',
+    ],
+    [
+      { clock: { start: 'not a date' } },
+      'clock.start',
+      'must be a valid time (a Date, epoch milliseconds or a date string)',
+    ],
+    [{ clock: { frozen: 'yes' } }, 'clock.frozen', 'must be a boolean'],
+    [{ issuer: 7 }, 'issuer', 'must be a non-empty string'],
+    [{ workspaceHeader: 'no' }, 'workspaceHeader', 'must be a boolean'],
+    [{ workspaceId: 'ws 1' }, 'workspaceId', 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -'],
+    [{ apiKey: 'sk with space' }, 'apiKey', 'must be 1 to 256 printable ASCII characters without spaces'],
+  ])('%o: option "%s" %s', async (options, name, rule) => {
+    await expect(startLocalSess(options as never)).rejects.toThrow(
+      new TypeError(`startLocalSess: option "${name}" ${rule}.`),
+    );
+  });
+
+  it('refuses options that are not an object', async () => {
+    await expect(startLocalSess(null as never)).rejects.toThrow(
+      new TypeError('startLocalSess: options must be an object.'),
+    );
   });
 });

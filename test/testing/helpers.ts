@@ -103,3 +103,16 @@ export async function createSession(
 
 /** The answer used throughout. */
 export const ANSWER = { action: 'approve', values: { message: 'Greet users by first name', push: true } };
+
+/**
+ * A Session answered once with {@link ANSWER} through its page, and what a follow-up needs: the
+ * answer's event id and a publish body that names it.
+ */
+export async function answeredSession(
+  sess: LocalSess,
+): Promise<{ s: WireJson; eventId: string; next: object }> {
+  const s = await createSession(sess);
+  await sess.submitAnswer(s.human_url, ANSWER);
+  const eventId: string = (await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.responses[0].event_id;
+  return { s, eventId, next: { response_event_id: eventId, interaction: sampleSurface('Next?') } };
+}

@@ -1,10 +1,12 @@
 /**
  * The HTML shell of the answer page: escaping, the document frame, the inline style sheet and the
- * Content-Security-Policy the page is written for. No external asset and no script: the page
- * works with JavaScript off.
+ * Content-Security-Policy the page is written for. No external asset; the one script (`live.ts`)
+ * is allowed by its hash and only keeps an open page current, so the page works with JavaScript
+ * off.
  *
  * It knows nothing about Surfaces or states (`render.ts` does).
  */
+import { LIVE_SCRIPT, LIVE_SCRIPT_SOURCE } from './live.js';
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -23,12 +25,11 @@ export function escapeHtml(text: string): string {
 }
 
 /**
- * The Content-Security-Policy the page is built for: no script at all, inline style only, forms
- * post to the same origin only. The page carries it in a `<meta>`; a server may also send it as a
- * header.
+ * The Content-Security-Policy the page is built for: no script but the page's own (allowed by its
+ * SHA-256 hash), requests to the same origin only, inline style only, forms post to the same
+ * origin only. The page carries it in a `<meta>`; a server may also send it as a header.
  */
-export const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+export const PAGE_CSP = `default-src 'none'; script-src ${LIVE_SCRIPT_SOURCE}; connect-src 'self'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'`;
 
 // Browsers ignore (and warn about) frame-ancestors in a <meta>; it only works as a header.
 const META_CSP = PAGE_CSP.replace(/; frame-ancestors [^;]*/, '');
@@ -85,6 +86,8 @@ button.reject{background:transparent;color:var(--bad);border-color:var(--bad)}
 .state .icon-stop,.state .icon-question{color:var(--muted)}
 .muted{color:var(--muted);font-size:.875rem}
 a{color:var(--accent)}
+a.button{display:inline-flex;align-items:center;justify-content:center;min-height:2.75rem;padding:.625rem 1.25rem;border-radius:8px;border:1px solid var(--accent);background:var(--accent);color:var(--on-accent);font-weight:600;text-decoration:none}
+a.button:focus-visible{outline:3px solid var(--accent);outline-offset:2px}
 `;
 
 /** Options of {@link documentHtml}. */
@@ -93,16 +96,13 @@ export interface DocumentOptions {
   title: string;
   /** Already-escaped HTML for `<main>`. */
   body: string;
-  /** Seconds after which the browser reloads the page by itself (no script needed). */
-  refreshSeconds?: number;
+  /** Add the page's script (`live.ts`), which keeps a page with a `data-watch` element current. */
+  live?: boolean;
 }
 
 /** A whole HTML document around already-escaped `body` markup. */
 export function documentHtml(options: DocumentOptions): string {
-  const refresh =
-    options.refreshSeconds === undefined
-      ? ''
-      : `<meta http-equiv="refresh" content="${Math.max(1, Math.floor(options.refreshSeconds))}">\n`;
+  const script = options.live ? `<script>${LIVE_SCRIPT}</script>\n` : '';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -111,14 +111,14 @@ export function documentHtml(options: DocumentOptions): string {
 <meta http-equiv="Content-Security-Policy" content="${escapeHtml(META_CSP)}">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
-${refresh}<title>${escapeHtml(options.title)}</title>
+<title>${escapeHtml(options.title)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
 <main>
 ${options.body}
 </main>
-</body>
+${script}</body>
 </html>
 `;
 }

@@ -10,5 +10,6 @@
  */
 export { answerToForm, type FieldKind, fieldKind, formName, formToAnswer, surfaceFields } from './fields.js';
 export { escapeHtml, PAGE_CSP } from './html.js';
-export { type PageView, renderPage, WAITING_REFRESH_SECONDS } from './render.js';
+export { LIVE_SCRIPT, LIVE_SCRIPT_SOURCE } from './live.js';
+export { type PageView, renderPage } from './render.js';
 export { ACTION_ERROR_KEY, type AnswerCheck, validateAnswer } from './validate.js';

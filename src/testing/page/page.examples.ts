@@ -3,7 +3,7 @@
  * Session. Not imported by any entry point; the type check keeps it honest.
  *
  * It is deliberately minimal (one Session, no revisions, no expiry): the real mount is the local
- * runtime's `http.ts`.
+ * runtime's `page-routes.ts`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Answer, Surface } from '../../core/surface.js';
@@ -22,7 +22,11 @@ export function examplePageHandler(surface: Surface, path: string, onAnswer: (an
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     if (req.url !== path) return send(res, 404, { kind: 'not_found' });
     if (answered)
-      return send(res, req.method === 'POST' ? 409 : 200, { kind: 'waiting', title: surface.title });
+      return send(res, req.method === 'POST' ? 409 : 200, {
+        kind: 'waiting',
+        title: surface.title,
+        pageUrl: path,
+      });
     if (req.method !== 'POST') return send(res, 200, { kind: 'form', surface, revision: 1, actionUrl: path });
 
     let body = '';

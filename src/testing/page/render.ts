@@ -2,8 +2,9 @@
  * Renders every state of the answer page a person opens from a Sess link: the form of a Surface
  * (every component and field type, errors inline, the person's input kept), "waiting for the
  * agent", the follow-up, "done", an expired or lapsed link (with "Ask for more time"), the Ask
- * name page, a full Ask and an unknown link. Server-rendered, mobile-first, accessible, no
- * script; every person-visible string is escaped.
+ * name page, a full Ask and an unknown link. Server-rendered, mobile-first and accessible; the
+ * waiting page carries the one small script (`live.ts`) that shows the next step in place, and a
+ * link that does the same without script. Every person-visible string is escaped.
  *
  * It decides nothing: which view to show, URLs and status codes are the runtime's business.
  */
@@ -31,8 +32,12 @@ export type PageView =
       values?: Record<string, unknown>;
       errors?: Record<string, string>;
     }
-  /** Answered; waiting for the agent to publish a follow-up or complete. Reloads by itself. */
-  | { kind: 'waiting'; title: string }
+  /**
+   * Answered; waiting for the agent to publish a follow-up or complete. `pageUrl` is the page's
+   * own address (the "Check for the next step" link); with `watchUrl` the page's script asks it
+   * whether the Session changed and shows the new state in place.
+   */
+  | { kind: 'waiting'; title: string; pageUrl: string; watchUrl?: string }
   /** Completed: the agent has the answer. */
   | { kind: 'done'; title: string }
   /** Closed or lapsed. `extendUrl` (lapsed links of 20 h or less) shows "Ask for more time". */
@@ -43,9 +48,6 @@ export type PageView =
   | { kind: 'ask_full'; title: string }
   /** No such link. */
   | { kind: 'not_found' };
-
-/** Seconds between reloads of the waiting page. */
-export const WAITING_REFRESH_SECONDS = 3;
 
 /**
  * A whole HTML document for `view`. Throws a `TypeError` for a view kind it does not know.
@@ -64,12 +66,14 @@ export function renderPage(view: PageView): string {
     case 'waiting':
       return documentHtml({
         title: view.title,
-        refreshSeconds: WAITING_REFRESH_SECONDS,
+        live: view.watchUrl !== undefined,
         body: stateBody(
           view.title,
           'clock',
           'Thanks — your answer was sent.',
-          '<p>Waiting for the agent to carry on. This page updates by itself.</p>\n<p><a href="">Check now</a></p>',
+          `<p>Waiting for the agent to carry on. Their next step shows up here.</p>
+<p><a class="button" href="${esc(view.pageUrl)}">Check for the next step</a></p>`,
+          view.watchUrl,
         ),
       });
     case 'done':
@@ -143,9 +147,16 @@ function icon(name: keyof typeof ICONS): string {
   return `<svg class="icon icon-${name}" aria-hidden="true" focusable="false" viewBox="0 0 48 48" width="48" height="48" fill="none" stroke="currentColor" stroke-width="3" stroke-linecap="round" stroke-linejoin="round">${ICONS[name]}</svg>`;
 }
 
-function stateBody(title: string, iconName: keyof typeof ICONS, status: string, more: string): string {
+function stateBody(
+  title: string,
+  iconName: keyof typeof ICONS,
+  status: string,
+  more: string,
+  watchUrl?: string,
+): string {
+  const watch = watchUrl === undefined ? '' : ` data-watch="${esc(watchUrl)}"`;
   return `<h1>${esc(title)}</h1>
-<div class="state" role="status">
+<div class="state" role="status" aria-live="polite"${watch}>
 ${icon(iconName)}
 <h2>${esc(status)}</h2>
 ${more}
