@@ -6,6 +6,7 @@
  * This module only names and measures. It does not validate anything (see `validate.ts`) and it
  * holds no messages except the two length messages Sess itself uses.
  */
+import { WAIT_CEILING_MS } from './rules.js';
 
 /** Length limits of person-read text, in Unicode code points (an emoji counts 1). */
 export const TEXT_LIMITS = {
@@ -63,8 +64,8 @@ export const STRUCTURE_LIMITS = {
 export const ARGUMENT_LIMITS = {
   /** Shortest `expires_in` (and Ask `expires_in`, `respondent_expires_in`), in whole seconds. */
   minExpiresIn: 30,
-  /** Longest `wait_ms` of `sess_response`, in milliseconds. */
-  maxWaitMs: 45_000,
+  /** Longest `wait_ms` of `sess_response`, in milliseconds: the one wait ceiling (`rules.ts`). */
+  maxWaitMs: WAIT_CEILING_MS,
   /** Smallest revision (`revision`, `expected_revision`). */
   minRevision: 1,
   /** Smallest `respondents.max`. */
