@@ -9,7 +9,15 @@
  * depth and byte size are checked by `validate.ts`, which is the only entry callers should use.
  */
 import * as v from 'valibot';
-import { ARGUMENT_LIMITS, codePointLength, isUnsafeKey, STRUCTURE_LIMITS, TEXT_LIMITS } from './limits.js';
+import {
+  ARGUMENT_LIMITS,
+  codePointLength,
+  isReservedName,
+  isUnsafeKey,
+  RESERVED_NAME_MESSAGE,
+  STRUCTURE_LIMITS,
+  TEXT_LIMITS,
+} from './limits.js';
 import type { FieldSchema, JsonValue, Surface } from './surface.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -187,6 +195,9 @@ function optionalPersonText(limit: number, description: string, examples: readon
 const NAME_MESSAGE = `may contain only letters, digits, "_", "." and "-" (at most ${ARGUMENT_LIMITS.maxNameLength})`;
 const NAME_REGEX = /^[A-Za-z0-9_.-]+$/;
 
+/** Refuses a {@link RESERVED_NAMES} name; `json-schema.ts` publishes it as `not: { enum }`. */
+export const RESERVED_NAME_CHECK = v.check((name: string) => !isReservedName(name), RESERVED_NAME_MESSAGE);
+
 /** A machine name: a field `name` or an action `id`. */
 function machineName(description: string, examples: readonly string[]) {
   return v.pipe(
@@ -194,6 +205,7 @@ function machineName(description: string, examples: readonly string[]) {
     v.minLength(1, 'must not be empty'),
     maxCodePoints(ARGUMENT_LIMITS.maxNameLength),
     v.regex(NAME_REGEX, NAME_MESSAGE),
+    RESERVED_NAME_CHECK,
     v.description(description),
     v.examples(examples),
   );

@@ -185,3 +185,38 @@ export function refusal(tool: ToolName, raw: unknown): ReturnType<SessMcpError['
   }
   throw new Error(`expected ${tool} to refuse the arguments`);
 }
+
+/** A path to a value: keys and indexes from the root. */
+export type ValuePath = (string | number)[];
+
+/** Every path to a string value inside `value`, in document order. */
+export function stringPaths(value: unknown, path: ValuePath = []): ValuePath[] {
+  if (typeof value === 'string') return [path];
+  if (Array.isArray(value)) return value.flatMap((item, index) => stringPaths(item, [...path, index]));
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).flatMap(([key, item]) => stringPaths(item, [...path, key]));
+  }
+  return [];
+}
+
+/** Every path to a key of a free-form object (one whose keys the caller chooses). */
+export function freeKeyPaths(value: unknown, path: ValuePath = []): ValuePath[] {
+  if (Array.isArray(value)) return value.flatMap((item, index) => freeKeyPaths(item, [...path, index]));
+  if (value === null || typeof value !== 'object') return [];
+  const entries = Object.entries(value);
+  const own =
+    path[path.length - 1] === 'fields' && !Array.isArray(value) ? entries.map(([key]) => [...path, key]) : [];
+  return [...own, ...entries.flatMap(([key, item]) => freeKeyPaths(item, [...path, key]))];
+}
+
+/** Renames the key at `path` to `name`, keeping its value and place. */
+export function renameKeyAt(root: unknown, path: readonly (string | number)[], name: string): void {
+  let node = root as Record<string | number, unknown>;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+  const old = String(path[path.length - 1]);
+  const renamed = Object.fromEntries(
+    Object.entries(node).map(([key, item]) => [key === old ? name : key, item]),
+  );
+  for (const key of Object.keys(node)) delete node[key];
+  Object.assign(node, renamed);
+}
