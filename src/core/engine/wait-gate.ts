@@ -58,8 +58,10 @@ export interface WaitGate {
   wait(request: GateWaitRequest): Promise<SessionView | undefined>;
   /** Upstream waits running now: for one binding scope, or for the whole gate. */
   running(scope?: string): number;
-  /** Waits queued behind the cap now. */
+  /** Upstream waits queued behind the cap now. */
   queued(): number;
+  /** Waiters in the gate now (each shares, runs or queues for one upstream wait). */
+  waiting(): number;
 }
 
 /** The default of {@link WaitGateOptions.maxConcurrentWaits}. */
@@ -117,6 +119,7 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
   const queue: Poll[] = [];
   const perScope = new Map<string, number>();
   let total = 0;
+  let waiters = 0;
 
   const count = (scope: string, delta: number): void => {
     total += delta;
@@ -129,9 +132,9 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
   const finish = (poll: Poll, outcome: Outcome): void => {
     if (polls.get(poll.key) === poll) polls.delete(poll.key);
     poll.release();
-    const waiters = [...poll.waiters];
+    const served = [...poll.waiters];
     poll.waiters.clear();
-    for (const waiter of waiters) waiter.deliver(outcome);
+    for (const waiter of served) waiter.deliver(outcome);
   };
 
   const start = (poll: Poll): void => {
@@ -246,6 +249,7 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
       const end = (settle: () => void): void => {
         if (done) return;
         done = true;
+        waiters -= 1;
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
         if (current !== undefined) leave(current, waiter);
@@ -277,6 +281,7 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
       };
       const timer = setTimeout(() => end(() => resolve(undefined)), request.timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
+      waiters += 1;
       join();
     });
   };
@@ -286,5 +291,6 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
     wait,
     running: (scope) => (scope === undefined ? total : (perScope.get(scope) ?? 0)),
     queued: () => queue.length,
+    waiting: () => waiters,
   };
 }
