@@ -183,6 +183,14 @@ describe('registerSessTools', () => {
   it('refuses a server without registerTool and options without an engine', () => {
     expect(() => registerSessTools({} as never, { engine: {} as never })).toThrow(TypeError);
     expect(() => registerSessTools({ registerTool: () => undefined }, {} as never)).toThrow(/engine/);
+    expect(() => registerSessTools({ registerTool: () => undefined }, {} as never)).toThrow(
+      new TypeError(
+        'registerSessTools: option "engine" is required and must be a Sess engine (createSessEngine).',
+      ),
+    );
+    expect(() => registerSessTools({ registerTool: () => undefined }, undefined as never)).toThrow(
+      new TypeError('registerSessTools: options must be an object.'),
+    );
   });
 
   it('maps the SDK context: signal always, progress only with a token', async () => {
