@@ -5,7 +5,7 @@
  */
 import { SessMcpError } from '../../src/core/errors.js';
 import type { AskArgs, ToolName } from '../../src/core/schemas.js';
-import type { Surface } from '../../src/core/surface.js';
+import type { Surface, SurfaceComponent } from '../../src/core/surface.js';
 import { parseToolArguments } from '../../src/core/validate.js';
 
 /** An astral character (U+1F600): 1 code point, 2 UTF-16 units, 4 UTF-8 bytes. */
@@ -175,6 +175,21 @@ export function viaJson<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
+/** The wire object of a refusal at `pointer` whose message is the pointer and `message`. */
+export function pointerRefusal(pointer: string, message: string): ReturnType<SessMcpError['toObject']> {
+  return { code: 'INVALID_ARGUMENTS', message: `${pointer} ${message}`, retryable: false, field: pointer };
+}
+
+/** The wire object of a refusal for a value over a limit (`limit`, `length`) at `pointer`. */
+export function limitRefusal(
+  pointer: string,
+  message: string,
+  limit: number,
+  length: number,
+): ReturnType<SessMcpError['toObject']> {
+  return { code: 'INVALID_ARGUMENTS', message, retryable: false, field: pointer, limit, length };
+}
+
 /** The error `parseToolArguments` throws for `raw`, as its wire object; fails if it accepts. */
 export function refusal(tool: ToolName, raw: unknown): ReturnType<SessMcpError['toObject']> {
   try {
@@ -184,6 +199,11 @@ export function refusal(tool: ToolName, raw: unknown): ReturnType<SessMcpError['
     throw error;
   }
   throw new Error(`expected ${tool} to refuse the arguments`);
+}
+
+/** A yes/no field component named `f<index>`. */
+export function booleanField(index: number): SurfaceComponent {
+  return { type: 'field', name: `f${index}`, label: `Field ${index}`, schema: { type: 'boolean' } };
 }
 
 /** A path to a value: keys and indexes from the root. */

@@ -5,27 +5,15 @@
  * the cap still releases an existing answer at once; one waiter's abort or short deadline does
  * not end the others' shared poll. Figures come from the runtime's own counters.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWaitGate, type WaitGate } from '../../src/core/engine.js';
 import type { HandleStoreFactory } from '../../src/core/memory-store.js';
-import { createFileHandleStore } from '../../src/store/file.js';
-import { approveAnswer, type Harness, type Outcome, sessionIdOf, startHarness } from './harness.js';
+import { approveAnswer, type Harness, type Outcome, sessionIdOf, useHarnessLifecycle } from './harness.js';
 
-let h: Harness | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+const lifecycle = useHarnessLifecycle();
 
-async function harnessWithGate(gate: WaitGate, stores?: HandleStoreFactory): Promise<Harness> {
-  h = await startHarness({ engine: { waitGate: gate }, ...(stores === undefined ? {} : { stores }) });
-  return h;
+function harnessWithGate(gate: WaitGate, stores?: HandleStoreFactory): Promise<Harness> {
+  return lifecycle.start({ engine: { waitGate: gate }, ...(stores === undefined ? {} : { stores }) });
 }
 
 /** Resolves once `check` holds, polling the event loop (fails the test after `ms`). */
@@ -60,13 +48,7 @@ function stateOf(outcome: Outcome): string {
 
 const STORES: [string, () => Promise<HandleStoreFactory | undefined>][] = [
   ['memory store', async () => undefined],
-  [
-    'file store',
-    async (): Promise<HandleStoreFactory> => {
-      dir = await mkdtemp(join(tmpdir(), 'sess-waits-'));
-      return createFileHandleStore({ stateDir: dir });
-    },
-  ],
+  ['file store', async (): Promise<HandleStoreFactory> => (await lifecycle.fileStore()).stores],
 ];
 
 describe.each(STORES)('24 concurrent sess_response on one handle (%s)', (_name, makeStores) => {
@@ -291,10 +273,10 @@ describe('one shared poll, many waiters', () => {
 
   it('maxWaitMs 0: sess_response never waits', async () => {
     const gate = createWaitGate();
-    h = await startHarness({ engine: { waitGate: gate, maxWaitMs: 0 } });
-    const created = await h.request();
+    const harness = await lifecycle.start({ engine: { waitGate: gate, maxWaitMs: 0 } });
+    const created = await harness.request();
     const started = Date.now();
-    const out = await h.ok('sess_response', { handle: created.handle, revision: 1, wait_ms: 45_000 });
+    const out = await harness.ok('sess_response', { handle: created.handle, revision: 1, wait_ms: 45_000 });
     expect(out.state).toBe('waiting');
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(gate.waiting()).toBe(0);
