@@ -52,7 +52,7 @@ export { createWaitGate, DEFAULT_MAX_CONCURRENT_WAITS } from './engine/wait-gate
  * The longest single wait of `sess_response`: 45 seconds.
  * @deprecated An alias of `WAIT_CEILING_MS` (`rules.ts`), kept while the public name is settled.
  */
-export const MAX_WAIT_CEILING_MS: number = WAIT_CEILING_MS;
+export const MAX_WAIT_CEILING_MS = WAIT_CEILING_MS;
 
 /** The default interval of progress notifications during a wait. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;

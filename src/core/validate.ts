@@ -15,6 +15,11 @@
  * Every refusal is a `SessMcpError('INVALID_ARGUMENTS')` with `field` (a JSON pointer into the
  * arguments) and, for a limit, `limit` and `length`. Nothing is truncated or repaired, and no
  * message repeats a value the caller sent.
+ *
+ * One job: the verdict on tool arguments and the refusal that explains it. The four passes stay
+ * in this one module because they share one pointer form, one refusal form and one document order
+ * (the first offending value wins across passes). It defines no schema (`schemas.ts`), no limit
+ * (`limits.ts`) and no JSON Schema (`json-schema.ts`).
  */
 import * as v from 'valibot';
 import { askOptionId, buildAskSurface } from './ask-surface.js';
