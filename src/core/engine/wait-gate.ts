@@ -83,6 +83,8 @@ interface Poll {
   request: GateWaitRequest;
   waiters: Set<Waiter>;
   phase: 'reading' | 'queued' | 'running';
+  /** When a running poll's upstream wait ends (its longest waiter's deadline). */
+  deadline: number;
   controller: AbortController;
   /** Frees the slot of a running poll; a no-op otherwise and after the first call. */
   release: () => void;
@@ -150,6 +152,7 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
     // The shared poll lasts as long as its longest waiter; shorter ones leave on their own deadline.
     let deadline = 0;
     for (const waiter of poll.waiters) deadline = Math.max(deadline, waiter.deadline);
+    poll.deadline = deadline;
     const { sess, sessionId, revision, status } = poll.request;
     sess
       .waitSession(
@@ -193,6 +196,7 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
       request,
       waiters: new Set([first]),
       phase: 'reading',
+      deadline: 0,
       controller: new AbortController(),
       release: () => {},
     };
@@ -279,7 +283,12 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
           shared.waiters.add(waiter);
         }
       };
-      const timer = setTimeout(() => end(() => resolve(undefined)), request.timeoutMs);
+      const timer = setTimeout(() => {
+        // The waiter that set a running poll's deadline takes its outcome: Sess answers at that
+        // deadline (or the client's own timeout ends it). Every other waiter leaves on its own.
+        if (current?.phase === 'running' && current.deadline <= waiter.deadline) return;
+        end(() => resolve(undefined));
+      }, request.timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
       waiters += 1;
       join();
