@@ -145,6 +145,24 @@ export function checkSameSession(view: SessionView, sessionId: string): void {
   if (view.sessionId !== sessionId) throw protocolMismatch();
 }
 
+/** A state that waits for something else than this call: an unknown create, the owner, or a saved mutation. */
+export type StuckState = State<
+  'create_intent' | 'create_unknown' | 'blocked' | 'publish_pending' | 'complete_pending'
+>;
+
+/** What every tool answers a {@link StuckState} with (unless it is the repeat that state waits for). */
+export function stuckError(state: StuckState): SessMcpError {
+  switch (state.kind) {
+    case 'create_intent':
+    case 'create_unknown':
+      return createOutcomeUnknown(state.kind);
+    case 'blocked':
+      return blockedError(state);
+    default:
+      return pendingError(state);
+  }
+}
+
 /** The refusals publish and complete share, for states neither can act on. */
 export function refuseMutation(state: InteractionState, tool: MutationTool, expectedRevision: number): never {
   switch (state.kind) {
@@ -157,12 +175,10 @@ export function refuseMutation(state: InteractionState, tool: MutationTool, expe
       );
     case 'create_intent':
     case 'create_unknown':
-      throw createOutcomeUnknown(state.kind);
     case 'blocked':
-      throw blockedError(state);
     case 'publish_pending':
     case 'complete_pending':
-      throw pendingError(state);
+      throw stuckError(state);
     case 'expired':
       checkRevision(expectedRevision, state.revision, state.kind, 'expected_revision');
       throw new SessMcpError(

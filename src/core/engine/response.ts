@@ -21,15 +21,8 @@ import type { AskAnswerResult, AskResult, ResponseResult } from '../result.js';
 import type { Surface } from '../surface.js';
 import { type Call, type Loaded, WaitAborted } from './call.js';
 import { sameJson } from './identity.js';
-import {
-  blockedError,
-  checkRevision,
-  checkSameSession,
-  pendingError,
-  protocolMismatch,
-  type State,
-} from './refusals.js';
-import { classifyReadFailure, createOutcomeUnknown } from './sess-errors.js';
+import { checkRevision, checkSameSession, protocolMismatch, type State, stuckError } from './refusals.js';
+import { classifyReadFailure } from './sess-errors.js';
 import type { EngineResult, ResponseOperation } from './types.js';
 
 /** How many times one wait may re-arm after a lapsed/active status change (guards a spinning server). */
@@ -43,12 +36,10 @@ export async function response(call: Call, op: ResponseOperation): Promise<Engin
     switch (state.kind) {
       case 'create_intent':
       case 'create_unknown':
-        throw createOutcomeUnknown(state.kind);
       case 'blocked':
-        throw blockedError(state);
       case 'publish_pending':
       case 'complete_pending':
-        throw pendingError(state);
+        throw stuckError(state);
       case 'completed':
         checkRevision(op.revision, state.revision, state.kind);
         return { handle: op.handle, revision: state.revision, state: 'completed' };
