@@ -73,6 +73,8 @@ describe.each(STORES)('24 concurrent sess_response on one handle (%s)', (_name, 
     const eventIds = new Set(outcomes.map((o) => (o.ok ? o.interaction.response?.eventId : undefined)));
     expect(eventIds.size).toBe(1);
     expect((harness.sess.stats.requests.wait ?? 0) - waitsBefore).toBe(1);
+    // One call recorded the answer; the others returned what it recorded.
+    expect(harness.diagnostics.filter((d) => d.event === 'answer_released')).toHaveLength(1);
     expect((await harness.record(created.handle))?.record.state.kind).toBe('answered');
     expect(gate.running()).toBe(0);
     expect(gate.waiting()).toBe(0);

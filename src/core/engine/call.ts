@@ -111,18 +111,19 @@ export class Call {
    * Apply `event`; when another call won the compare-and-set, re-read the record and return it if
    * `same` says that call recorded what this one would have (the same verified answer, the same
    * expiry). Only a different change is reported, as `INVALID_STATE` `stale_version`.
+   * `mine` is false when another call recorded it.
    */
   async settle(
     loaded: Loaded,
     event: InteractionEvent,
     same: (state: InteractionState) => boolean,
-  ): Promise<Loaded> {
+  ): Promise<{ saved: Loaded; mine: boolean }> {
     try {
-      return await this.apply(loaded, event);
+      return { saved: await this.apply(loaded, event), mine: true };
     } catch (error) {
       if (!isStale(error)) throw error;
       const fresh = await this.load(loaded.record.handle);
-      if (same(fresh.record.state)) return fresh;
+      if (same(fresh.record.state)) return { saved: fresh, mine: false };
       if (fresh.record.state.kind === 'blocked') throw blockedError(fresh.record.state);
       throw error;
     }
@@ -134,8 +135,12 @@ export class Call {
     code: 'MUTATION_REJECTED' | 'VERIFICATION_FAILED' | 'RECOVERY_BLOCKED',
     reason: string,
   ): Promise<never> {
-    const saved = await this.settle(loaded, { type: 'blocked', code, reason }, (s) => s.kind === 'blocked');
-    this.emit({ event: 'interaction_blocked', code, state: saved.record.state.kind });
+    const { saved, mine } = await this.settle(
+      loaded,
+      { type: 'blocked', code, reason },
+      (s) => s.kind === 'blocked',
+    );
+    if (mine) this.emit({ event: 'interaction_blocked', code, state: saved.record.state.kind });
     throw blockedError(saved.record.state as State<'blocked'>);
   }
 

@@ -162,8 +162,8 @@ async function release(
     verifiedAt: call.nowIso(),
   };
   // A concurrent wait that released the same verified answer first is not a conflict.
-  await call.settle(loaded, { type: 'released', response }, (s) => sameAnswer(s, response));
-  call.emit({ event: 'answer_released', state: 'answered' });
+  const { mine } = await call.settle(loaded, { type: 'released', response }, (s) => sameAnswer(s, response));
+  if (mine) call.emit({ event: 'answer_released', state: 'answered' });
   return {
     handle: loaded.record.handle,
     revision: state.revision,
