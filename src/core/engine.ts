@@ -6,25 +6,31 @@
  * `interaction` and throw `SessMcpError`, for hosts that embed the engine without MCP.
  *
  * Deliberately knows no transport: cancellation and progress arrive as a plain
- * {@link ToolCallContext}, and `register.ts` maps an MCP SDK request context onto it. The state
- * rules live in `engine/operations.ts` and every state change in `engine/transitions.ts`.
+ * {@link ToolCallContext}, and `register.ts` maps an MCP SDK request context onto it. The
+ * operations live in `engine/create.ts`, `engine/response.ts` and `engine/mutate.ts` (over the
+ * shared `engine/call.ts`), their refusals in `engine/refusals.ts`, every state change in
+ * `engine/transitions.ts`, and the bound on upstream waits in `engine/wait-gate.ts`.
  */
 
+import { Call } from './engine/call.js';
+import { create } from './engine/create.js';
 import { defaultRandomId } from './engine/identity.js';
-import { Operations } from './engine/operations.js';
+import { complete, publish } from './engine/mutate.js';
+import { response } from './engine/response.js';
 import type {
-  CompleteOperation,
   CreateOperation,
   EngineResult,
-  PublishOperation,
   ResponseOperation,
   SessEngineOptions,
   ToolCallContext,
 } from './engine/types.js';
+import { createWaitGate, type WaitGate } from './engine/wait-gate.js';
 import { isSessMcpError, SessMcpError } from './errors.js';
-import type { AskRespondentsOptions, CallAuthority, DiagnosticEvent } from './ports.js';
+import { MAX_TIMER_MS, readOptions } from './options.js';
+import type { AskRespondentsOptions, CallAuthority, Clock, DiagnosticEvent } from './ports.js';
 import { systemClock } from './ports.js';
 import { type InteractionResult, type ToolResult, toolError, toolSuccess } from './result.js';
+import { WAIT_CEILING_MS, WAIT_MS_RULE } from './rules.js';
 import type { AskArgs, CompleteArgs, PublishArgs, RequestArgs, ResponseArgs, ToolName } from './schemas.js';
 import { TOOL_NAMES } from './schemas.js';
 import { askToSurface, parseToolArguments } from './validate.js';
@@ -39,9 +45,14 @@ export type {
   ToolCallContext,
   ToolProgress,
 } from './engine/types.js';
+export type { GateWaitRequest, WaitGate, WaitGateOptions } from './engine/wait-gate.js';
+export { createWaitGate, DEFAULT_MAX_CONCURRENT_WAITS } from './engine/wait-gate.js';
 
-/** The longest single wait of `sess_response`: 45 seconds. */
-export const MAX_WAIT_CEILING_MS = 45_000;
+/**
+ * The longest single wait of `sess_response`: 45 seconds.
+ * @deprecated An alias of `WAIT_CEILING_MS` (`rules.ts`), kept while the public name is settled.
+ */
+export const MAX_WAIT_CEILING_MS = WAIT_CEILING_MS;
 
 /** The default interval of progress notifications during a wait. */
 export const DEFAULT_PROGRESS_INTERVAL_MS = 10_000;
@@ -73,35 +84,62 @@ export interface SessEngine {
 /** What a random id must look like: base64url, at least 22 characters (128 bits). */
 const RANDOM_ID = /^[A-Za-z0-9_-]{22,128}$/;
 
-function checkOptions(options: SessEngineOptions): { maxWaitMs: number; progressIntervalMs: number } {
-  if (options === null || typeof options !== 'object')
-    throw new TypeError('createSessEngine: options must be an object');
-  if (options.authority === null || typeof options.authority?.resolve !== 'function') {
-    throw new TypeError('createSessEngine: options.authority must have a resolve() method');
+/** The engine's options, checked and with their defaults. */
+interface CheckedOptions {
+  maxWaitMs: number;
+  progressIntervalMs: number;
+  clock: Clock;
+  randomId: () => string;
+  diagnostics: SessEngineOptions['diagnostics'];
+  waitGate: WaitGate;
+}
+
+function checkOptions(options: SessEngineOptions): CheckedOptions {
+  const read = readOptions('createSessEngine', options);
+  const authority = options.authority as unknown;
+  if (
+    authority === null ||
+    typeof authority !== 'object' ||
+    typeof options.authority.resolve !== 'function'
+  ) {
+    read.fail('authority', 'is required and must have a resolve() method');
   }
-  const maxWaitMs = options.maxWaitMs ?? MAX_WAIT_CEILING_MS;
-  if (!Number.isInteger(maxWaitMs) || maxWaitMs < 0 || maxWaitMs > MAX_WAIT_CEILING_MS) {
-    throw new TypeError(
-      `createSessEngine: options.maxWaitMs must be a whole number from 0 to ${MAX_WAIT_CEILING_MS} (it may only lower the ceiling)`,
-    );
-  }
-  const progressIntervalMs = options.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS;
-  if (!Number.isInteger(progressIntervalMs) || progressIntervalMs < 1) {
-    throw new TypeError('createSessEngine: options.progressIntervalMs must be a whole number of at least 1');
-  }
-  if (options.randomId !== undefined) {
+  const maxWaitMs = options.maxWaitMs ?? WAIT_CEILING_MS;
+  if (!WAIT_MS_RULE.test(maxWaitMs))
+    read.fail('maxWaitMs', `must be ${WAIT_MS_RULE.text} (it may only lower the ceiling)`);
+  const progressIntervalMs = read.integer(
+    'progressIntervalMs',
+    options.progressIntervalMs,
+    { min: 1, max: MAX_TIMER_MS },
+    DEFAULT_PROGRESS_INTERVAL_MS,
+  );
+  const randomId = read.func<() => string>('randomId', options.randomId, true);
+  if (randomId !== undefined) {
     // Handles are bearer references: refuse an id source that cannot carry 128 bits.
-    const sample = typeof options.randomId === 'function' ? options.randomId() : undefined;
+    const sample: unknown = randomId();
     if (typeof sample !== 'string' || !RANDOM_ID.test(sample)) {
-      throw new TypeError(
-        'createSessEngine: options.randomId must be a function returning 22–128 base64url characters (at least 128 bits)',
-      );
+      read.fail('randomId', 'must be a function returning 22–128 base64url characters (at least 128 bits)');
     }
   }
-  if (options.diagnostics !== undefined && typeof options.diagnostics !== 'function') {
-    throw new TypeError('createSessEngine: options.diagnostics must be a function');
+  const diagnostics = read.func<NonNullable<SessEngineOptions['diagnostics']>>(
+    'diagnostics',
+    options.diagnostics,
+    true,
+  );
+  const gate = options.waitGate as unknown;
+  if (gate !== undefined && (gate === null || typeof (gate as WaitGate).wait !== 'function')) {
+    read.fail('waitGate', 'must be a wait gate (createWaitGate)');
   }
-  return { maxWaitMs, progressIntervalMs };
+  const clock = options.clock ?? systemClock;
+  if (typeof clock?.now !== 'function') read.fail('clock', 'must have a now() method');
+  return {
+    maxWaitMs,
+    progressIntervalMs,
+    clock,
+    randomId: randomId ?? defaultRandomId,
+    diagnostics,
+    waitGate: options.waitGate ?? createWaitGate(),
+  };
 }
 
 function toRespondents(args: AskArgs['respondents']): AskRespondentsOptions | undefined {
@@ -125,9 +163,8 @@ function toRespondents(args: AskArgs['respondents']): AskRespondentsOptions | un
  * ```
  */
 export function createSessEngine(options: SessEngineOptions): SessEngine {
-  const { maxWaitMs, progressIntervalMs } = checkOptions(options);
-  const clock = options.clock ?? systemClock;
-  const diagnostics = options.diagnostics;
+  const checked = checkOptions(options);
+  const { clock, diagnostics } = checked;
   const emit = (event: DiagnosticEvent): void => {
     if (diagnostics === undefined) return;
     try {
@@ -138,11 +175,12 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
   };
   const settings = {
     clock,
-    maxWaitMs,
-    progressIntervalMs,
-    randomId: options.randomId ?? defaultRandomId,
+    maxWaitMs: checked.maxWaitMs,
+    progressIntervalMs: checked.progressIntervalMs,
+    randomId: checked.randomId,
     hooks: options.hooks,
     emit,
+    waitGate: checked.waitGate,
   };
 
   async function resolve(): Promise<CallAuthority> {
@@ -167,12 +205,13 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
   ): Promise<EngineResult> {
     // Validation first: nothing reaches the authority, Sess or the store on invalid input.
     const args = parseToolArguments(tool, rawArgs);
+    const start = async () => new Call(settings, await resolve(), ctx);
     switch (tool) {
       case 'sess_request': {
         const a = args as RequestArgs;
         const op: CreateOperation = { surface: a.interaction };
         if (a.expires_in !== undefined) op.expiresIn = a.expires_in;
-        return new Operations(settings, await resolve(), ctx).create(op);
+        return create(await start(), op);
       }
       case 'sess_ask': {
         const a = args as AskArgs;
@@ -180,32 +219,25 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
         if (a.expires_in !== undefined) op.expiresIn = a.expires_in;
         const respondents = toRespondents(a.respondents);
         if (respondents !== undefined) op.respondents = respondents;
-        return new Operations(settings, await resolve(), ctx).create(op);
+        return create(await start(), op);
       }
       case 'sess_response': {
         const a = args as ResponseArgs;
         const op: ResponseOperation = { handle: a.handle, revision: a.revision };
         if (a.wait_ms !== undefined) op.waitMs = a.wait_ms;
-        return new Operations(settings, await resolve(), ctx).response(op);
+        return response(await start(), op);
       }
-      case 'sess_publish': {
-        const a = args as PublishArgs;
-        const op: PublishOperation = {
-          handle: a.handle,
-          expectedRevision: a.expected_revision,
-          responseEventId: a.response_event_id,
-          surface: a.interaction,
-        };
-        return new Operations(settings, await resolve(), ctx).publish(op);
-      }
+      case 'sess_publish':
       case 'sess_complete': {
-        const a = args as CompleteArgs;
-        const op: CompleteOperation = {
+        const a = args as PublishArgs | CompleteArgs;
+        const target = {
           handle: a.handle,
           expectedRevision: a.expected_revision,
           responseEventId: a.response_event_id,
         };
-        return new Operations(settings, await resolve(), ctx).complete(op);
+        return 'interaction' in a
+          ? publish(await start(), { ...target, surface: a.interaction })
+          : complete(await start(), target);
       }
       default:
         throw new SessMcpError('INVALID_ARGUMENTS', `Unknown tool ${String(tool)}.`);

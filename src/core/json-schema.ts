@@ -11,10 +11,11 @@
  * `parseToolArguments`.
  */
 import { type ConversionConfig, type JsonSchema, toJsonSchema } from '@valibot/to-json-schema';
-import { UNSAFE_KEYS } from './limits.js';
+import { RESERVED_NAMES, UNSAFE_KEYS } from './limits.js';
 import {
   type FieldSchemaDispatch,
   JsonValueSchema,
+  RESERVED_NAME_CHECK,
   TOOL_ARGUMENT_SCHEMAS,
   type ToolName,
 } from './schemas.js';
@@ -58,7 +59,9 @@ const config: ConversionConfig = {
           maxContains: action.requirement as number,
         } as JsonSchema;
       case 'check':
-        // The only `check` is the unsafe-key check of free-form keys.
+        // Two checks exist: reserved machine names, and the unsafe-key check of free-form keys.
+        if (valibotAction === RESERVED_NAME_CHECK)
+          return { ...jsonSchema, not: { enum: [...RESERVED_NAMES] } };
         return { ...jsonSchema, not: { enum: [...UNSAFE_KEYS] } };
       default:
         return undefined;

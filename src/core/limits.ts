@@ -6,6 +6,7 @@
  * This module only names and measures. It does not validate anything (see `validate.ts`) and it
  * holds no messages except the two length messages Sess itself uses.
  */
+import { WAIT_CEILING_MS } from './rules.js';
 
 /** Length limits of person-read text, in Unicode code points (an emoji counts 1). */
 export const TEXT_LIMITS = {
@@ -63,8 +64,8 @@ export const STRUCTURE_LIMITS = {
 export const ARGUMENT_LIMITS = {
   /** Shortest `expires_in` (and Ask `expires_in`, `respondent_expires_in`), in whole seconds. */
   minExpiresIn: 30,
-  /** Longest `wait_ms` of `sess_response`, in milliseconds. */
-  maxWaitMs: 45_000,
+  /** Longest `wait_ms` of `sess_response`, in milliseconds: the one wait ceiling (`rules.ts`). */
+  maxWaitMs: WAIT_CEILING_MS,
   /** Smallest revision (`revision`, `expected_revision`). */
   minRevision: 1,
   /** Smallest `respondents.max`. */
@@ -85,6 +86,65 @@ export const UNSAFE_KEYS: readonly string[] = ['__proto__', 'constructor', 'prot
 /** True when `key` is one of {@link UNSAFE_KEYS}. */
 export function isUnsafeKey(key: string): boolean {
   return UNSAFE_KEYS.includes(key);
+}
+
+/**
+ * Names refused as a field `name` or an action `id`: the unsafe keys and every member name of
+ * `Object.prototype`. A field name becomes a key of the answer's `values`, and a value keyed by
+ * one of these is dropped or misread by ordinary JavaScript object handling, so a genuine answer
+ * could never match its receipt. Fixed here, so every runtime gives the same verdict.
+ */
+export const RESERVED_NAMES: readonly string[] = [
+  ...UNSAFE_KEYS,
+  '__defineGetter__',
+  '__defineSetter__',
+  '__lookupGetter__',
+  '__lookupSetter__',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+  'toLocaleString',
+  'toString',
+  'valueOf',
+];
+
+/** True when `name` is one of {@link RESERVED_NAMES}. */
+export function isReservedName(name: string): boolean {
+  return RESERVED_NAMES.includes(name);
+}
+
+/** The message of a reserved name (after its pointer). */
+export const RESERVED_NAME_MESSAGE =
+  'is a name JavaScript objects reserve ("__proto__", "constructor", "prototype", "toString" and the other Object.prototype names); choose another name';
+
+/** What a string of tool arguments can hold that no store or answer page can carry faithfully. */
+export type TextProblem = 'nul' | 'lone_surrogate';
+
+/** The words a message uses for each {@link TextProblem} (after the pointer). */
+export const TEXT_PROBLEM_MESSAGES: Readonly<Record<TextProblem, string>> = {
+  nul: 'must not contain U+0000',
+  lone_surrogate: 'must not contain an unpaired surrogate',
+};
+
+/**
+ * The first problem of `text`: U+0000, or a UTF-16 surrogate without its pair (which no UTF-8
+ * store or JSON parser round-trips). Astral characters (a correct pair) are fine.
+ */
+export function textProblem(text: string): TextProblem | undefined {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit === 0) return 'nul';
+    if (unit < 0xd800 || unit > 0xdfff) continue;
+    if (unit <= 0xdbff) {
+      const next = i + 1 < text.length ? text.charCodeAt(i + 1) : 0;
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        i++;
+        continue;
+      }
+    }
+    return 'lone_surrogate';
+  }
+  return undefined;
 }
 
 /** Unicode code points in `text`: an astral character (an emoji) counts 1, a lone surrogate 1. */

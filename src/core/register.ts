@@ -11,6 +11,7 @@
 
 import type { ToolCallContext } from './engine/types.js';
 import type { SessEngine } from './engine.js';
+import { readOptions } from './options.js';
 import type { ToolResult } from './result.js';
 import type { ToolName } from './schemas.js';
 import { TOOL_NAMES } from './schemas.js';
@@ -125,11 +126,12 @@ export function toolCallContextFrom(ctx: ToolHandlerContextLike | undefined): To
  */
 export function registerSessTools(server: McpServerLike, options: RegisterSessToolsOptions): void {
   if (server === null || typeof server !== 'object' || typeof server.registerTool !== 'function') {
-    throw new TypeError('registerSessTools: server must have a registerTool() method');
+    throw new TypeError('registerSessTools: server must have a registerTool() method.');
   }
-  const engine = options?.engine;
-  if (engine === null || typeof engine !== 'object' || typeof engine.call !== 'function') {
-    throw new TypeError('registerSessTools: options.engine must be a Sess engine (createSessEngine)');
+  const read = readOptions('registerSessTools', options);
+  const engine = options.engine as unknown;
+  if (engine === null || typeof engine !== 'object' || typeof (engine as SessEngine).call !== 'function') {
+    read.fail('engine', 'is required and must be a Sess engine (createSessEngine)');
   }
   for (const tool of TOOL_NAMES) {
     const definition = TOOL_DEFINITIONS[tool as ToolName];
@@ -140,7 +142,7 @@ export function registerSessTools(server: McpServerLike, options: RegisterSessTo
       annotations: definition.annotations,
     };
     server.registerTool(definition.name, config, (args, ctx) =>
-      engine.call(tool, args, toolCallContextFrom(ctx)),
+      options.engine.call(tool, args, toolCallContextFrom(ctx)),
     );
   }
 }

@@ -7,152 +7,66 @@
  * These schemas check shape and per-value limits only. Rules that span values (unique names,
  * `min` ≤ `max`, option labels naming enum IDs, a prefilled value fitting its schema), unsafe keys,
  * depth and byte size are checked by `validate.ts`, which is the only entry callers should use.
+ * The custom valibot actions are `schema-actions.ts`; the argument types are `tool-args.ts`
+ * (re-exported here).
  */
 import * as v from 'valibot';
-import { ARGUMENT_LIMITS, codePointLength, isUnsafeKey, STRUCTURE_LIMITS, TEXT_LIMITS } from './limits.js';
-import type { FieldSchema, JsonValue, Surface } from './surface.js';
+import {
+  ARGUMENT_LIMITS,
+  isReservedName,
+  isUnsafeKey,
+  RESERVED_NAME_MESSAGE,
+  STRUCTURE_LIMITS,
+  TEXT_LIMITS,
+} from './limits.js';
+import {
+  type MaxCodePointsAction,
+  type MaxCodePointsIssue,
+  type MaxFieldComponentsAction,
+  type MaxFieldComponentsIssue,
+  maxCodePoints,
+  maxFieldComponents,
+  noArrays,
+  type UniqueStringsAction,
+  type UniqueStringsIssue,
+  uniqueStrings,
+} from './schema-actions.js';
+import type { FieldSchema, JsonValue } from './surface.js';
 
-// ---------------------------------------------------------------------------------------------
-// Custom actions (each maps to a JSON Schema keyword in `json-schema.ts`)
-
-/** The issue of {@link maxCodePoints}: `received` is the measured length. */
-export interface MaxCodePointsIssue extends v.BaseIssue<string> {
-  readonly kind: 'validation';
-  readonly type: 'max_code_points';
-  readonly requirement: number;
-}
-
-/** A string length limit counted in Unicode code points (JSON Schema's `maxLength` semantics). */
-export interface MaxCodePointsAction extends v.BaseValidation<string, string, MaxCodePointsIssue> {
-  readonly type: 'max_code_points';
-  readonly reference: typeof maxCodePoints;
-  readonly requirement: number;
-}
-
-/** Refuses a string longer than `limit` Unicode code points. Never truncates. */
-export function maxCodePoints(limit: number): MaxCodePointsAction {
-  return {
-    kind: 'validation',
-    type: 'max_code_points',
-    reference: maxCodePoints,
-    async: false,
-    expects: `<=${limit}`,
-    requirement: limit,
-    '~run'(dataset, config) {
-      if (dataset.typed) {
-        const length = codePointLength(dataset.value);
-        if (length > this.requirement) {
-          v._addIssue(this, 'length', dataset, config, { received: `${length}` });
-        }
-      }
-      return dataset as v.OutputDataset<string, MaxCodePointsIssue>;
-    },
-  };
-}
-
-/** The issue of {@link uniqueStrings}; its path names the repeated entry. */
-export interface UniqueStringsIssue extends v.BaseIssue<string[]> {
-  readonly kind: 'validation';
-  readonly type: 'unique_items';
-}
-
-/** Refuses an array of strings that repeats an entry (JSON Schema `uniqueItems: true`). */
-export interface UniqueStringsAction extends v.BaseValidation<string[], string[], UniqueStringsIssue> {
-  readonly type: 'unique_items';
-  readonly reference: typeof uniqueStrings;
-}
-
-/** Refuses a repeated string; the issue points at the first repeat. */
-export function uniqueStrings(): UniqueStringsAction {
-  return {
-    kind: 'validation',
-    type: 'unique_items',
-    reference: uniqueStrings,
-    async: false,
-    expects: 'unique',
-    '~run'(dataset, config) {
-      if (dataset.typed) {
-        const input = dataset.value;
-        const seen = new Set<string>();
-        for (let index = 0; index < input.length; index++) {
-          const item = input[index] as string;
-          if (seen.has(item)) {
-            v._addIssue(this, 'item', dataset, config, {
-              input: item,
-              path: [{ type: 'array', origin: 'value', input, key: index, value: item }],
-            });
-            break;
-          }
-          seen.add(item);
-        }
-      }
-      return dataset as v.OutputDataset<string[], UniqueStringsIssue>;
-    },
-  };
-}
-
-/** The issue of {@link maxFieldComponents}: `received` is the number of `field` components. */
-export interface MaxFieldComponentsIssue extends v.BaseIssue<unknown[]> {
-  readonly kind: 'validation';
-  readonly type: 'max_field_components';
-  readonly requirement: number;
-}
-
-/** At most `limit` components of type `field` (JSON Schema `contains` + `maxContains`). */
-export interface MaxFieldComponentsAction<TInput extends readonly unknown[]>
-  extends v.BaseValidation<TInput, TInput, MaxFieldComponentsIssue> {
-  readonly type: 'max_field_components';
-  readonly reference: typeof maxFieldComponents;
-  readonly requirement: number;
-}
-
-/** Refuses more than `limit` `field` components. */
-export function maxFieldComponents<TInput extends readonly unknown[]>(
-  limit: number,
-): MaxFieldComponentsAction<TInput> {
-  return {
-    kind: 'validation',
-    type: 'max_field_components',
-    reference: maxFieldComponents,
-    async: false,
-    expects: `<=${limit}`,
-    requirement: limit,
-    '~run'(dataset, config) {
-      if (dataset.typed) {
-        let count = 0;
-        for (const item of dataset.value) {
-          if ((item as { type?: unknown }).type === 'field') count++;
-        }
-        if (count > this.requirement) v._addIssue(this, 'fields', dataset, config, { received: `${count}` });
-      }
-      return dataset as v.OutputDataset<TInput, MaxFieldComponentsIssue>;
-    },
-  };
-}
+export type {
+  AskArgs,
+  AskBooleanField,
+  AskChoiceField,
+  AskField,
+  AskFieldBase,
+  AskFieldType,
+  AskMultiChoiceField,
+  AskNumberField,
+  AskOption,
+  AskRatingField,
+  AskRespondentsArgs,
+  AskTextField,
+  CompleteArgs,
+  PublishArgs,
+  RequestArgs,
+  ResponseArgs,
+  ToolArgs,
+  ToolName,
+} from './tool-args.js';
+export { TOOL_NAMES } from './tool-args.js';
+// The custom actions and the argument types are part of this module's surface, as before.
+export type {
+  MaxCodePointsAction,
+  MaxCodePointsIssue,
+  MaxFieldComponentsAction,
+  MaxFieldComponentsIssue,
+  UniqueStringsAction,
+  UniqueStringsIssue,
+};
+export { maxCodePoints, maxFieldComponents, uniqueStrings };
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks
-
-/**
- * The same schema, refusing an array where an object is expected. valibot's object, record and
- * variant schemas take any `typeof === 'object'` value, so `[]` would pass as an empty record;
- * JSON Schema's `type: 'object'` refuses it, and so must we. The JSON Schema conversion is unchanged.
- */
-function noArrays<TSchema extends v.GenericSchema>(schema: TSchema): TSchema {
-  const run = schema['~run'].bind(schema);
-  return {
-    ...schema,
-    '~run'(dataset: v.UnknownDataset, config: v.Config<v.BaseIssue<unknown>>) {
-      if (Array.isArray(dataset.value)) {
-        v._addIssue(this as unknown as TSchema & { expects: string }, 'type', dataset, config, {
-          expected: 'Object',
-        });
-        return dataset as unknown as v.OutputDataset<v.InferOutput<TSchema>, v.InferIssue<TSchema>>;
-      }
-      return run(dataset, config);
-    },
-  };
-}
 
 /** A closed object: unknown properties and arrays are refused; its issues name the allowed properties. */
 function closed<const TEntries extends v.ObjectEntries>(entries: TEntries) {
@@ -187,6 +101,9 @@ function optionalPersonText(limit: number, description: string, examples: readon
 const NAME_MESSAGE = `may contain only letters, digits, "_", "." and "-" (at most ${ARGUMENT_LIMITS.maxNameLength})`;
 const NAME_REGEX = /^[A-Za-z0-9_.-]+$/;
 
+/** Refuses a {@link RESERVED_NAMES} name; `json-schema.ts` publishes it as `not: { enum }`. */
+export const RESERVED_NAME_CHECK = v.check((name: string) => !isReservedName(name), RESERVED_NAME_MESSAGE);
+
 /** A machine name: a field `name` or an action `id`. */
 function machineName(description: string, examples: readonly string[]) {
   return v.pipe(
@@ -194,6 +111,7 @@ function machineName(description: string, examples: readonly string[]) {
     v.minLength(1, 'must not be empty'),
     maxCodePoints(ARGUMENT_LIMITS.maxNameLength),
     v.regex(NAME_REGEX, NAME_MESSAGE),
+    RESERVED_NAME_CHECK,
     v.description(description),
     v.examples(examples),
   );
@@ -796,149 +714,3 @@ export const TOOL_ARGUMENT_SCHEMAS = {
   sess_complete: CompleteArgsSchema,
   sess_ask: AskArgsSchema,
 } as const;
-
-// ---------------------------------------------------------------------------------------------
-// Argument types (the schemas above produce exactly these; `test/core/types.test.ts` proves it)
-
-/** The five tools of `sess-mcp-tools/5`. */
-export type ToolName = 'sess_request' | 'sess_response' | 'sess_publish' | 'sess_complete' | 'sess_ask';
-
-/** Every tool name, in the order `tools/list` shows them. */
-export const TOOL_NAMES: readonly ToolName[] = Object.freeze([
-  'sess_request',
-  'sess_response',
-  'sess_publish',
-  'sess_complete',
-  'sess_ask',
-] as const);
-
-/** `sess_request`: create an interaction. */
-export interface RequestArgs {
-  interaction: Surface;
-  /** Whole seconds ≥ 30. */
-  expires_in?: number;
-}
-
-/** `sess_response`: wait for and read the answer. */
-export interface ResponseArgs {
-  handle: string;
-  /** ≥ 1. */
-  revision: number;
-  /** 0–45 000 ms. */
-  wait_ms?: number;
-}
-
-/** `sess_publish`: show a follow-up Surface after an answer. */
-export interface PublishArgs {
-  handle: string;
-  expected_revision: number;
-  response_event_id: string;
-  interaction: Surface;
-}
-
-/** `sess_complete`: tell the person's page that the agent has the answer. */
-export interface CompleteArgs {
-  handle: string;
-  expected_revision: number;
-  response_event_id: string;
-}
-
-/** The kinds of a `sess_ask` field. */
-export type AskFieldType = 'text' | 'number' | 'integer' | 'boolean' | 'choice' | 'multi_choice' | 'rating';
-
-/** A `choice` / `multi_choice` option: a label (also its ID) or `{ id, label }`. */
-export type AskOption = string | { id: string; label: string };
-
-/** What every `sess_ask` field has. */
-export interface AskFieldBase {
-  /** The key of this value in the answer. */
-  name: string;
-  label: string;
-  /** Help, one hint. */
-  description?: string;
-  required?: boolean;
-}
-
-/** Free text; `min`/`max` bound its length in code points. */
-export interface AskTextField extends AskFieldBase {
-  type: 'text';
-  multiline?: boolean;
-  min?: number;
-  max?: number;
-  value?: string;
-}
-
-/** A number or a whole number within `min`..`max`. */
-export interface AskNumberField extends AskFieldBase {
-  type: 'number' | 'integer';
-  min?: number;
-  max?: number;
-  value?: number;
-}
-
-/** Yes or no. */
-export interface AskBooleanField extends AskFieldBase {
-  type: 'boolean';
-  value?: boolean;
-}
-
-/** One of `options`. */
-export interface AskChoiceField extends AskFieldBase {
-  type: 'choice';
-  options: AskOption[];
-  /** The preselected option ID. */
-  value?: string;
-}
-
-/** Any of `options`; `min`/`max` bound how many. */
-export interface AskMultiChoiceField extends AskFieldBase {
-  type: 'multi_choice';
-  options: AskOption[];
-  min?: number;
-  max?: number;
-  value?: string[];
-}
-
-/** A rating from `min` (default 1) to `max` (default 5), within 0..10. */
-export interface AskRatingField extends AskFieldBase {
-  type: 'rating';
-  min?: number;
-  max?: number;
-  value?: number;
-}
-
-/** One `sess_ask` field. */
-export type AskField =
-  | AskTextField
-  | AskNumberField
-  | AskBooleanField
-  | AskChoiceField
-  | AskMultiChoiceField
-  | AskRatingField;
-
-/** Advanced: many respondents through one link (a Sess Ask). */
-export interface AskRespondentsArgs {
-  max: number;
-  name?: boolean;
-  expires_in?: number;
-  respondent_expires_in?: number;
-}
-
-/** `sess_ask`: a question and 1–12 simple fields, turned into an ordinary Surface. */
-export interface AskArgs {
-  question: string;
-  fields: AskField[];
-  details?: string;
-  submit_label?: string;
-  expires_in?: number;
-  respondents?: AskRespondentsArgs;
-}
-
-/** The validated arguments of each tool. */
-export interface ToolArgs {
-  sess_request: RequestArgs;
-  sess_response: ResponseArgs;
-  sess_publish: PublishArgs;
-  sess_complete: CompleteArgs;
-  sess_ask: AskArgs;
-}

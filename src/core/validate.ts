@@ -3,17 +3,23 @@
  * four passes, each reporting the first offending value in document order (the order of the
  * arguments' own keys and array items, depth first):
  *
- * 1. structure: unsafe keys (`__proto__`, `constructor`, `prototype`, as own keys anywhere) and
- *    nesting deeper than 8 levels;
+ * 1. structure: unsafe keys (`__proto__`, `constructor`, `prototype`, as own keys anywhere),
+ *    nesting deeper than 8 levels, and U+0000 or an unpaired surrogate in any string (every value
+ *    and every key, wherever it sits: nothing carrying one is saved or sent);
  * 2. size: an `interaction` over 32 KiB (UTF-8 bytes of its compact JSON);
  * 3. shape and limits: the valibot schema of the tool (`schemas.ts`): closed objects, types,
- *    counts, code-point length limits;
+ *    counts, code-point length limits, field names and action IDs that JavaScript objects reserve;
  * 4. consistency: rules spanning values (unique names and IDs, `min` ≤ `max`, option labels naming
  *    enum IDs, unlabelled enum IDs ≤ 60, a prefilled `value` fitting its schema).
  *
  * Every refusal is a `SessMcpError('INVALID_ARGUMENTS')` with `field` (a JSON pointer into the
  * arguments) and, for a limit, `limit` and `length`. Nothing is truncated or repaired, and no
  * message repeats a value the caller sent.
+ *
+ * One job: the verdict on tool arguments and the refusal that explains it. The four passes stay
+ * in this one module because they share one pointer form, one refusal form and one document order
+ * (the first offending value wins across passes). It defines no schema (`schemas.ts`), no limit
+ * (`limits.ts`) and no JSON Schema (`json-schema.ts`).
  */
 import * as v from 'valibot';
 import { askOptionId, buildAskSurface } from './ask-surface.js';
@@ -24,7 +30,9 @@ import {
   jsonByteLength,
   STRUCTURE_LIMITS,
   TEXT_LIMITS,
+  TEXT_PROBLEM_MESSAGES,
   TITLE_TOO_LONG_MESSAGE,
+  textProblem,
   tooLongMessage,
 } from './limits.js';
 import {
@@ -83,7 +91,8 @@ export interface StructureResult {
 
 /**
  * Walks `value` depth first over own keys, refusing an unsafe key, a container deeper than
- * {@link STRUCTURE_LIMITS.maxDepth} (`value` itself is level 1), and what JSON cannot carry (a
+ * {@link STRUCTURE_LIMITS.maxDepth} (`value` itself is level 1), a string or key holding U+0000 or
+ * an unpaired surrogate (no store or answer page carries them faithfully), and what JSON cannot carry (a
  * non-finite number, a bigint, a function or a symbol; only a caller in the same process can send
  * those). Returns a copy of the own data.
  */
@@ -91,7 +100,17 @@ export function checkStructure(value: unknown): StructureResult {
   // Pointers are built only for an error: the common, valid case walks without string work.
   const path: (string | number)[] = [];
   const where = () => toPointer(path) || 'The arguments';
+  const checkText = (text: string): void => {
+    const problem = textProblem(text);
+    if (problem !== undefined) {
+      throw invalid(`${where()} ${TEXT_PROBLEM_MESSAGES[problem]}. Remove that character.`, toPointer(path));
+    }
+  };
   const visit = (node: unknown, level: number): unknown => {
+    if (typeof node === 'string') {
+      checkText(node);
+      return node;
+    }
     if (typeof node === 'number') {
       if (!Number.isFinite(node)) throw invalid(`${where()} is not a finite number.`, toPointer(path));
       return node;
@@ -128,6 +147,7 @@ export function checkStructure(value: unknown): StructureResult {
           pointer,
         );
       }
+      checkText(key);
       entries[key] = visit((node as Record<string, unknown>)[key], level + 1);
       path.pop();
     }

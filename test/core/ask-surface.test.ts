@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SessMcpError } from '../../src/core/errors.js';
+import { textProblem } from '../../src/core/limits.js';
 import type { AskArgs, AskField } from '../../src/core/schemas.js';
 import { askToSurface, parseToolArguments } from '../../src/core/validate.js';
 import { sampleAsk } from './fixtures.js';
@@ -97,12 +98,17 @@ describe('askToSurface', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-const text = (max: number) => fc.string({ unit: 'binary', minLength: 1, maxLength: max });
+// Any code point, but well-formed: U+0000 and unpaired surrogates are refused in every string.
+const wellFormed = (s: string) => textProblem(s) === undefined;
+const text = (max: number) => fc.string({ unit: 'binary', minLength: 1, maxLength: max }).filter(wellFormed);
 const optionalText = (max: number) =>
-  fc.option(fc.string({ unit: 'binary', maxLength: max }), { nil: undefined });
+  fc.option(fc.string({ unit: 'binary', maxLength: max }).filter(wellFormed), { nil: undefined });
 
 const options = fc.uniqueArray(
-  fc.oneof(text(60), fc.record({ id: fc.string({ minLength: 1, maxLength: 100 }), label: text(60) })),
+  fc.oneof(
+    text(60),
+    fc.record({ id: fc.string({ minLength: 1, maxLength: 100 }).filter(wellFormed), label: text(60) }),
+  ),
   { minLength: 1, maxLength: 8, selector: (option) => (typeof option === 'string' ? option : option.id) },
 );
 

@@ -5,7 +5,7 @@
  */
 import { SessMcpError } from '../../src/core/errors.js';
 import type { AskArgs, ToolName } from '../../src/core/schemas.js';
-import type { Surface } from '../../src/core/surface.js';
+import type { Surface, SurfaceComponent } from '../../src/core/surface.js';
 import { parseToolArguments } from '../../src/core/validate.js';
 
 /** An astral character (U+1F600): 1 code point, 2 UTF-16 units, 4 UTF-8 bytes. */
@@ -175,6 +175,21 @@ export function viaJson<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
 }
 
+/** The wire object of a refusal at `pointer` whose message is the pointer and `message`. */
+export function pointerRefusal(pointer: string, message: string): ReturnType<SessMcpError['toObject']> {
+  return { code: 'INVALID_ARGUMENTS', message: `${pointer} ${message}`, retryable: false, field: pointer };
+}
+
+/** The wire object of a refusal for a value over a limit (`limit`, `length`) at `pointer`. */
+export function limitRefusal(
+  pointer: string,
+  message: string,
+  limit: number,
+  length: number,
+): ReturnType<SessMcpError['toObject']> {
+  return { code: 'INVALID_ARGUMENTS', message, retryable: false, field: pointer, limit, length };
+}
+
 /** The error `parseToolArguments` throws for `raw`, as its wire object; fails if it accepts. */
 export function refusal(tool: ToolName, raw: unknown): ReturnType<SessMcpError['toObject']> {
   try {
@@ -184,4 +199,44 @@ export function refusal(tool: ToolName, raw: unknown): ReturnType<SessMcpError['
     throw error;
   }
   throw new Error(`expected ${tool} to refuse the arguments`);
+}
+
+/** A yes/no field component named `f<index>`. */
+export function booleanField(index: number): SurfaceComponent {
+  return { type: 'field', name: `f${index}`, label: `Field ${index}`, schema: { type: 'boolean' } };
+}
+
+/** A path to a value: keys and indexes from the root. */
+export type ValuePath = (string | number)[];
+
+/** Every path to a string value inside `value`, in document order. */
+export function stringPaths(value: unknown, path: ValuePath = []): ValuePath[] {
+  if (typeof value === 'string') return [path];
+  if (Array.isArray(value)) return value.flatMap((item, index) => stringPaths(item, [...path, index]));
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value).flatMap(([key, item]) => stringPaths(item, [...path, key]));
+  }
+  return [];
+}
+
+/** Every path to a key of a free-form object (one whose keys the caller chooses). */
+export function freeKeyPaths(value: unknown, path: ValuePath = []): ValuePath[] {
+  if (Array.isArray(value)) return value.flatMap((item, index) => freeKeyPaths(item, [...path, index]));
+  if (value === null || typeof value !== 'object') return [];
+  const entries = Object.entries(value);
+  const own =
+    path[path.length - 1] === 'fields' && !Array.isArray(value) ? entries.map(([key]) => [...path, key]) : [];
+  return [...own, ...entries.flatMap(([key, item]) => freeKeyPaths(item, [...path, key]))];
+}
+
+/** Renames the key at `path` to `name`, keeping its value and place. */
+export function renameKeyAt(root: unknown, path: readonly (string | number)[], name: string): void {
+  let node = root as Record<string | number, unknown>;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+  const old = String(path[path.length - 1]);
+  const renamed = Object.fromEntries(
+    Object.entries(node).map(([key, item]) => [key === old ? name : key, item]),
+  );
+  for (const key of Object.keys(node)) delete node[key];
+  Object.assign(node, renamed);
 }

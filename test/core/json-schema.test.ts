@@ -17,7 +17,7 @@ import { toolInputJsonSchema } from '../../src/core/json-schema.js';
 import { TOOL_ARGUMENT_SCHEMAS, TOOL_NAMES, type ToolName } from '../../src/core/schemas.js';
 import { TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
 import { checkInteractionSize, checkStructure, parseToolArguments } from '../../src/core/validate.js';
-import { astral, minimalSurface, sampleArgs, setAt, viaJson } from './fixtures.js';
+import { astral, booleanField, minimalSurface, sampleArgs, setAt, viaJson } from './fixtures.js';
 
 const ajv = new Ajv2020({ strict: true, allErrors: false, unicode: true, strictRequired: false });
 const validators = Object.fromEntries(
@@ -149,13 +149,7 @@ const CORPUS: Sample[] = [
     'sess_request',
     () => {
       const interaction = minimalSurface();
-      for (let i = 0; i < 25; i++)
-        interaction.source.components.push({
-          type: 'field',
-          name: `f${i}`,
-          label: 'L',
-          schema: { type: 'boolean' },
-        });
+      for (let i = 0; i < 25; i++) interaction.source.components.push(booleanField(i));
       return { interaction };
     },
     'refused',
@@ -165,15 +159,8 @@ const CORPUS: Sample[] = [
     'sess_request',
     () => {
       const interaction = minimalSurface();
-      for (let i = 0; i < 24; i++) {
-        interaction.source.components.push({ type: 'heading', text: 'H' });
-        interaction.source.components.push({
-          type: 'field',
-          name: `f${i}`,
-          label: 'L',
-          schema: { type: 'boolean' },
-        });
-      }
+      for (let i = 0; i < 24; i++)
+        interaction.source.components.push({ type: 'heading', text: 'H' }, booleanField(i));
       return { interaction };
     },
     'accepted',

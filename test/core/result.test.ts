@@ -11,6 +11,7 @@ import {
   toolSuccess,
 } from '../../src/core/result.js';
 import { TOOL_NAMES } from '../../src/core/schemas.js';
+import { limitRefusal } from './fixtures.js';
 
 const LINK = 'https://sess.example/s/abc#k=secret-capability';
 
@@ -154,14 +155,12 @@ describe('toolError', () => {
     );
     const result = toolError(error);
     const body = {
-      error: {
-        code: 'INVALID_ARGUMENTS',
-        message: '/fields/0/label is 72 characters; the limit is 60. Shorten it to at most 60 characters.',
-        retryable: false,
-        field: '/fields/0/label',
-        limit: 60,
-        length: 72,
-      },
+      error: limitRefusal(
+        '/fields/0/label',
+        '/fields/0/label is 72 characters; the limit is 60. Shorten it to at most 60 characters.',
+        60,
+        72,
+      ),
     };
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toEqual(body);

@@ -2,12 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { SessMcpError } from '../../src/core/errors.js';
 import { jsonByteLength, STRUCTURE_LIMITS, TEXT_LIMITS } from '../../src/core/limits.js';
 import { TOOL_NAMES, type ToolName } from '../../src/core/schemas.js';
-import type { Surface, SurfaceComponent } from '../../src/core/surface.js';
+import type { Surface } from '../../src/core/surface.js';
 import { parseToolArguments, toPointer } from '../../src/core/validate.js';
 import {
   astral,
+  booleanField,
   deleteAt,
+  limitRefusal,
   minimalSurface,
+  pointerRefusal,
   refusal,
   sampleArgs,
   sampleAsk,
@@ -185,14 +188,14 @@ describe('length limits in Unicode code points', () => {
   it('gives the exact message of the specification', () => {
     const args = sampleAsk();
     args.fields[0]!.label = 'x'.repeat(72);
-    expect(refusal('sess_ask', args)).toEqual({
-      code: 'INVALID_ARGUMENTS',
-      message: '/fields/0/label is 72 characters; the limit is 60. Shorten it to at most 60 characters.',
-      retryable: false,
-      field: '/fields/0/label',
-      limit: 60,
-      length: 72,
-    });
+    expect(refusal('sess_ask', args)).toEqual(
+      limitRefusal(
+        '/fields/0/label',
+        '/fields/0/label is 72 characters; the limit is 60. Shorten it to at most 60 characters.',
+        60,
+        72,
+      ),
+    );
   });
 
   it('holds a long enum ID with a short label to no limit, and its label to 60', () => {
@@ -352,14 +355,9 @@ describe('depth', () => {
       ],
     );
     const pointer = '/interaction/source/components/0/schema/items/enum/0';
-    expect(refusal('sess_request', args)).toEqual({
-      code: 'INVALID_ARGUMENTS',
-      message: `${pointer} nest 9 levels deep; the limit is 8. Send a flatter value.`,
-      retryable: false,
-      field: pointer,
-      limit: 8,
-      length: 9,
-    });
+    expect(refusal('sess_request', args)).toEqual(
+      limitRefusal(pointer, `${pointer} nest 9 levels deep; the limit is 8. Send a flatter value.`, 8, 9),
+    );
   });
 
   it('counts a free-form value the same way: 8 passes the depth check, 9 does not', () => {
@@ -426,15 +424,14 @@ describe('size of the interaction', () => {
 
   it('refuses 32 769 bytes with limit and length in bytes', () => {
     const interaction = surfaceOfBytes(32_769);
-    expect(refusal('sess_request', { interaction })).toEqual({
-      code: 'INVALID_ARGUMENTS',
-      message:
+    expect(refusal('sess_request', { interaction })).toEqual(
+      limitRefusal(
+        '/interaction',
         '/interaction is 32769 bytes as JSON; the limit is 32768 (32 KiB). Shorten texts or send fewer components.',
-      retryable: false,
-      field: '/interaction',
-      limit: 32_768,
-      length: 32_769,
-    });
+        32_768,
+        32_769,
+      ),
+    );
   });
 
   it('refuses a sess_ask whose built Surface is over 32 KiB, without a field', () => {
@@ -454,9 +451,7 @@ describe('size of the interaction', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-function field(index: number): SurfaceComponent {
-  return { type: 'field', name: `f${index}`, label: `Field ${index}`, schema: { type: 'boolean' } };
-}
+const field = booleanField;
 
 describe('counts', () => {
   it('accepts 24 fields among other components and refuses 25', () => {
@@ -465,15 +460,14 @@ describe('counts', () => {
     for (let index = 0; index < 24; index++) interaction.source.components.push(field(index));
     expect(() => parseToolArguments('sess_request', { interaction })).not.toThrow();
     interaction.source.components.push(field(24));
-    expect(refusal('sess_request', { interaction })).toEqual({
-      code: 'INVALID_ARGUMENTS',
-      message:
+    expect(refusal('sess_request', { interaction })).toEqual(
+      limitRefusal(
+        '/interaction/source/components',
         '/interaction/source/components has 25 field components; the limit is 24. Ask for fewer values.',
-      retryable: false,
-      field: '/interaction/source/components',
-      limit: 24,
-      length: 25,
-    });
+        24,
+        25,
+      ),
+    );
   });
 
   it('accepts 5 actions and refuses 6 or none', () => {
@@ -485,14 +479,9 @@ describe('counts', () => {
     }));
     expect(() => parseToolArguments('sess_request', { interaction })).not.toThrow();
     interaction.actions.push({ id: 'a5', label: 'Do 5', intent: 'submit' });
-    expect(refusal('sess_request', { interaction })).toEqual({
-      code: 'INVALID_ARGUMENTS',
-      message: '/interaction/actions has 6 actions; the limit is 5.',
-      retryable: false,
-      field: '/interaction/actions',
-      limit: 5,
-      length: 6,
-    });
+    expect(refusal('sess_request', { interaction })).toEqual(
+      limitRefusal('/interaction/actions', '/interaction/actions has 6 actions; the limit is 5.', 5, 6),
+    );
     interaction.actions = [];
     expect(refusal('sess_request', { interaction })).toMatchObject({
       field: '/interaction/actions',
@@ -511,14 +500,9 @@ describe('counts', () => {
       }));
     expect(() => parseToolArguments('sess_ask', { question: 'Q?', fields: fields(1) })).not.toThrow();
     expect(() => parseToolArguments('sess_ask', { question: 'Q?', fields: fields(12) })).not.toThrow();
-    expect(refusal('sess_ask', { question: 'Q?', fields: fields(13) })).toEqual({
-      code: 'INVALID_ARGUMENTS',
-      message: '/fields has 13 fields; the limit is 12.',
-      retryable: false,
-      field: '/fields',
-      limit: 12,
-      length: 13,
-    });
+    expect(refusal('sess_ask', { question: 'Q?', fields: fields(13) })).toEqual(
+      limitRefusal('/fields', '/fields has 13 fields; the limit is 12.', 12, 13),
+    );
     expect(refusal('sess_ask', { question: 'Q?', fields: [] })).toMatchObject({
       field: '/fields',
       limit: 1,
@@ -804,12 +788,7 @@ describe('types and ranges', () => {
       const args = sampleArgs('sess_request');
       setAt(args, [...C, 7, 'schema', 'maximum'], value);
       const pointer = '/interaction/source/components/7/schema/maximum';
-      expect(refusal('sess_request', args)).toEqual({
-        code: 'INVALID_ARGUMENTS',
-        message: `${pointer} ${message}`,
-        retryable: false,
-        field: pointer,
-      });
+      expect(refusal('sess_request', args)).toEqual(pointerRefusal(pointer, message));
     }
   });
 
@@ -975,12 +954,7 @@ describe('consistency', () => {
   it.each(surfaceCases)('%s', (_, change, pointer, message) => {
     const args = sampleArgs('sess_request');
     change(args);
-    expect(refusal('sess_request', args)).toEqual({
-      code: 'INVALID_ARGUMENTS',
-      message: `${pointer} ${message}`,
-      retryable: false,
-      field: pointer,
-    });
+    expect(refusal('sess_request', args)).toEqual(pointerRefusal(pointer, message));
   });
 
   const askCases: Array<[string, (args: Record<string, unknown>) => void, string, string]> = [
@@ -1083,12 +1057,7 @@ describe('consistency', () => {
   it.each(askCases)('sess_ask: %s', (_, change, pointer, message) => {
     const args = sampleArgs('sess_ask');
     change(args);
-    expect(refusal('sess_ask', args)).toEqual({
-      code: 'INVALID_ARGUMENTS',
-      message: `${pointer} ${message}`,
-      retryable: false,
-      field: pointer,
-    });
+    expect(refusal('sess_ask', args)).toEqual(pointerRefusal(pointer, message));
   });
 });
 

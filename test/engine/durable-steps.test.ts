@@ -85,13 +85,7 @@ describe('durable steps', () => {
     'a crash at publish.%s is reconciled by the identical call, published once',
     async (step) => {
       h = await startHarness();
-      const { created, answered } = await h.answered();
-      const publish = {
-        handle: created.handle,
-        expected_revision: 1,
-        response_event_id: answered.response?.eventId,
-        interaction: followUpSurface,
-      };
+      const { created, publish } = await h.answered();
       const crashing = h.makeEngine({ hooks: crashAt(`publish.${step}`) });
       expect((await crashing.call('sess_publish', publish)).isError).toBe(true);
       const sid = sessionIdOf(h.sess, created.humanUrl);
@@ -113,12 +107,7 @@ describe('durable steps', () => {
     'a crash at complete.%s is reconciled by the identical call, completed once',
     async (step) => {
       h = await startHarness();
-      const { created, answered } = await h.answered();
-      const complete = {
-        handle: created.handle,
-        expected_revision: 1,
-        response_event_id: answered.response?.eventId,
-      };
+      const { created, complete } = await h.answered();
       const crashing = h.makeEngine({ hooks: crashAt(`complete.${step}`) });
       expect((await crashing.call('sess_complete', complete)).isError).toBe(true);
       const sid = sessionIdOf(h.sess, created.humanUrl);

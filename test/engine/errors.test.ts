@@ -201,12 +201,7 @@ describe('publish and complete', () => {
 
   it('OUTCOME_UNKNOWN on a 500 complete, then the identical call completes', async () => {
     const harness = await start();
-    const { created, answered } = await harness.answered();
-    const complete = {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-    };
+    const { created, complete } = await harness.answered();
     harness.sess.faults.fail('complete', 500);
     await expectCode(harness, 'OUTCOME_UNKNOWN', 'sess_complete', complete);
     expect((await stateOf(harness, created.handle))?.kind).toBe('complete_pending');
@@ -269,13 +264,8 @@ describe('publish and complete', () => {
           },
         }),
     });
-    const created = await harness.request();
-    await harness.sess.submitAnswer(created.humanUrl, approveAnswer);
-    const error = await expectCode(harness, 'INVALID_STATE', 'sess_response', {
-      handle: created.handle,
-      revision: 1,
-      wait_ms: 5_000,
-    });
+    const { created, response } = await harness.submitted();
+    const error = await expectCode(harness, 'INVALID_STATE', 'sess_response', response);
     expect(error.reason).toBe('stale_version');
     expect((await stateOf(harness, created.handle))?.kind).toBe('waiting');
   });
@@ -522,13 +512,8 @@ describe('reading, waiting and verifying', () => {
 
   it('NOT_CONFIGURED names SESS_EXPECTED_WORKSPACE_ID when no trusted workspace is known', async () => {
     const harness = await start({ sess: { workspaceHeader: false } });
-    const created = await harness.request();
-    await harness.sess.submitAnswer(created.humanUrl, approveAnswer);
-    const error = await expectCode(harness, 'NOT_CONFIGURED', 'sess_response', {
-      handle: created.handle,
-      revision: 1,
-      wait_ms: 5_000,
-    });
+    const { created, response } = await harness.submitted();
+    const error = await expectCode(harness, 'NOT_CONFIGURED', 'sess_response', response);
     expect(error.message).toContain('SESS_EXPECTED_WORKSPACE_ID');
     expect((await stateOf(harness, created.handle))?.kind).toBe('waiting');
   });
@@ -594,13 +579,7 @@ describe('the error mapping, case by case', () => {
 
   it('a refused or dropped publish keeps the request saved; the identical call applies it once', async () => {
     const harness = await start();
-    const { created, answered } = await harness.answered();
-    const publish = {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-      interaction: followUpSurface,
-    };
+    const { created, publish } = await harness.answered();
     harness.sess.faults.fail('publish', 503, { code: 'unavailable' });
     await expectCode(harness, 'SESS_UNAVAILABLE', 'sess_publish', publish);
     expect((await stateOf(harness, created.handle))?.kind).toBe('publish_pending');

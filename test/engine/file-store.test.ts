@@ -3,29 +3,16 @@
  * state directory) between every step: every record the engine writes passes the strict record
  * codec, and the flow continues on one Session from what was saved.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createFileHandleStore } from '../../src/store/file.js';
-import { approveAnswer, followUpSurface, type Harness, startHarness } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { approveAnswer, followUpSurface, type Harness, useHarnessLifecycle } from './harness.js';
 
-let h: Harness | undefined;
-let dir: string | undefined;
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+const lifecycle = useHarnessLifecycle();
 
 async function withFileStore(): Promise<{ harness: Harness; restart: () => void }> {
-  dir = await mkdtemp(join(tmpdir(), 'sess-engine-'));
-  const stateDir = dir;
-  const harness = await startHarness({ stores: createFileHandleStore({ stateDir }) });
-  h = harness;
+  const { stores, reopen } = await lifecycle.fileStore();
+  const harness = await lifecycle.start({ stores });
   const restart = (): void => {
-    harness.stores = createFileHandleStore({ stateDir });
+    harness.stores = reopen();
   };
   return { harness, restart };
 }

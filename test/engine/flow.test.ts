@@ -308,12 +308,7 @@ describe('a cancelled call', () => {
     expect(await h.store().countUnfinished()).toBe(0);
     expect(h.sess.stats.requests.create ?? 0).toBe(0);
 
-    const { created, answered } = await h.answered();
-    const complete = {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-    };
+    const { created, complete } = await h.answered();
     const refused = await h.call('sess_complete', complete, cancelled);
     expect(!refused.ok && refused.error.code).toBe('SESS_UNAVAILABLE');
     expect((await h.record(created.handle))?.record.state.kind).toBe('answered');
@@ -322,12 +317,7 @@ describe('a cancelled call', () => {
 
   it('never abandons a mutation that was already saved', async () => {
     h = await startHarness();
-    const { created, answered } = await h.answered();
-    const complete = {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-    };
+    const { complete } = await h.answered();
     h.sess.faults.fail('complete', 500);
     expect((await h.fail('sess_complete', complete)).code).toBe('OUTCOME_UNKNOWN');
     // The saved request is replayed even on a cancelled call: it was already decided.
@@ -358,13 +348,7 @@ describe('concurrent calls on one handle', () => {
 
   it('publish once when the same publish runs twice at the same time', async () => {
     h = await startHarness();
-    const { created, answered } = await h.answered();
-    const publish = {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-      interaction: followUpSurface,
-    };
+    const { created, publish } = await h.answered();
     const outcomes = await Promise.all([h.call('sess_publish', publish), h.call('sess_publish', publish)]);
     expect(outcomes.some((o) => o.ok && o.interaction.revision === 2)).toBe(true);
     // The loser either saw the winner's record or lost the compare-and-set: nothing more was sent.

@@ -4,6 +4,10 @@
  * such and wrap a real part (`storeDouble`).
  */
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import type { ToolCallContext } from '../../src/core/engine/types.js';
 import { createSessEngine, type SessEngine, type SessEngineOptions } from '../../src/core/engine.js';
 import type { ToolErrorObject } from '../../src/core/errors.js';
@@ -20,6 +24,7 @@ import type { InteractionResult } from '../../src/core/result.js';
 import type { ToolName } from '../../src/core/schemas.js';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { createSessClient } from '../../src/sess/client.js';
+import { createFileHandleStore } from '../../src/store/file.js';
 import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
 
 /** A small valid Surface with one required text field. */
@@ -107,9 +112,28 @@ export interface Harness {
     surface?: Surface,
     extra?: Record<string, unknown>,
   ): Promise<InteractionResult & { humanUrl: string }>;
-  /** request → answer → `answered`. */
-  answered(): Promise<{ created: InteractionResult & { humanUrl: string }; answered: InteractionResult }>;
+  /** request → the person answers; with the `sess_response` arguments that read it. */
+  submitted(): Promise<Submitted>;
+  /** request → answer → `answered`, with the arguments of the publish and complete that follow. */
+  answered(): Promise<Answered>;
   close(): Promise<void>;
+}
+
+/** What {@link Harness.submitted} returns. */
+export interface Submitted {
+  created: InteractionResult & { humanUrl: string };
+  /** `sess_response` arguments for the answer (revision 1, a 5 s wait). */
+  response: { handle: string; revision: number; wait_ms: number };
+}
+
+/** What {@link Harness.answered} returns. */
+export interface Answered {
+  created: InteractionResult & { humanUrl: string };
+  answered: InteractionResult;
+  /** `sess_publish` arguments after that answer, with {@link followUpSurface}. */
+  publish: { handle: string; expected_revision: number; response_event_id: string; interaction: Surface };
+  /** `sess_complete` arguments after that answer. */
+  complete: { handle: string; expected_revision: number; response_event_id: string };
 }
 
 /** Start the runtime and build the engine over it. */
@@ -171,15 +195,20 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (created.humanUrl === undefined) throw new Error('no humanUrl');
       return created as InteractionResult & { humanUrl: string };
     },
-    async answered() {
+    async submitted() {
       const created = await harness.request();
       await sess.submitAnswer(created.humanUrl, approveAnswer);
-      const answered = await harness.ok('sess_response', {
+      return { created, response: { handle: created.handle, revision: 1, wait_ms: 5_000 } };
+    },
+    async answered() {
+      const { created, response } = await harness.submitted();
+      const answered = await harness.ok('sess_response', response);
+      const complete = {
         handle: created.handle,
-        revision: 1,
-        wait_ms: 5_000,
-      });
-      return { created, answered };
+        expected_revision: 1,
+        response_event_id: answered.response?.eventId as string,
+      };
+      return { created, answered, complete, publish: { ...complete, interaction: followUpSurface } };
     },
     close: () => sess.close(),
   };
@@ -220,5 +249,36 @@ export function storeDouble(store: HandleStore, overrides: Partial<HandleStore>)
     delete: overrides.delete ?? ((handle, version) => store.delete(handle, version)),
     listUnfinished: overrides.listUnfinished ?? (() => store.listUnfinished()),
     countUnfinished: overrides.countUnfinished ?? (() => store.countUnfinished()),
+  };
+}
+
+/** The harnesses and file-store directories of one test file, closed and removed after each test. */
+export interface HarnessLifecycle {
+  /** {@link startHarness}, closed after the test. */
+  start(options?: HarnessOptions): Promise<Harness>;
+  /** A durable file store in a fresh directory (removed after the test), and how to reopen it. */
+  fileStore(): Promise<{ stores: HandleStoreFactory; reopen: () => HandleStoreFactory }>;
+}
+
+/** Register the `afterEach` that closes every harness and removes every directory of a test. */
+export function useHarnessLifecycle(): HarnessLifecycle {
+  const open: Harness[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const harness of open.splice(0)) await harness.close();
+    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  });
+  return {
+    async start(options) {
+      const harness = await startHarness(options);
+      open.push(harness);
+      return harness;
+    },
+    async fileStore() {
+      const stateDir = await mkdtemp(join(tmpdir(), 'sess-engine-'));
+      dirs.push(stateDir);
+      const reopen = () => createFileHandleStore({ stateDir });
+      return { stores: reopen(), reopen };
+    },
   };
 }

@@ -3,8 +3,10 @@
  * `call` validates arguments before the authority, Sess or the store are touched.
  */
 import { describe, expect, it } from 'vitest';
-import { createSessEngine, MAX_WAIT_CEILING_MS } from '../../src/core/engine.js';
+import { createSessEngine, createWaitGate, MAX_WAIT_CEILING_MS } from '../../src/core/engine.js';
+import { ARGUMENT_LIMITS } from '../../src/core/limits.js';
 import type { Authority, CallAuthority } from '../../src/core/ports.js';
+import { WAIT_CEILING_MS } from '../../src/core/rules.js';
 
 /** A double that counts resolutions and fails the test if it is ever asked for Sess or a store. */
 function countingAuthority(): Authority & { resolved: number } {
@@ -39,8 +41,40 @@ describe('createSessEngine options', () => {
     expect(() => createSessEngine({} as never)).toThrow(/authority/);
   });
 
-  it('accepts a lower ceiling', () => {
+  it.each([
+    [undefined, 'createSessEngine: options must be an object.'],
+    [{}, 'createSessEngine: option "authority" is required and must have a resolve() method.'],
+    [
+      { authority, maxWaitMs: 45_001 },
+      'createSessEngine: option "maxWaitMs" must be a whole number of milliseconds from 0 to 45000 (it may only lower the ceiling).',
+    ],
+    [
+      { authority, progressIntervalMs: 0 },
+      'createSessEngine: option "progressIntervalMs" must be a whole number from 1 to 2147483647.',
+    ],
+    [{ authority, diagnostics: 1 }, 'createSessEngine: option "diagnostics" must be a function.'],
+    [
+      { authority, waitGate: {} },
+      'createSessEngine: option "waitGate" must be a wait gate (createWaitGate).',
+    ],
+    [{ authority, clock: {} }, 'createSessEngine: option "clock" must have a now() method.'],
+  ])('every refusal reads the same way: %o', (options, message) => {
+    expect(() => createSessEngine(options as never)).toThrow(new TypeError(message));
+  });
+
+  it('accepts a lower ceiling, and 0 (never wait)', () => {
     expect(() => createSessEngine({ authority, maxWaitMs: 1_000 })).not.toThrow();
+    expect(() => createSessEngine({ authority, maxWaitMs: 0 })).not.toThrow();
+  });
+
+  it('MAX_WAIT_CEILING_MS is the one wait ceiling', () => {
+    expect(MAX_WAIT_CEILING_MS).toBe(WAIT_CEILING_MS);
+    expect(ARGUMENT_LIMITS.maxWaitMs).toBe(WAIT_CEILING_MS);
+  });
+
+  it('accepts a shared wait gate', () => {
+    const waitGate = createWaitGate({ maxConcurrentWaits: 2 });
+    expect(() => createSessEngine({ authority, waitGate })).not.toThrow();
   });
 });
 

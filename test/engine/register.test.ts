@@ -23,7 +23,19 @@ afterEach(async () => {
   h = undefined;
 });
 
-async function connect(harness: Harness): Promise<Client> {
+/** An MCP client of either SDK generation, as far as these tests use it. */
+interface ConnectableClient {
+  connect(transport: InstanceType<typeof InMemoryTransport>): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The harness's engine behind a real McpServer, and `client` connected to it in memory. */
+function connect(harness: Harness): Promise<Client>;
+function connect<C extends ConnectableClient>(harness: Harness, client: C): Promise<C>;
+async function connect(
+  harness: Harness,
+  client: ConnectableClient = new Client({ name: 'engine-test', version: '1.0.0' }),
+): Promise<ConnectableClient> {
   const server = new McpServer(
     { name: '@sess.si/mcp', version: '0.0.0-test' },
     { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
@@ -31,7 +43,6 @@ async function connect(harness: Harness): Promise<Client> {
   registerSessTools(server, { engine: harness.engine });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
-  const client = new Client({ name: 'engine-test', version: '1.0.0' });
   await client.connect(clientSide);
   closers.push(async () => {
     await client.close();
@@ -145,19 +156,7 @@ describe('registerSessTools', () => {
 
   it('serves a 2025-era client (the v1 SDK): tools, a call, progress and the contract errors', async () => {
     h = await startHarness({ engine: { progressIntervalMs: 40 } });
-    const server = new McpServer(
-      { name: '@sess.si/mcp', version: '0.0.0-test' },
-      { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
-    );
-    registerSessTools(server, { engine: h.engine });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await server.connect(serverSide);
-    const client = new ClientV1({ name: 'engine-test-v1', version: '1.0.0' });
-    await client.connect(clientSide);
-    closers.push(async () => {
-      await client.close();
-      await server.close();
-    });
+    const client = await connect(h, new ClientV1({ name: 'engine-test-v1', version: '1.0.0' }));
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
     const created = await client.callTool({
@@ -183,6 +182,14 @@ describe('registerSessTools', () => {
   it('refuses a server without registerTool and options without an engine', () => {
     expect(() => registerSessTools({} as never, { engine: {} as never })).toThrow(TypeError);
     expect(() => registerSessTools({ registerTool: () => undefined }, {} as never)).toThrow(/engine/);
+    expect(() => registerSessTools({ registerTool: () => undefined }, {} as never)).toThrow(
+      new TypeError(
+        'registerSessTools: option "engine" is required and must be a Sess engine (createSessEngine).',
+      ),
+    );
+    expect(() => registerSessTools({ registerTool: () => undefined }, undefined as never)).toThrow(
+      new TypeError('registerSessTools: options must be an object.'),
+    );
   });
 
   it('maps the SDK context: signal always, progress only with a token', async () => {

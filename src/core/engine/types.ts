@@ -7,6 +7,7 @@
 import type { AskRespondentsOptions, Authority, Clock, DiagnosticsSink } from '../ports.js';
 import type { InteractionResult } from '../result.js';
 import type { Surface } from '../surface.js';
+import type { WaitGate } from './wait-gate.js';
 
 /** The named durable steps {@link EngineHooks.onStep} is called at. */
 export type DurableStep = `${'create' | 'publish' | 'complete'}.${
@@ -33,7 +34,8 @@ export interface SessEngineOptions {
   /** @default systemClock */
   clock?: Clock;
   /**
-   * The longest single wait of `sess_response`, in milliseconds. May only lower the ceiling.
+   * The longest single wait of `sess_response`, in milliseconds: 0 to 45 000 (`WAIT_CEILING_MS`).
+   * May only lower the ceiling; 0 means `sess_response` never waits.
    * @default 45000
    */
   maxWaitMs?: number;
@@ -46,6 +48,12 @@ export interface SessEngineOptions {
    * @default 10000
    */
   progressIntervalMs?: number;
+  /**
+   * Shares and bounds the upstream waits of `sess_response`. Pass one gate to every engine of a
+   * host (e.g. one per HTTP handler) so the bound holds across them.
+   * @default a gate of this engine's own (`createWaitGate()`: 8 waits per binding scope)
+   */
+  waitGate?: WaitGate;
   /** Test-only hooks. */
   hooks?: EngineHooks;
 }
