@@ -5,10 +5,25 @@
  * ended by the caller (`aborted`). The mapping of these kinds to tool error codes is the engine's,
  * in `docs/architecture.md` ("Error mapping").
  *
+ * Also the two errors the client raises on its own: a request it refuses to build, and a response
+ * that breaks the wire.
+ *
  * Only error shapes are inspected here: codes and names, never messages, and nothing a message
- * could leak. This module knows no paths and does not decode bodies (`client.ts`, `receipt.ts`).
+ * could leak. This module knows no paths and does not decode bodies (`decode.ts`, `receipt.ts`).
  */
 import { SessApiError } from '../core/ports.js';
+
+/** A request the client refuses to build: nothing is sent, and repeating it cannot help. */
+export function refuseToSend(what: string, problem: string): SessApiError {
+  return new SessApiError('not_sent', `The request to ${what} was not sent: ${problem}.`, {
+    notSentKind: 'configuration',
+  });
+}
+
+/** A response that breaks the wire (malformed, self-contradictory, of another object): fail closed. */
+export function protocol(what: string, problem: string): SessApiError {
+  return new SessApiError('protocol', `Sess sent an invalid response to ${what}: ${problem}.`);
+}
 
 /**
  * Error codes, as Node's fetch (undici) puts them on `cause.code`, that fail before a single

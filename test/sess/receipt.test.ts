@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { SessApi, VerificationReason, VerifyResponseInput } from '../../src/core/ports.js';
 import { generateSigningKey, signCompactJws } from '../../src/sess/jws.js';
-import { createReceiptVerifier } from '../../src/sess/receipt.js';
+import { createReceiptVerifier, type ReceiptVerifierOptions } from '../../src/sess/receipt.js';
 import { type LocalSess, type ReceiptTamper, startLocalSess } from '../../src/testing/index.js';
 import { answer, answeredSession, clientFor, expectSessError, idemKey, surface } from './helpers.js';
 
@@ -262,7 +262,7 @@ describe('the key set', () => {
       () => sess.faults.fail('jwks', 503),
       () => sess.faults.drop('jwks'),
       () => sess.faults.malformed('jwks'),
-      () => sess.faults.malformed('jwks', { body: '{"keys":[{"kty":"RSA"}]}' }),
+      () => sess.faults.malformed('jwks', { body: '{"keys":{"kty":"OKP"}}' }),
     ]) {
       inject();
       const before = sess.stats.requests.jwks ?? 0;
@@ -437,18 +437,22 @@ describe('a shared verifier', () => {
   });
 
   it('refuses bad options with a TypeError naming the option', () => {
-    expect(() => createReceiptVerifier({ origin: 'http://127.0.0.1:1' })).toThrow(/^origin/);
-    expect(() => createReceiptVerifier({ origin: 'https://a.example', keyRefreshCooldownMs: -1 })).toThrow(
-      /^keyRefreshCooldownMs/,
+    const bad: Array<[string, Partial<ReceiptVerifierOptions>]> = [
+      ['origin', { origin: 'http://127.0.0.1:1' }],
+      ['keyRefreshCooldownMs', { keyRefreshCooldownMs: -1 }],
+      ['keySetMaxAgeMs', { keySetMaxAgeMs: -1 }],
+      ['requestTimeoutMs', { requestTimeoutMs: 0 }],
+      ['issuer', { issuer: '' }],
+      ['clock', { clock: {} as never }],
+    ];
+    for (const [name, extra] of bad) {
+      expect(() => createReceiptVerifier({ origin: 'https://a.example', ...extra })).toThrow(
+        new RegExp(`^createReceiptVerifier: option "${name}" `),
+      );
+    }
+    expect(() => clientFor(sess, { receiptVerifier: {} as never })).toThrow(
+      /^createSessClient: option "receiptVerifier" /,
     );
-    expect(() => createReceiptVerifier({ origin: 'https://a.example', requestTimeoutMs: 0 })).toThrow(
-      /^requestTimeoutMs/,
-    );
-    expect(() => createReceiptVerifier({ origin: 'https://a.example', issuer: '' })).toThrow(/^issuer/);
-    expect(() => createReceiptVerifier({ origin: 'https://a.example', clock: {} as never })).toThrow(
-      /^clock/,
-    );
-    expect(() => clientFor(sess, { receiptVerifier: {} as never })).toThrow(/^receiptVerifier/);
   });
 });
 
