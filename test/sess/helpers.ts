@@ -1,14 +1,56 @@
 /**
- * Shared fixtures of the Sess client tests: a Surface, a client bound to a local runtime, and
- * small assertions on `SessApiError`. Not a test file itself.
+ * Shared fixtures of the Sess client tests: the local runtime's lifecycle, a Surface, a client
+ * bound to a local runtime, the exact input that proves an answer, and small assertions on
+ * `SessApiError`. Not a test file itself.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect } from 'vitest';
-import { type SessApi, SessApiError, type SessApiErrorKind, type SessionView } from '../../src/core/ports.js';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import {
+  type SessApi,
+  SessApiError,
+  type SessApiErrorKind,
+  type SessionView,
+  type VerifyResponseInput,
+} from '../../src/core/ports.js';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
-import type { LocalSess } from '../../src/testing/index.js';
+import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
+
+/**
+ * Start one local runtime for the test file (before all tests), clear its faults after each test
+ * and close it after all; `started` receives it.
+ *
+ * @example
+ * let sess: LocalSess;
+ * useLocalSess((started) => { sess = started; });
+ */
+export function useLocalSess(started: (sess: LocalSess) => void, options?: LocalSessOptions): void {
+  let sess: LocalSess | undefined;
+  beforeAll(async () => {
+    sess = await startLocalSess(options);
+    started(sess);
+  });
+  afterEach(() => {
+    sess?.faults.clear();
+  });
+  afterAll(async () => {
+    await sess?.close();
+  });
+}
+
+/** The exact input that proves the answer at `revision` (default: the latest) of `view`. */
+export function proofOf(view: SessionView, surface: Surface, revision?: number): VerifyResponseInput {
+  const r = revision === undefined ? view.responses.at(-1)! : view.responses[revision - 1]!;
+  return {
+    sessionId: view.sessionId,
+    revision: r.revision,
+    eventId: r.eventId,
+    surface,
+    answer: r.answer,
+    receipt: r.receipt,
+  };
+}
 
 /** A Surface with one editable text field and two actions. */
 export function surface(title = 'Approve this commit?'): Surface {
