@@ -7,13 +7,9 @@ import { describe, expect, it } from 'vitest';
 import type { SessApi, VerifyResponseInput } from '../../src/core/ports.js';
 import { base64UrlDecode } from '../../src/sess/digest.js';
 import { createReceiptVerifier } from '../../src/sess/receipt.js';
-import type { LocalSess } from '../../src/testing/index.js';
 import { answer, clientFor, expectSessError, idemKey, proofOf, surface, useLocalSess } from './helpers.js';
 
-let sess: LocalSess;
-useLocalSess((started) => {
-  sess = started;
-});
+const sess = useLocalSess();
 
 /** An Ask with one answered respondent (named when `name` is given), read back by `client`. */
 async function answeredRespondent(client: SessApi, name?: string) {

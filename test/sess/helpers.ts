@@ -19,24 +19,42 @@ import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src
 
 /**
  * Start one local runtime for the test file (before all tests), clear its faults after each test
- * and close it after all; `started` receives it.
+ * and close it after all. Returns a stand-in that forwards to the runtime once it has started.
  *
  * @example
- * let sess: LocalSess;
- * useLocalSess((started) => { sess = started; });
+ * const sess = useLocalSess();
  */
-export function useLocalSess(started: (sess: LocalSess) => void, options?: LocalSessOptions): void {
-  let sess: LocalSess | undefined;
+export function useLocalSess(options?: LocalSessOptions): LocalSess {
+  let current: LocalSess | undefined;
   beforeAll(async () => {
-    sess = await startLocalSess(options);
-    started(sess);
+    current = await startLocalSess(options);
   });
   afterEach(() => {
-    sess?.faults.clear();
+    current?.faults.clear();
   });
   afterAll(async () => {
-    await sess?.close();
+    await current?.close();
   });
+  return new Proxy({} as LocalSess, {
+    get(_target, name) {
+      if (current === undefined) throw new Error('useLocalSess: the runtime is used before it started');
+      const value: unknown = Reflect.get(current, name);
+      return typeof value === 'function' ? value.bind(current) : value;
+    },
+  });
+}
+
+/** What a publish or a complete after the latest answer of `view` carries, with a fresh key. */
+export function afterAnswer(view: SessionView): {
+  expectedRevision: number;
+  responseEventId: string;
+  idempotencyKey: string;
+} {
+  return {
+    expectedRevision: view.revision,
+    responseEventId: view.responses.at(-1)!.eventId,
+    idempotencyKey: idemKey(),
+  };
 }
 
 /** The exact input that proves the answer at `revision` (default: the latest) of `view`. */

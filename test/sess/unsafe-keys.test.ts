@@ -6,13 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Answer, Surface } from '../../src/core/surface.js';
-import type { LocalSess } from '../../src/testing/index.js';
 import { answeredSession, clientFor, proofOf, useLocalSess } from './helpers.js';
 
-let sess: LocalSess;
-useLocalSess((started) => {
-  sess = started;
-});
+const sess = useLocalSess();
 
 const UNSAFE = ['__proto__', 'constructor', 'prototype'] as const;
 
