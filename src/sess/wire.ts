@@ -6,8 +6,9 @@
  * (`src/testing`) validates requests with it.
  *
  * Every map whose keys come from a person or an agent (answer values, JSON objects, record
- * fields, option labels) decodes into a null-prototype object that keeps every key, `__proto__`,
- * `constructor` and `prototype` included, so what is digested is exactly what was sent.
+ * fields, option labels) decodes through `json-copy.ts` into a null-prototype object that keeps
+ * every key, `__proto__`, `constructor` and `prototype` included, so what is digested is exactly
+ * what was sent.
  *
  * It performs no I/O, imports no `node:` module, maps nothing onto the core's views (`decode.ts`)
  * and does not check Surface lengths (Sess's length rules live in the runtime and in the core's
@@ -16,7 +17,8 @@
 import * as v from 'valibot';
 import type { SessionStatus } from '../core/ports.js';
 import { SESS_ID_RULE, WAIT_CEILING_MS } from '../core/rules.js';
-import type { JsonValue, Surface } from '../core/surface.js';
+import type { Surface } from '../core/surface.js';
+import { copyJson, isScalar, isString, JsonValueSchema, keyedMap } from './json-copy.js';
 
 // ---------------------------------------------------------------------------------------------
 // Paths, headers, limits
@@ -137,102 +139,6 @@ const PositiveInt = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
 const NonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
 /** A respondent's name: 1–200 characters. */
 const RespondentName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
-
-/** How deep a decoded JSON value may nest (deeper is refused, not a stack overflow). */
-const MAX_JSON_DEPTH = 256;
-
-const NOT_JSON = Symbol('not JSON');
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
-
-/** A copy of a JSON value whose objects have a null prototype and every own key, or {@link NOT_JSON}. */
-function copyJson(value: unknown, depth: number): JsonValue | typeof NOT_JSON {
-  switch (typeof value) {
-    case 'string':
-    case 'boolean':
-      return value;
-    case 'number':
-      return Number.isFinite(value) ? value : NOT_JSON;
-    case 'object': {
-      if (value === null) return null;
-      if (depth >= MAX_JSON_DEPTH) return NOT_JSON;
-      if (Array.isArray(value)) {
-        const items: JsonValue[] = [];
-        for (const item of value) {
-          const copied = copyJson(item, depth + 1);
-          if (copied === NOT_JSON) return NOT_JSON;
-          items.push(copied);
-        }
-        return items;
-      }
-      if (!isPlainObject(value)) return NOT_JSON;
-      const copied = copyMap(value, (member) => copyJson(member, depth + 1));
-      return copied;
-    }
-    default:
-      return NOT_JSON;
-  }
-}
-
-/**
- * A null-prototype copy of a plain object with every own key (`__proto__` included, which a
- * plain object or valibot's `record` would lose), each value through `member`; {@link NOT_JSON}
- * when any member is.
- */
-function copyMap<T>(
-  value: Record<string, unknown>,
-  member: (value: unknown) => T | typeof NOT_JSON,
-): Record<string, T> | typeof NOT_JSON {
-  const out = Object.create(null) as Record<string, T>;
-  for (const key of Object.keys(value)) {
-    const copied = member(value[key]);
-    if (copied === NOT_JSON) return NOT_JSON;
-    out[key] = copied;
-  }
-  return out;
-}
-
-/** A schema that reads with `read` (a copy, or {@link NOT_JSON}) and reports `message` when it fails. */
-function copying<T>(
-  read: (value: unknown) => T | typeof NOT_JSON,
-  message: string,
-): v.GenericSchema<unknown, T> {
-  return v.pipe(
-    v.unknown(),
-    v.rawTransform(({ dataset, addIssue, NEVER }) => {
-      const copied = read(dataset.value);
-      if (copied === NOT_JSON) {
-        addIssue({ message });
-        return NEVER;
-      }
-      return copied;
-    }),
-  ) as unknown as v.GenericSchema<unknown, T>;
-}
-
-/** A map from any string key (all kept, null prototype) to values `member` accepts. */
-function keyedMap<T>(member: (value: unknown) => T | typeof NOT_JSON, message: string) {
-  return copying((value) => (isPlainObject(value) ? copyMap(value, member) : NOT_JSON), message);
-}
-
-/** Any JSON value; its objects decode with a null prototype and every key. */
-export const JsonValueSchema: v.GenericSchema<unknown, JsonValue> = copying(
-  (value) => copyJson(value, 0),
-  'not a JSON value',
-);
-
-const isString = (value: unknown) => (typeof value === 'string' ? value : NOT_JSON);
-const isScalar = (value: unknown) =>
-  typeof value === 'string' ||
-  typeof value === 'boolean' ||
-  value === null ||
-  (typeof value === 'number' && Number.isFinite(value))
-    ? (value as string | number | boolean | null)
-    : NOT_JSON;
 
 // ---------------------------------------------------------------------------------------------
 // Surface (request side: closed objects, structure only; Sess checks lengths separately)
