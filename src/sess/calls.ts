@@ -9,7 +9,8 @@
 import * as v from 'valibot';
 import { SessApiError } from '../core/ports.js';
 import { SESS_ID_RULE } from '../core/rules.js';
-import { protocol, refuseToSend, runExchange } from './errors.js';
+import { protocol, refuseToSend } from './errors.js';
+import { runExchange } from './exchange.js';
 import { ErrorBodySchema, HEADERS } from './wire.js';
 
 /** The largest response body the client reads, in bytes. */
