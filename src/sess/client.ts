@@ -39,8 +39,8 @@ export interface SessClientOptions {
   /** The `fetch` to use. @default globalThis.fetch */
   fetch?: typeof fetch;
   /**
-   * The workspace receipts must belong to (1–128 of `A–Z a–z 0–9 . _ : -`). When set, a response naming another workspace is a
-   * `protocol` error. When unset, the `Sess-Workspace-Id` this client's responses name is trusted
+   * The workspace receipts must belong to (1–128 of `A–Z a–z 0–9 . _ : -`). When set, a response
+   * naming another workspace is a `protocol` error. When unset, the `Sess-Workspace-Id` this client's responses name is trusted
    * (a client that has seen none yet reads the Session it verifies to learn it); a runtime that
    * sends no such header then gets `context_missing`.
    */
@@ -49,7 +49,7 @@ export interface SessClientOptions {
   receiptIssuer?: string;
   /** Testing only: allow `http://localhost`, `http://127.0.0.1`, `http://[::1]`. @default false */
   allowInsecureLocalhost?: boolean;
-  /** Time, for the key-set cooldown. @default systemClock */
+  /** Time, for the key-set cooldown and maximum age. @default systemClock */
   clock?: Clock;
   /** At most one receipt key-set fetch per this many milliseconds. @default 10 000 */
   keyRefreshCooldownMs?: number;
@@ -171,12 +171,10 @@ export function createSessClient(options: SessClientOptions): SessApi {
   /** The Ask (and name) of each respondent Session this client read, for its receipt's claims. */
   const respondents = new Map<string, ReceiptAskContext>();
 
-  const expectWorkspace = () => expectedWorkspaceId;
-
   function session(result: CallResult, what: string, sessionId?: string): WireSessionView {
     return decodeSession(result, what, {
       ...(sessionId === undefined ? {} : { sessionId }),
-      workspaceId: expectWorkspace(),
+      workspaceId: expectedWorkspaceId,
     });
   }
 
@@ -301,13 +299,13 @@ export function createSessClient(options: SessClientOptions): SessApi {
     },
 
     async publish(sessionId, input, callOptions) {
+      const what = 'publish the next revision';
       const { wire, eventId } = await afterAnswer(
         sessionId,
         input,
-        { what: 'publish the next revision', path: PATHS.revisions, body: { interaction: input.surface } },
+        { what, path: PATHS.revisions, body: { interaction: input.surface } },
         callOptions,
       );
-      const what = 'publish the next revision';
       if (wire.revision !== input.expectedRevision + 1 || wire.status !== 'active') {
         throw protocol(what, 'the Session is not active at the next revision');
       }
@@ -354,7 +352,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
       const body: Record<string, unknown> = { interaction: input.surface, respondents: respondentsBody };
       if (input.expiresIn !== undefined) body.expires_in = input.expiresIn;
       const result = await create(PATHS.asks, body, idempotencyKey, what, callOptions);
-      const view = decodeAsk(result, what, { workspaceId: expectWorkspace() });
+      const view = decodeAsk(result, what, { workspaceId: expectedWorkspaceId });
       if (view.respondents.length > 0 || view.max !== r.max) {
         throw protocol(what, 'a new Ask that already has respondents or another cap');
       }
@@ -366,7 +364,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
       const id = checkId(askId, what, 'Ask id');
       const view = decodeAsk(await get(PATHS.ask(id), what, callOptions), what, {
         askId: id,
-        workspaceId: expectWorkspace(),
+        workspaceId: expectedWorkspaceId,
       });
       for (const r of view.respondents) {
         respondents.delete(r.sessionId);
