@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Answer, Surface } from '../../src/core/surface.js';
+import { canonicalJson, digestJson } from '../../src/sess/digest.js';
 import { answeredSession, clientFor, proofOf, useLocalSess } from './helpers.js';
 
 const sess = useLocalSess();
@@ -84,5 +85,22 @@ describe('fields named __proto__, constructor and prototype', () => {
     expect(Object.keys(respondent.response!.answer.values)).toEqual([...UNSAFE]);
     const view = await client.getSession(respondent.sessionId);
     await client.verifyResponse(proofOf(view, s));
+  });
+});
+
+describe('canonical JSON of such keys', () => {
+  it('writes a null-prototype map and a parsed object alike, every key included', async () => {
+    const parsed = JSON.parse('{"prototype":3,"__proto__":{"constructor":[1]},"a":null}');
+    const bare = Object.create(null) as Record<string, unknown>;
+    bare.a = null;
+    bare.prototype = 3;
+    const inner = Object.create(null) as { constructor: unknown };
+    inner.constructor = [1];
+    // On a null-prototype object this defines an own member (there is no accessor to call).
+    Object.defineProperty(bare, '__proto__', { value: inner, enumerable: true, writable: true });
+    const expected = '{"__proto__":{"constructor":[1]},"a":null,"prototype":3}';
+    expect(canonicalJson(parsed)).toBe(expected);
+    expect(canonicalJson(bare)).toBe(expected);
+    expect(await digestJson(bare)).toBe(await digestJson(parsed));
   });
 });
