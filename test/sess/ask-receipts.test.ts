@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import type { SessApi, VerifyResponseInput } from '../../src/core/ports.js';
 import { base64UrlDecode } from '../../src/sess/digest.js';
 import { createReceiptVerifier } from '../../src/sess/receipt.js';
-import { answer, clientFor, expectSessError, idemKey, proofOf, surface, useLocalSess } from './helpers.js';
+import { answer, clientFor, expectSessError, idemKey, proofOf, surface, useRuntime } from './helpers.js';
 
-const sess = useLocalSess();
+const sess = useRuntime();
 
 /** An Ask with one answered respondent (named when `name` is given), read back by `client`. */
 async function answeredRespondent(client: SessApi, name?: string) {

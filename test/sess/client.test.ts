@@ -15,10 +15,10 @@ import {
   idemKey,
   SECRET_ANSWER_VALUE,
   surface,
-  useLocalSess,
+  useRuntime,
 } from './helpers.js';
 
-const sess = useLocalSess();
+const sess = useRuntime();
 
 describe('endpoints', () => {
   it('creates a Session at revision 1, active, in the key’s workspace', async () => {

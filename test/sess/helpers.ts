@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import {
   type SessApi,
   SessApiError,
@@ -15,29 +15,25 @@ import {
 } from '../../src/core/ports.js';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
-import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
+import type { LocalSess } from '../../src/testing/index.js';
+import { type UseLocalSessOptions, useLocalSess } from '../support/local-sess.js';
 
 /**
- * Start one local runtime for the test file (before all tests), clear its faults after each test
- * and close it after all. Returns a stand-in that forwards to the runtime once it has started.
+ * The test file's local runtime: the shared lifecycle of `test/support` (`useLocalSess`), with
+ * its faults cleared after each test. Returns a stand-in that forwards to the running runtime,
+ * so a test file names it once.
  *
  * @example
- * const sess = useLocalSess();
+ * const sess = useRuntime();
  */
-export function useLocalSess(options?: LocalSessOptions): LocalSess {
-  let current: LocalSess | undefined;
-  beforeAll(async () => {
-    current = await startLocalSess(options);
-  });
+export function useRuntime(options?: UseLocalSessOptions): LocalSess {
+  const runtime = useLocalSess(options);
   afterEach(() => {
-    current?.faults.clear();
-  });
-  afterAll(async () => {
-    await current?.close();
+    runtime().faults.clear();
   });
   return new Proxy({} as LocalSess, {
     get(_target, name) {
-      if (current === undefined) throw new Error('useLocalSess: the runtime is used before it started');
+      const current = runtime();
       const value: unknown = Reflect.get(current, name);
       return typeof value === 'function' ? value.bind(current) : value;
     },

@@ -12,9 +12,9 @@ import { importEd25519PublicKey } from '../../src/sess/jws.js';
 import { createReceiptVerifier } from '../../src/sess/receipt.js';
 import { DEFAULT_KEY_SET_MAX_AGE_MS } from '../../src/sess/settings.js';
 import { MAX_JWKS_BYTES } from '../../src/sess/wire.js';
-import { answeredSession, clientFor, expectSessError, proofOf, surface, useLocalSess } from './helpers.js';
+import { answeredSession, clientFor, expectSessError, proofOf, surface, useRuntime } from './helpers.js';
 
-const sess = useLocalSess({ clock: { frozen: true } });
+const sess = useRuntime({ clock: { frozen: true } });
 
 /** A fresh signing key, and one answer whose receipt it signed. */
 async function answerSignedByNewKey(client: SessApi): Promise<{ kid: string; input: VerifyResponseInput }> {

@@ -18,10 +18,10 @@ import {
   idemKey,
   startDoubleServer,
   surface,
-  useLocalSess,
+  useRuntime,
 } from './helpers.js';
 
-const sess = useLocalSess();
+const sess = useRuntime();
 
 describe('runtime faults', () => {
   it('a truncated body on a read is protocol', async () => {

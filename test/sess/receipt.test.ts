@@ -17,10 +17,10 @@ import {
   idemKey,
   proofOf,
   surface,
-  useLocalSess,
+  useRuntime,
 } from './helpers.js';
 
-const sess = useLocalSess();
+const sess = useRuntime();
 
 /** An answered Session and the exact input that proves its answer. */
 async function genuine(client: SessApi, title = 'Approve?'): Promise<VerifyResponseInput> {

@@ -17,10 +17,10 @@ import {
   SECRET_ANSWER_VALUE,
   startDoubleServer,
   surface,
-  useLocalSess,
+  useRuntime,
 } from './helpers.js';
 
-const sess = useLocalSess();
+const sess = useRuntime();
 
 /** Run `body` while capturing everything written to the console, stdout and stderr. */
 async function capturingOutput(body: () => Promise<void>): Promise<string> {

@@ -7,9 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { canonicalJson, digestJson } from '../../src/sess/digest.js';
-import { answeredSession, clientFor, proofOf, useLocalSess } from './helpers.js';
+import { answeredSession, clientFor, proofOf, useRuntime } from './helpers.js';
 
-const sess = useLocalSess();
+const sess = useRuntime();
 
 const UNSAFE = ['__proto__', 'constructor', 'prototype'] as const;
 
