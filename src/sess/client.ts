@@ -1,44 +1,30 @@
 /**
- * The Sess client: implements the {@link SessApi} port over the HTTP wire of `docs/sess-api.md`
- * with nothing but `fetch` and WebCrypto, so it runs on Node and edge runtimes alike.
+ * The Sess client's operations: implements the {@link SessApi} port over the HTTP wire of
+ * `docs/sess-api.md` with nothing but `fetch` and WebCrypto, so it runs on Node and edge runtimes
+ * alike. Its one job is the operations: what each request carries, what its answer must imply
+ * (the revision a publish must produce, the answer a completion follows), and which workspace and
+ * Ask a receipt is verified against. The HTTP plumbing is `calls.ts`, decoding is `decode.ts`,
+ * receipts are `receipt.ts`.
  *
- * Every response is decoded strictly (`wire.ts` schemas and consistency rules, plus what the
- * request itself implies: the Session asked for, the revision a publish must produce, the
- * workspace this client talks to); anything else is a `protocol` error that fails closed. Failures
- * are reported as the kinds of {@link SessApiError}; the engine maps them to tool errors as
- * `docs/architecture.md` ("Error mapping") says.
- *
- * It deliberately logs nothing, retries nothing and keeps no state but the workspace it has seen
- * and the receipt key-set cache. The API key is read from `credential()` on every call and never
- * put in an error.
+ * Failures are reported as the kinds of {@link SessApiError}; the engine maps them to tool errors
+ * as `docs/architecture.md` ("Error mapping") says. It deliberately logs nothing, retries nothing
+ * and keeps no state but the workspace it has seen, the Ask each respondent Session it read
+ * belongs to (bounded), and the receipt key-set cache.
  */
-import * as v from 'valibot';
+import { readOptions } from '../core/options.js';
+import { type Clock, type SessApi, SessApiError, type SessCallOptions } from '../core/ports.js';
+import { SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
+import { type CallResult, createCaller } from './calls.js';
+import { decodeAsk, decodeSession, regression, toSessionView } from './decode.js';
+import { protocol, refuseToSend } from './errors.js';
+import { type ReceiptAskContext, type ReceiptVerifier, receiptVerifier } from './receipt.js';
+import { readConnectionOptions } from './settings.js';
 import {
-  type AskView,
-  type Clock,
-  type SessApi,
-  SessApiError,
-  type SessionStatus,
-  systemClock,
-} from '../core/ports.js';
-import { runExchange } from './errors.js';
-import { validateSessOrigin } from './origin.js';
-import { createReceiptVerifier, DEFAULT_KEY_REFRESH_COOLDOWN_MS, type ReceiptVerifier } from './receipt.js';
-import {
-  askViewProblem,
-  ErrorBodySchema,
   HEADERS,
-  IdSchema,
   MAX_IDEMPOTENCY_KEY_LENGTH,
-  MAX_WAIT_MS,
   PATHS,
   SESSION_STATUSES,
-  sessionViewProblem,
-  toAskView,
-  toSessionView,
-  WireAskViewSchema,
   type WireSessionView,
-  WireSessionViewSchema,
 } from './wire.js';
 
 /** Options of {@link createSessClient}. */
@@ -53,8 +39,8 @@ export interface SessClientOptions {
   /** The `fetch` to use. @default globalThis.fetch */
   fetch?: typeof fetch;
   /**
-   * The workspace receipts must belong to. When set, a response naming another workspace is a
-   * `protocol` error. When unset, the `Sess-Workspace-Id` this client's responses name is trusted
+   * The workspace receipts must belong to (1–128 of `A–Z a–z 0–9 . _ : -`). When set, a response
+   * naming another workspace is a `protocol` error. When unset, the `Sess-Workspace-Id` this client's responses name is trusted
    * (a client that has seen none yet reads the Session it verifies to learn it); a runtime that
    * sends no such header then gets `context_missing`.
    */
@@ -63,10 +49,16 @@ export interface SessClientOptions {
   receiptIssuer?: string;
   /** Testing only: allow `http://localhost`, `http://127.0.0.1`, `http://[::1]`. @default false */
   allowInsecureLocalhost?: boolean;
-  /** Time, for the key-set cooldown. @default systemClock */
+  /** Time, for the key-set cooldown and maximum age. @default systemClock */
   clock?: Clock;
   /** At most one receipt key-set fetch per this many milliseconds. @default 10 000 */
   keyRefreshCooldownMs?: number;
+  /**
+   * How long a fetched receipt key set is trusted, in milliseconds; past it the set is fetched
+   * again before a receipt is verified, so a key Sess withdrew stops verifying. At least
+   * `keyRefreshCooldownMs`. @default 600 000 (10 minutes)
+   */
+  keySetMaxAgeMs?: number;
   /**
    * The client's own deadline per request, in milliseconds; a wait gets its `timeoutMs` on top.
    * @default 30 000
@@ -75,165 +67,48 @@ export interface SessClientOptions {
   /**
    * A receipt verifier to share, with its key-set cache, between clients of the same origin (a
    * face that builds a client per call should pass one, so the key set is not fetched per call and
-   * the cooldown holds across calls). Its own origin, issuer, clock and cooldown apply; the
-   * trusted workspace is still this client's. @default a verifier of this client's own
+   * the cooldown holds across calls). Its own origin, issuer, clock, cooldown and maximum age
+   * apply; the trusted workspace is still this client's. @default a verifier of this client's own
    */
   receiptVerifier?: ReceiptVerifier;
 }
 
-/** The default per-request deadline, in milliseconds. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-
-/** The largest response body the client reads, in bytes. */
-const MAX_RESPONSE_BYTES = 8_388_608;
-
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]+$/;
-// What of a server's own words may go into a message: an error code, a JSON pointer, a path.
-const SAFE_API_CODE = /^[a-z][a-z0-9_]{0,63}$/;
-const SAFE_POINTER = /^(\/[A-Za-z0-9_~.-]{0,64}){0,16}$/;
-const WIRE_MEMBERS: ReadonlySet<string> = new Set([
-  'id',
-  'workspace_id',
-  'revision',
-  'status',
-  'human_url',
-  'expires_at',
-  'extendable_until',
-  'responses',
-  'event_id',
-  'answer',
-  'action',
-  'values',
-  'submitted_at',
-  'receipt',
-  'max',
-  'started',
-  'answered',
-  'respondents',
-  'session_id',
-  'name',
-  'response',
-]);
-// Printable ASCII without spaces: nothing that could break out of the Authorization header.
-const BEARER_TOKEN = /^[\x21-\x7e]+$/;
 
-function optionError(name: string, problem: string): TypeError {
-  return new TypeError(`${name} ${problem}`);
-}
-
-function isId(value: unknown): value is string {
-  return v.is(IdSchema, value);
-}
+/** How many respondent Sessions the client remembers the Ask of (the oldest are forgotten first). */
+const MAX_REMEMBERED_RESPONDENTS = 10_000;
 
 function isPositiveInt(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 1;
 }
 
-interface ResolvedOptions {
-  origin: string;
-  credential: () => string | Promise<string>;
-  fetch: typeof fetch;
-  expectedWorkspaceId: string | undefined;
-  issuer: string;
-  clock: Clock;
-  keyRefreshCooldownMs: number;
-  requestTimeoutMs: number;
-  receiptVerifier: ReceiptVerifier | undefined;
+function checkIdempotencyKey(key: unknown, what: string): string {
+  if (typeof key !== 'string' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !IDEMPOTENCY_KEY.test(key)) {
+    throw refuseToSend(what, 'the idempotency key is not 1–255 printable ASCII characters without spaces');
+  }
+  return key;
 }
 
-function resolveOptions(options: SessClientOptions): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
-  const insecure = options.allowInsecureLocalhost;
-  if (insecure !== undefined && typeof insecure !== 'boolean') {
-    throw optionError('allowInsecureLocalhost', 'must be a boolean');
-  }
-  let origin: string;
-  try {
-    origin = validateSessOrigin(options.origin, { allowInsecureLocalhost: insecure === true });
-  } catch (error) {
-    throw optionError('origin', `is invalid: ${(error as Error).message}`);
-  }
-  if (typeof options.credential !== 'function') throw optionError('credential', 'must be a function');
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  if (typeof fetchImpl !== 'function') throw optionError('fetch', 'must be a function');
-  const expected = options.expectedWorkspaceId;
-  if (expected !== undefined && !isId(expected)) {
-    throw optionError('expectedWorkspaceId', 'must be a workspace id (1–128 of A–Z a–z 0–9 _ -)');
-  }
-  const issuer = options.receiptIssuer;
-  if (issuer !== undefined && (typeof issuer !== 'string' || issuer.length === 0)) {
-    throw optionError('receiptIssuer', 'must be a non-empty string');
-  }
-  const clock = options.clock ?? systemClock;
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
-    throw optionError('clock', 'must have a now() method');
-  }
-  const cooldown = options.keyRefreshCooldownMs ?? DEFAULT_KEY_REFRESH_COOLDOWN_MS;
-  if (typeof cooldown !== 'number' || !Number.isFinite(cooldown) || cooldown < 0) {
-    throw optionError('keyRefreshCooldownMs', 'must be a finite number ≥ 0');
-  }
-  const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0 || timeout > 2_147_483_647) {
-    throw optionError('requestTimeoutMs', 'must be a finite number of milliseconds > 0');
-  }
-  const verifier = options.receiptVerifier;
-  if (
-    verifier !== undefined &&
-    (typeof verifier !== 'object' || verifier === null || typeof verifier.verify !== 'function')
-  ) {
-    throw optionError('receiptVerifier', 'must be a verifier from createReceiptVerifier()');
-  }
-  return {
-    origin,
-    credential: options.credential,
-    // Called unbound: some runtimes refuse `fetch` with another `this`.
-    fetch: (input, init) => fetchImpl(input, init),
-    expectedWorkspaceId: expected,
-    issuer: issuer ?? origin,
-    clock,
-    keyRefreshCooldownMs: cooldown,
-    requestTimeoutMs: timeout,
-    receiptVerifier: verifier,
-  };
+function checkId(id: unknown, what: string, name: string): string {
+  if (!SESS_ID_RULE.test(id)) throw refuseToSend(what, `the ${name} is not an id`);
+  return id;
 }
 
-/** A request the client refuses to build: nothing is sent, and repeating it cannot help. */
-function refuseToSend(what: string, problem: string): SessApiError {
-  return new SessApiError('not_sent', `The request to ${what} was not sent: ${problem}.`, {
-    notSentKind: 'configuration',
-  });
-}
-
-function protocol(what: string, problem: string): SessApiError {
-  return new SessApiError('protocol', `Sess sent an invalid response to ${what}: ${problem}.`);
-}
-
-/** Where the first problem of a failed decode is, as a dotted path (member names only, no values). */
-function issuePath(issues: readonly v.BaseIssue<unknown>[]): string {
-  const first = issues[0];
-  const path = first === undefined ? null : v.getDotPath(first);
-  if (path === null) return 'the body';
-  // Record keys (answer `values`) are the server's words: the path stops before the first segment
-  // that is not a wire member name or an index.
-  const shown: string[] = [];
-  for (const segment of path.split('.')) {
-    if (!WIRE_MEMBERS.has(segment) && !/^\d{1,6}$/.test(segment)) break;
-    shown.push(segment);
+function checkExpiresIn(value: unknown, what: string, name: string): void {
+  if (value !== undefined && !isPositiveInt(value)) {
+    throw refuseToSend(what, `${name} is not a whole number of seconds`);
   }
-  return shown.length === 0 ? 'the body' : shown.join('.');
 }
 
-interface Call {
-  method: 'GET' | 'POST';
-  path: string;
-  body?: unknown;
-  headers?: Record<string, string>;
-  mutation: boolean;
-  what: string;
-  /** The status a success must have. */
-  expectStatus: number;
-  timeoutMs?: number;
-  signal?: AbortSignal | undefined;
+function responseAt(wire: WireSessionView, revision: number) {
+  return wire.responses.find((r) => r.revision === revision);
+}
+
+/** What a publish and a complete share: the Session, the answer they follow, and the key. */
+interface AfterAnswerInput {
+  expectedRevision: number;
+  responseEventId: string;
+  idempotencyKey: string;
 }
 
 /**
@@ -269,206 +144,38 @@ interface Call {
  * ```
  */
 export function createSessClient(options: SessClientOptions): SessApi {
-  const config = resolveOptions(options);
-  /** The workspace named by `Sess-Workspace-Id` on this client's responses. */
-  let seenWorkspaceId: string | undefined;
-  const receipts =
-    config.receiptVerifier ??
-    createReceiptVerifier({
-      origin: config.origin,
-      allowInsecureLocalhost: options.allowInsecureLocalhost === true,
-      issuer: config.issuer,
-      fetch: config.fetch,
-      clock: config.clock,
-      keyRefreshCooldownMs: config.keyRefreshCooldownMs,
-      requestTimeoutMs: config.requestTimeoutMs,
+  const read = readOptions('createSessClient', options);
+  const connection = readConnectionOptions(read, options);
+  const credential = read.func<() => string | Promise<string>>('credential', options.credential);
+  const expectedWorkspaceId = read.optionalRule(
+    'expectedWorkspaceId',
+    options.expectedWorkspaceId,
+    SESS_ID_RULE,
+  );
+  const issuer = read.optionalString('receiptIssuer', options.receiptIssuer) ?? connection.origin;
+  const shared = options.receiptVerifier;
+  if (
+    shared !== undefined &&
+    (typeof shared !== 'object' || shared === null || typeof shared.verify !== 'function')
+  ) {
+    read.fail('receiptVerifier', 'must be a verifier from createReceiptVerifier()');
+  }
+  const receipts = shared ?? receiptVerifier(connection, issuer);
+  const caller = createCaller({
+    origin: connection.origin,
+    credential,
+    fetch: connection.fetch,
+    expectedWorkspaceId,
+    requestTimeoutMs: connection.requestTimeoutMs,
+  });
+  /** The Ask (and name) of each respondent Session this client read, for its receipt's claims. */
+  const respondents = new Map<string, ReceiptAskContext>();
+
+  function session(result: CallResult, what: string, sessionId?: string): WireSessionView {
+    return decodeSession(result, what, {
+      ...(sessionId === undefined ? {} : { sessionId }),
+      workspaceId: expectedWorkspaceId,
     });
-
-  async function apiKey(): Promise<string> {
-    let key: unknown;
-    try {
-      key = await config.credential();
-    } catch {
-      // Its message is not kept: a provider may have put the key in it.
-      throw new SessApiError('configuration', 'The Sess API key could not be read.');
-    }
-    if (typeof key !== 'string' || key.length === 0) {
-      throw new SessApiError('configuration', 'No Sess API key is configured (SESS_API_KEY).');
-    }
-    if (!BEARER_TOKEN.test(key)) {
-      throw new SessApiError('configuration', 'The Sess API key has characters a bearer token cannot carry.');
-    }
-    return key;
-  }
-
-  /** Check `Sess-Workspace-Id` against the expected and previously seen workspace. */
-  function noteWorkspace(headers: Headers, what: string): string | undefined {
-    const header = headers.get(HEADERS.workspaceId);
-    if (header === null) return undefined;
-    if (!isId(header)) throw protocol(what, 'the Sess-Workspace-Id header is not a workspace id');
-    if (config.expectedWorkspaceId !== undefined && header !== config.expectedWorkspaceId) {
-      throw protocol(what, 'the Sess-Workspace-Id header names another workspace than the expected one');
-    }
-    if (seenWorkspaceId !== undefined && header !== seenWorkspaceId) {
-      throw protocol(what, 'the Sess-Workspace-Id header changed between responses');
-    }
-    seenWorkspaceId = header;
-    return header;
-  }
-
-  function apiError(status: number, text: string, call: Call): SessApiError {
-    let parsed: v.SafeParseResult<typeof ErrorBodySchema> | undefined;
-    try {
-      parsed = v.safeParse(ErrorBodySchema, JSON.parse(text));
-    } catch {
-      parsed = undefined;
-    }
-    if (parsed === undefined || !parsed.success) {
-      // A proxy's 5xx page is still an unavailable server; a 4xx without Sess's body is not Sess.
-      if (status >= 500) {
-        return new SessApiError('api', `Sess failed to ${call.what} (HTTP ${status}).`, { status });
-      }
-      return protocol(call.what, `HTTP ${status} without a Sess error body`);
-    }
-    const { limit, length } = parsed.output.error;
-    // A code or pointer of another shape is dropped (then the status alone classifies the error):
-    // it would be the server's free text in our message.
-    const code = SAFE_API_CODE.test(parsed.output.error.code) ? parsed.output.error.code : undefined;
-    const field =
-      parsed.output.error.field !== undefined && SAFE_POINTER.test(parsed.output.error.field)
-        ? parsed.output.error.field
-        : undefined;
-    const extra = [
-      field === undefined ? '' : ` at ${field}`,
-      limit === undefined ? '' : ` (limit ${limit}${length === undefined ? '' : `, length ${length}`})`,
-    ].join('');
-    // Sess's own `message` is left out: only fixed words and numbers go into ours.
-    return new SessApiError(
-      'api',
-      `Sess refused to ${call.what}: HTTP ${status} ${code ?? 'error'}${extra}.`,
-      {
-        status,
-        ...(code === undefined ? {} : { apiCode: code }),
-        ...(field === undefined ? {} : { field }),
-        ...(limit === undefined ? {} : { limit }),
-        ...(length === undefined ? {} : { length }),
-      },
-    );
-  }
-
-  /** Send one call; return the decoded JSON of a success, throw a {@link SessApiError} otherwise. */
-  async function send(call: Call): Promise<{ json: unknown; headers: Headers; workspaceId?: string }> {
-    if (call.signal?.aborted) {
-      throw new SessApiError('aborted', `The call to ${call.what} was aborted by the caller.`);
-    }
-    let body: string | undefined;
-    if (call.body !== undefined) {
-      try {
-        body = JSON.stringify(call.body);
-      } catch {
-        throw refuseToSend(call.what, 'its body is not JSON');
-      }
-    }
-    const key = await apiKey();
-    const headers: Record<string, string> = {
-      accept: 'application/json',
-      [HEADERS.authorization]: `Bearer ${key}`,
-      ...call.headers,
-    };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const response = await runExchange({
-      fetch: config.fetch,
-      url: config.origin + call.path,
-      method: call.method,
-      headers,
-      ...(body === undefined ? {} : { body }),
-      mutation: call.mutation,
-      what: call.what,
-      timeoutMs: call.timeoutMs ?? config.requestTimeoutMs,
-      signal: call.signal,
-      maxBytes: MAX_RESPONSE_BYTES,
-    });
-    const workspaceId = noteWorkspace(response.headers, call.what);
-    if (response.status !== call.expectStatus) {
-      if (response.status >= 400) throw apiError(response.status, response.text, call);
-      throw protocol(call.what, `unexpected HTTP ${response.status}`);
-    }
-    const contentType = response.headers.get('content-type') ?? '';
-    if (!/^application\/json\s*(;|$)/i.test(contentType)) throw protocol(call.what, 'the body is not JSON');
-    let json: unknown;
-    try {
-      json = JSON.parse(response.text);
-    } catch {
-      throw protocol(call.what, 'the body is not JSON');
-    }
-    return workspaceId === undefined
-      ? { json, headers: response.headers }
-      : { json, headers: response.headers, workspaceId };
-  }
-
-  /** Decode a Session view and check it against itself, the headers and the workspace. */
-  function decodeSession(
-    result: { json: unknown; headers: Headers; workspaceId?: string },
-    what: string,
-    sessionId?: string,
-  ): WireSessionView {
-    const parsed = v.safeParse(WireSessionViewSchema, result.json);
-    if (!parsed.success) throw protocol(what, `malformed Session at ${issuePath(parsed.issues)}`);
-    const wire = parsed.output;
-    const problem = sessionViewProblem(wire);
-    if (problem !== undefined) throw protocol(what, problem);
-    if (sessionId !== undefined && wire.id !== sessionId) throw protocol(what, 'a view of another Session');
-    checkWorkspace(wire.workspace_id, result.workspaceId, what);
-    const etag = result.headers.get(HEADERS.etag);
-    if (etag !== null && etag !== `"${wire.revision}"` && etag !== `W/"${wire.revision}"`) {
-      throw protocol(what, 'the ETag disagrees with the revision');
-    }
-    return wire;
-  }
-
-  function checkWorkspace(bodyWorkspace: string, headerWorkspace: string | undefined, what: string): void {
-    if (headerWorkspace !== undefined && bodyWorkspace !== headerWorkspace) {
-      throw protocol(what, 'the body names another workspace than the Sess-Workspace-Id header');
-    }
-    if (config.expectedWorkspaceId !== undefined && bodyWorkspace !== config.expectedWorkspaceId) {
-      throw protocol(what, 'the body names another workspace than the expected one');
-    }
-  }
-
-  function decodeAsk(
-    result: { json: unknown; headers: Headers; workspaceId?: string },
-    what: string,
-    askId?: string,
-  ): AskView {
-    const parsed = v.safeParse(WireAskViewSchema, result.json);
-    if (!parsed.success) throw protocol(what, `malformed Ask at ${issuePath(parsed.issues)}`);
-    const problem = askViewProblem(parsed.output);
-    if (problem !== undefined) throw protocol(what, problem);
-    if (askId !== undefined && parsed.output.id !== askId) throw protocol(what, 'a view of another Ask');
-    checkWorkspace(parsed.output.workspace_id, result.workspaceId, what);
-    return toAskView(parsed.output);
-  }
-
-  function checkIdempotencyKey(key: unknown, what: string): string {
-    if (typeof key !== 'string' || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !IDEMPOTENCY_KEY.test(key)) {
-      throw refuseToSend(what, 'the idempotency key is not 1–255 printable ASCII characters without spaces');
-    }
-    return key;
-  }
-
-  function checkId(id: unknown, what: string, name: string): string {
-    if (!isId(id)) throw refuseToSend(what, `the ${name} is not an id`);
-    return id;
-  }
-
-  function checkExpiresIn(value: unknown, what: string, name: string): void {
-    if (value !== undefined && !isPositiveInt(value)) {
-      throw refuseToSend(what, `${name} is not a whole number of seconds`);
-    }
-  }
-
-  function responseAt(wire: WireSessionView, revision: number) {
-    return wire.responses.find((r) => r.revision === revision);
   }
 
   /**
@@ -477,15 +184,75 @@ export function createSessClient(options: SessClientOptions): SessApi {
    * learns it from an authenticated read of the Session whose receipt it verifies; that read's
    * failure is the verification's failure (`api`, `transport`, `protocol`, …).
    */
-  async function trustedWorkspace(
-    sessionId: string,
-    signal: AbortSignal | undefined,
-  ): Promise<string | undefined> {
-    if (config.expectedWorkspaceId !== undefined) return config.expectedWorkspaceId;
-    if (seenWorkspaceId === undefined && isId(sessionId)) {
+  async function trustedWorkspace(sessionId: string, signal: AbortSignal | undefined) {
+    if (expectedWorkspaceId !== undefined) return expectedWorkspaceId;
+    if (caller.seenWorkspaceId() === undefined && SESS_ID_RULE.test(sessionId)) {
       await api.getSession(sessionId, signal === undefined ? {} : { signal });
     }
-    return seenWorkspaceId;
+    return caller.seenWorkspaceId();
+  }
+
+  /** Publish and complete: both follow the answer at `expectedRevision`, under `If-Match`. */
+  async function afterAnswer(
+    sessionId: string,
+    input: AfterAnswerInput,
+    call: { what: string; path: (id: string) => string; body: Record<string, unknown> },
+    callOptions: SessCallOptions | undefined,
+  ): Promise<{ wire: WireSessionView; eventId: string }> {
+    const { what } = call;
+    const id = checkId(sessionId, what, 'Session id');
+    const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
+    if (!isPositiveInt(input.expectedRevision)) {
+      throw refuseToSend(what, 'the expected revision is not a positive integer');
+    }
+    const eventId = checkId(input.responseEventId, what, 'response event id');
+    const result = await caller.send({
+      method: 'POST',
+      path: call.path(id),
+      body: { response_event_id: eventId, ...call.body },
+      headers: {
+        [HEADERS.idempotencyKey]: idempotencyKey,
+        [HEADERS.ifMatch]: `"${input.expectedRevision}"`,
+      },
+      mutation: true,
+      what,
+      expectStatus: 200,
+      signal: callOptions?.signal,
+    });
+    return { wire: session(result, what, id), eventId };
+  }
+
+  /** Create a Session or an Ask: a POST with an idempotency key that must answer 201. */
+  function create(
+    path: string,
+    body: Record<string, unknown>,
+    idempotencyKey: string,
+    what: string,
+    callOptions: SessCallOptions | undefined,
+  ) {
+    return caller.send({
+      method: 'POST',
+      path,
+      body,
+      headers: { [HEADERS.idempotencyKey]: idempotencyKey },
+      mutation: true,
+      what,
+      expectStatus: 201,
+      signal: callOptions?.signal,
+    });
+  }
+
+  /** Read a Session or an Ask. */
+  function get(path: string, what: string, callOptions: SessCallOptions | undefined, timeoutMs?: number) {
+    return caller.send({
+      method: 'GET',
+      path,
+      mutation: false,
+      what,
+      expectStatus: 200,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+      signal: callOptions?.signal,
+    });
   }
 
   const api: SessApi = {
@@ -495,17 +262,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
       checkExpiresIn(input.expiresIn, what, 'expiresIn');
       const body: Record<string, unknown> = { interaction: input.surface };
       if (input.expiresIn !== undefined) body.expires_in = input.expiresIn;
-      const result = await send({
-        method: 'POST',
-        path: PATHS.sessions,
-        body,
-        headers: { [HEADERS.idempotencyKey]: idempotencyKey },
-        mutation: true,
-        what,
-        expectStatus: 201,
-        signal: callOptions?.signal,
-      });
-      const wire = decodeSession(result, what);
+      const wire = session(await create(PATHS.sessions, body, idempotencyKey, what, callOptions), what);
       if (wire.revision !== 1 || wire.status !== 'active' || wire.responses.length > 0) {
         throw protocol(what, 'a new Session that is not active at revision 1');
       }
@@ -515,15 +272,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
     async getSession(sessionId, callOptions) {
       const what = 'read a Session';
       const id = checkId(sessionId, what, 'Session id');
-      const result = await send({
-        method: 'GET',
-        path: PATHS.session(id),
-        mutation: false,
-        what,
-        expectStatus: 200,
-        signal: callOptions?.signal,
-      });
-      return toSessionView(decodeSession(result, what, id));
+      return toSessionView(session(await get(PATHS.session(id), what, callOptions), what, id));
     },
 
     async waitSession(sessionId, known, callOptions) {
@@ -535,24 +284,15 @@ export function createSessClient(options: SessClientOptions): SessApi {
         throw refuseToSend(what, 'the known status is not a Session status');
       }
       const waitMs = known.timeoutMs;
-      if (typeof waitMs !== 'number' || !Number.isSafeInteger(waitMs) || waitMs < 0 || waitMs > MAX_WAIT_MS) {
-        throw refuseToSend(what, `the wait is not a whole number of milliseconds from 0 to ${MAX_WAIT_MS}`);
-      }
+      if (!WAIT_MS_RULE.test(waitMs)) throw refuseToSend(what, `the wait is not ${WAIT_MS_RULE.text}`);
       const query = new URLSearchParams({
         revision: String(known.revision),
         status: known.status,
         timeout_ms: String(waitMs),
       });
-      const result = await send({
-        method: 'GET',
-        path: `${PATHS.wait(id)}?${query.toString()}`,
-        mutation: false,
-        what,
-        expectStatus: 200,
-        timeoutMs: waitMs + config.requestTimeoutMs,
-        signal: callOptions?.signal,
-      });
-      const wire = decodeSession(result, what, id);
+      const path = `${PATHS.wait(id)}?${query.toString()}`;
+      const result = await get(path, what, callOptions, waitMs + connection.requestTimeoutMs);
+      const wire = session(result, what, id);
       const problem = regression(known, wire.revision, wire.status);
       if (problem !== undefined) throw protocol(what, problem);
       return toSessionView(wire);
@@ -560,26 +300,12 @@ export function createSessClient(options: SessClientOptions): SessApi {
 
     async publish(sessionId, input, callOptions) {
       const what = 'publish the next revision';
-      const id = checkId(sessionId, what, 'Session id');
-      const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
-      if (!isPositiveInt(input.expectedRevision)) {
-        throw refuseToSend(what, 'the expected revision is not a positive integer');
-      }
-      const eventId = checkId(input.responseEventId, what, 'response event id');
-      const result = await send({
-        method: 'POST',
-        path: PATHS.revisions(id),
-        body: { response_event_id: eventId, interaction: input.surface },
-        headers: {
-          [HEADERS.idempotencyKey]: idempotencyKey,
-          [HEADERS.ifMatch]: `"${input.expectedRevision}"`,
-        },
-        mutation: true,
-        what,
-        expectStatus: 200,
-        signal: callOptions?.signal,
-      });
-      const wire = decodeSession(result, what, id);
+      const { wire, eventId } = await afterAnswer(
+        sessionId,
+        input,
+        { what, path: PATHS.revisions, body: { interaction: input.surface } },
+        callOptions,
+      );
       if (wire.revision !== input.expectedRevision + 1 || wire.status !== 'active') {
         throw protocol(what, 'the Session is not active at the next revision');
       }
@@ -591,26 +317,12 @@ export function createSessClient(options: SessClientOptions): SessApi {
 
     async complete(sessionId, input, callOptions) {
       const what = 'complete a Session';
-      const id = checkId(sessionId, what, 'Session id');
-      const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
-      if (!isPositiveInt(input.expectedRevision)) {
-        throw refuseToSend(what, 'the expected revision is not a positive integer');
-      }
-      const eventId = checkId(input.responseEventId, what, 'response event id');
-      const result = await send({
-        method: 'POST',
-        path: PATHS.complete(id),
-        body: { response_event_id: eventId },
-        headers: {
-          [HEADERS.idempotencyKey]: idempotencyKey,
-          [HEADERS.ifMatch]: `"${input.expectedRevision}"`,
-        },
-        mutation: true,
-        what,
-        expectStatus: 200,
-        signal: callOptions?.signal,
-      });
-      const wire = decodeSession(result, what, id);
+      const { wire, eventId } = await afterAnswer(
+        sessionId,
+        input,
+        { what, path: PATHS.complete, body: {} },
+        callOptions,
+      );
       if (wire.status !== 'completed' || wire.revision !== input.expectedRevision) {
         throw protocol(what, 'the Session is not completed at the expected revision');
       }
@@ -633,23 +345,14 @@ export function createSessClient(options: SessClientOptions): SessApi {
       if (r.name !== undefined && typeof r.name !== 'boolean') {
         throw refuseToSend(what, 'respondents.name is not a boolean');
       }
-      const respondents: Record<string, unknown> = { max: r.max };
-      if (r.name !== undefined) respondents.name = r.name;
-      if (r.expiresIn !== undefined) respondents.expires_in = r.expiresIn;
-      if (r.respondentExpiresIn !== undefined) respondents.respondent_expires_in = r.respondentExpiresIn;
-      const body: Record<string, unknown> = { interaction: input.surface, respondents };
+      const respondentsBody: Record<string, unknown> = { max: r.max };
+      if (r.name !== undefined) respondentsBody.name = r.name;
+      if (r.expiresIn !== undefined) respondentsBody.expires_in = r.expiresIn;
+      if (r.respondentExpiresIn !== undefined) respondentsBody.respondent_expires_in = r.respondentExpiresIn;
+      const body: Record<string, unknown> = { interaction: input.surface, respondents: respondentsBody };
       if (input.expiresIn !== undefined) body.expires_in = input.expiresIn;
-      const result = await send({
-        method: 'POST',
-        path: PATHS.asks,
-        body,
-        headers: { [HEADERS.idempotencyKey]: idempotencyKey },
-        mutation: true,
-        what,
-        expectStatus: 201,
-        signal: callOptions?.signal,
-      });
-      const view = decodeAsk(result, what);
+      const result = await create(PATHS.asks, body, idempotencyKey, what, callOptions);
+      const view = decodeAsk(result, what, { workspaceId: expectedWorkspaceId });
       if (view.respondents.length > 0 || view.max !== r.max) {
         throw protocol(what, 'a new Ask that already has respondents or another cap');
       }
@@ -659,15 +362,19 @@ export function createSessClient(options: SessClientOptions): SessApi {
     async getAsk(askId, callOptions) {
       const what = 'read an Ask';
       const id = checkId(askId, what, 'Ask id');
-      const result = await send({
-        method: 'GET',
-        path: PATHS.ask(id),
-        mutation: false,
-        what,
-        expectStatus: 200,
-        signal: callOptions?.signal,
+      const view = decodeAsk(await get(PATHS.ask(id), what, callOptions), what, {
+        askId: id,
+        workspaceId: expectedWorkspaceId,
       });
-      return decodeAsk(result, what, id);
+      for (const r of view.respondents) {
+        respondents.delete(r.sessionId);
+        respondents.set(r.sessionId, { askId: view.askId, respondentName: r.name });
+      }
+      for (const oldest of respondents.keys()) {
+        if (respondents.size <= MAX_REMEMBERED_RESPONDENTS) break;
+        respondents.delete(oldest);
+      }
+      return view;
     },
 
     async verifyResponse(input, callOptions) {
@@ -683,30 +390,11 @@ export function createSessClient(options: SessClientOptions): SessApi {
           surface: input.surface,
           answer: input.answer,
           receipt: input.receipt,
+          ask: respondents.get(input.sessionId),
         },
         signal,
       );
     },
   };
   return api;
-}
-
-/**
- * Why a wait result is older than what the caller already knew, or `undefined`. A Session never
- * goes back a revision; at one revision an answer is never taken back and a final status stays.
- */
-function regression(
-  known: { revision: number; status: SessionStatus },
-  revision: number,
-  status: SessionStatus,
-): string | undefined {
-  if (revision < known.revision) return 'the Session went back to an earlier revision';
-  if (revision > known.revision) return undefined;
-  const hadAnswer = known.status === 'answered' || known.status === 'completed';
-  const hasAnswer = status === 'answered' || status === 'completed';
-  if (hadAnswer && !hasAnswer) return 'the answer at the known revision disappeared';
-  if ((known.status === 'completed' || known.status === 'expired') && status !== known.status) {
-    return 'a final status changed';
-  }
-  return undefined;
 }

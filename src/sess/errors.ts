@@ -1,14 +1,54 @@
 /**
- * One HTTP exchange with Sess under a deadline, and how its failures become {@link SessApiError}
- * kinds: whether a request was definitely not sent (`not_sent`), may have been sent (`transport`),
- * was a mutation whose answer was lost (`unknown_outcome`), ran out of time (`timeout`) or was
- * ended by the caller (`aborted`). The mapping of these kinds to tool error codes is the engine's,
- * in `docs/architecture.md` ("Error mapping").
+ * The {@link SessApiError}s of the Sess client, made in one place: how a failed exchange becomes a
+ * kind (definitely not sent `not_sent`, possibly sent `transport`, a mutation whose answer was
+ * lost `unknown_outcome`, out of time `timeout`, ended by the caller `aborted`), a request the
+ * client refuses to build, a response that breaks the wire, and a receipt that did not verify.
+ * The mapping of these kinds to tool error codes is the engine's, in `docs/architecture.md`
+ * ("Error mapping").
  *
  * Only error shapes are inspected here: codes and names, never messages, and nothing a message
- * could leak. This module knows no paths and does not decode bodies (`client.ts`, `receipt.ts`).
+ * could leak. This module sends nothing (`exchange.ts`) and decodes no body.
  */
-import { SessApiError } from '../core/ports.js';
+import { SessApiError, type VerificationReason } from '../core/ports.js';
+
+/** A request the client refuses to build: nothing is sent, and repeating it cannot help. */
+export function refuseToSend(what: string, problem: string): SessApiError {
+  return new SessApiError('not_sent', `The request to ${what} was not sent: ${problem}.`, {
+    notSentKind: 'configuration',
+  });
+}
+
+/** What each verification reason says; never a receipt, a key or a value. */
+const REASON_TEXT: Record<VerificationReason, string> = {
+  malformed: 'the receipt is malformed',
+  bad_signature: 'the receipt signature is not valid',
+  unknown_key_id: 'the receipt is signed with a key Sess does not list',
+  foreign_key: 'the receipt is signed with a key of another workspace',
+  claims_mismatch:
+    'the receipt is for another answer, Session, revision, event, Surface, issuer, Ask or respondent',
+  key_set_unavailable: 'the receipt key set could not be fetched; try again later',
+  key_refresh_cooldown:
+    'the receipt is signed with a key not yet in the cached key set; try again in a few seconds',
+  context_missing: 'no trusted workspace is known (set SESS_EXPECTED_WORKSPACE_ID)',
+};
+
+/** The caller's signal ended a receipt verification. */
+export function verificationAborted(): SessApiError {
+  return new SessApiError('aborted', 'The receipt verification was aborted by the caller.');
+}
+
+/** A receipt that did not verify, for `reason`. */
+export function refuseReceipt(reason: VerificationReason, cause?: unknown): SessApiError {
+  return new SessApiError('verification', `The receipt did not verify: ${REASON_TEXT[reason]}.`, {
+    reason,
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
+
+/** A response that breaks the wire (malformed, self-contradictory, of another object): fail closed. */
+export function protocol(what: string, problem: string): SessApiError {
+  return new SessApiError('protocol', `Sess sent an invalid response to ${what}: ${problem}.`);
+}
 
 /**
  * Error codes, as Node's fetch (undici) puts them on `cause.code`, that fail before a single
@@ -123,119 +163,4 @@ function safeCause(error: unknown): Error {
   const safe = new Error(code === undefined ? name : `${name} (${code})`);
   if (code !== undefined) (safe as Error & { code?: string }).code = code;
   return safe;
-}
-
-/** One request to run with {@link runExchange}. */
-export interface ExchangeRequest {
-  fetch: typeof fetch;
-  url: string;
-  method: 'GET' | 'POST';
-  headers: Record<string, string>;
-  body?: string;
-  /** A create, publish or complete. */
-  mutation: boolean;
-  /** A short, secret-free description, such as `create a Session`. */
-  what: string;
-  /** The client's own deadline for the whole exchange, body included. */
-  timeoutMs: number;
-  signal?: AbortSignal | undefined;
-  /** The largest response body read; a larger one is a `protocol` error. */
-  maxBytes: number;
-}
-
-/** What came back: the status, headers and the whole body as text. */
-export interface ExchangeResponse {
-  status: number;
-  headers: Headers;
-  text: string;
-}
-
-const ABORTED = Symbol('aborted');
-
-/**
- * Send one request and read its whole body, under the client's deadline and the caller's signal.
- * Redirects are never followed (the API key must not travel to another URL): a redirect is a
- * `protocol` error. Throws only {@link SessApiError}.
- */
-export async function runExchange(request: ExchangeRequest): Promise<ExchangeResponse> {
-  const { signal, what } = request;
-  if (signal?.aborted) throw new SessApiError('aborted', `The call to ${what} was aborted by the caller.`);
-  const controller = new AbortController();
-  let timedOut = false;
-  let rejectAbort: (reason: typeof ABORTED) => void = () => {};
-  // Settles when the call must end, even if a custom fetch ignores its signal.
-  const ended = new Promise<never>((_, reject) => {
-    rejectAbort = reject;
-  });
-  ended.catch(() => {});
-  const end = () => {
-    controller.abort();
-    rejectAbort(ABORTED);
-  };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    end();
-  }, request.timeoutMs);
-  signal?.addEventListener('abort', end, { once: true });
-  let responseStarted = false;
-  try {
-    const init: RequestInit = {
-      method: request.method,
-      headers: request.headers,
-      signal: controller.signal,
-      redirect: 'manual',
-    };
-    if (request.body !== undefined) init.body = request.body;
-    const response = await Promise.race([request.fetch(request.url, init), ended]);
-    responseStarted = true;
-    if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
-      void response.body?.cancel().catch(() => {});
-      throw new SessApiError(
-        'protocol',
-        `Sess answered the request to ${what} with a redirect; it is not followed.`,
-      );
-    }
-    const text = await Promise.race([readBounded(response, request.maxBytes, what), ended]);
-    return { status: response.status, headers: response.headers, text };
-  } catch (error) {
-    if (error instanceof SessApiError) throw error;
-    throw classifyFailure(error === ABORTED ? undefined : error, {
-      mutation: request.mutation,
-      aborted: signal?.aborted === true,
-      timedOut,
-      responseStarted,
-      what,
-    });
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', end);
-  }
-}
-
-async function readBounded(response: Response, maxBytes: number, what: string): Promise<string> {
-  if (response.body === null) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      void reader.cancel().catch(() => {});
-      throw new SessApiError('protocol', `Sess sent an oversized response to ${what}.`, { limit: maxBytes });
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(all);
-  } catch {
-    throw new SessApiError('protocol', `Sess sent a response to ${what} that is not UTF-8.`);
-  }
 }

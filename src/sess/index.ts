@@ -6,12 +6,17 @@
  * The wire schemas and digests (`wire.ts`, `digest.ts`, `jws.ts`) are not re-exported here: they
  * are the wire's, not the client's API.
  */
-export { createSessClient, DEFAULT_REQUEST_TIMEOUT_MS, type SessClientOptions } from './client.js';
+export { createSessClient, type SessClientOptions } from './client.js';
 export { DEFAULT_SESS_ORIGIN, type SessOriginOptions, validateSessOrigin } from './origin.js';
 export {
   createReceiptVerifier,
-  DEFAULT_KEY_REFRESH_COOLDOWN_MS,
+  type ReceiptAskContext,
   type ReceiptCheck,
   type ReceiptVerifier,
   type ReceiptVerifierOptions,
 } from './receipt.js';
+export {
+  DEFAULT_KEY_REFRESH_COOLDOWN_MS,
+  DEFAULT_KEY_SET_MAX_AGE_MS,
+  DEFAULT_SESS_CALL_TIMEOUT_MS,
+} from './settings.js';

@@ -8,6 +8,7 @@
  * to trust and what the claims must say are decided by the caller (`wire.ts` describes the claims).
  */
 import { base64UrlDecode, base64UrlEncode } from './digest.js';
+import { isUsableEd25519PublicKey } from './ed25519-point.js';
 
 /** The `typ` header of a Sess receipt. */
 export const RECEIPT_TYP = 'sess-receipt+jwt';
@@ -129,10 +130,11 @@ export function parseCompactJws(token: string): ParsedCompactJws | undefined {
 
 /**
  * Import the public key of a JWK for verification. Only `kty: "OKP"`, `crv: "Ed25519"` and a
- * 32-byte `x` are accepted; other members are ignored here (the caller checks `kid`, `use`,
+ * 32-byte `x` that encodes a valid point of large order are accepted (a small-order key would
+ * let anyone forge signatures); other members are ignored here (the caller checks `kid`, `use`,
  * `alg` and `ws`).
  *
- * @throws TypeError when the JWK is not an Ed25519 public key.
+ * @throws TypeError when the JWK is not a usable Ed25519 public key.
  */
 export async function importEd25519PublicKey(jwk: {
   kty?: unknown;
@@ -145,6 +147,9 @@ export async function importEd25519PublicKey(jwk: {
   const raw = base64UrlDecode(jwk.x);
   if (raw === undefined || raw.length !== 32)
     throw new TypeError('importEd25519PublicKey: x is not 32 bytes');
+  if (!isUsableEd25519PublicKey(raw)) {
+    throw new TypeError('importEd25519PublicKey: x is not a valid Ed25519 key of large order');
+  }
   return crypto.subtle.importKey('raw', raw, { name: 'Ed25519' }, false, ['verify']);
 }
 

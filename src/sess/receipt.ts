@@ -1,43 +1,29 @@
 /**
- * Receipt verification: proves that one answer (Session, revision, event, Surface, answer) was
- * signed by a receipt key of the trusted workspace, with Ed25519 over WebCrypto, in the order
- * `docs/sess-api.md` ("Verifying a receipt") gives. Holds the key-set cache: fetched from the
- * well-known path, refreshed at most once per cooldown, and refetched when a receipt names a key
- * id it does not hold (a rotation), so a rotation never blocks a valid answer: inside the cooldown
- * the answer gets the retryable `key_refresh_cooldown`, and verifies once a refetch is allowed.
+ * Receipt verification: proves that one answer (Session, revision, event, Surface, answer, and
+ * for an Ask respondent its Ask and name when the receipt states them) was signed by a receipt
+ * key of the trusted workspace, with Ed25519 over WebCrypto, in the order `docs/sess-api.md`
+ * ("Verifying a receipt") gives. The keys come from the key-set cache (`key-set.ts`), which
+ * decides when the set is fetched.
  *
  * It does not decide what the trusted workspace is (the client does), records nothing, and never
  * puts a receipt, a key or an answer value in an error message.
  */
 import * as v from 'valibot';
-import {
-  type Clock,
-  SessApiError,
-  systemClock,
-  type VerificationReason,
-  type VerifiedReceipt,
-  type VerifyResponseInput,
-} from '../core/ports.js';
+import { readOptions } from '../core/options.js';
+import type { VerifiedReceipt, VerifyResponseInput } from '../core/ports.js';
+import { SessApiError } from '../core/ports.js';
 import { digestJson } from './digest.js';
-import { runExchange } from './errors.js';
-import { importEd25519PublicKey, parseCompactJws, verifyCompactJwsSignature } from './jws.js';
-import { validateSessOrigin } from './origin.js';
-import { JwksSchema, PATHS, ReceiptClaimsSchema, ReceiptHeaderSchema } from './wire.js';
-
-/** How long a fetched key set is trusted for lookups before a refetch is allowed, by default. */
-export const DEFAULT_KEY_REFRESH_COOLDOWN_MS = 10_000;
-
-/** The default deadline of one key-set fetch, in milliseconds. */
-const DEFAULT_JWKS_TIMEOUT_MS = 30_000;
+import { verificationAborted as aborted, refuseReceipt as refuse } from './errors.js';
+import { parseCompactJws, verifyCompactJwsSignature } from './jws.js';
+import { createKeySetCache } from './key-set.js';
+import { type ConnectionOptions, type ConnectionSettings, readConnectionOptions } from './settings.js';
+import { ReceiptClaimsSchema, ReceiptHeaderSchema } from './wire.js';
 
 /** The largest `iat` a `Date` can hold, in seconds. */
 const MAX_IAT_SECONDS = 8_640_000_000_000;
 
-/** The largest key set read, in bytes. */
-const MAX_JWKS_BYTES = 1_048_576;
-
 /** Options of {@link createReceiptVerifier}. */
-export interface ReceiptVerifierOptions {
+export interface ReceiptVerifierOptions extends ConnectionOptions {
   /** The API origin; the key set is read from its well-known path. Validated like the client's. */
   origin: string;
   /** Testing only: allow an `http://` loopback origin. @default false */
@@ -46,18 +32,38 @@ export interface ReceiptVerifierOptions {
   issuer?: string;
   /** The `fetch` to use. @default globalThis.fetch */
   fetch?: typeof fetch;
-  /** Time, for the cooldown. @default systemClock */
-  clock?: Clock;
+  /** Time, for the cooldown and the key set's age. @default systemClock */
+  clock?: ConnectionOptions['clock'];
   /** At most one key-set fetch per this many milliseconds. @default 10 000 */
   keyRefreshCooldownMs?: number;
+  /**
+   * How long a fetched key set is trusted, in milliseconds; past it the set is fetched again
+   * before a receipt is verified, so a key Sess withdrew stops verifying. At least
+   * `keyRefreshCooldownMs`. @default 600 000 (10 minutes)
+   */
+  keySetMaxAgeMs?: number;
   /** Deadline of one key-set fetch, in milliseconds. @default 30 000 */
   requestTimeoutMs?: number;
+}
+
+/** The Ask a respondent's answer belongs to, for receipts that state it. */
+export interface ReceiptAskContext {
+  /** The Ask the respondent's Session belongs to. */
+  askId: string;
+  /** The name the Ask view gives the respondent (absent when it gives none). */
+  respondentName?: string | undefined;
 }
 
 /** The exact answer one receipt must prove, and against which workspace. */
 export interface ReceiptCheck extends VerifyResponseInput {
   /** The trusted workspace; `undefined` fails with `context_missing`. */
   workspaceId: string | undefined;
+  /**
+   * For an Ask respondent's answer: its Ask and name. A receipt that states an Ask id (`ask`) or a
+   * name (`name`) must state these; a receipt without them still verifies. Without a context the
+   * two claims are not compared.
+   */
+  ask?: ReceiptAskContext | undefined;
 }
 
 /** Verifies receipts against one origin's key set, with its own cache. */
@@ -69,70 +75,14 @@ export interface ReceiptVerifier {
   verify(check: ReceiptCheck, signal?: AbortSignal): Promise<VerifiedReceipt>;
 }
 
-interface CachedKey {
-  workspaceId: string;
-  key: CryptoKey;
-}
-
-const REASON_TEXT: Record<VerificationReason, string> = {
-  malformed: 'the receipt is malformed',
-  bad_signature: 'the receipt signature is not valid',
-  unknown_key_id: 'the receipt is signed with a key Sess does not list',
-  foreign_key: 'the receipt is signed with a key of another workspace',
-  claims_mismatch: 'the receipt is for another answer, Session, revision, event, Surface or issuer',
-  key_set_unavailable: 'the receipt key set could not be fetched; try again later',
-  key_refresh_cooldown:
-    'the receipt is signed with a key not yet in the cached key set; try again in a few seconds',
-  context_missing: 'no trusted workspace is known (set SESS_EXPECTED_WORKSPACE_ID)',
-};
-
-function aborted(): SessApiError {
-  return new SessApiError('aborted', 'The receipt verification was aborted by the caller.');
-}
-
-function refuse(reason: VerificationReason, cause?: unknown): SessApiError {
-  return new SessApiError('verification', `The receipt did not verify: ${REASON_TEXT[reason]}.`, {
-    reason,
-    ...(cause === undefined ? {} : { cause }),
-  });
-}
-
-function resolveVerifierOptions(options: ReceiptVerifierOptions) {
-  if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
-  const insecure = options.allowInsecureLocalhost;
-  if (insecure !== undefined && typeof insecure !== 'boolean') {
-    throw new TypeError('allowInsecureLocalhost must be a boolean');
-  }
-  let origin: string;
-  try {
-    origin = validateSessOrigin(options.origin, { allowInsecureLocalhost: insecure === true });
-  } catch (error) {
-    throw new TypeError(`origin is invalid: ${(error as Error).message}`);
-  }
-  const issuer = options.issuer ?? origin;
-  if (typeof issuer !== 'string' || issuer.length === 0)
-    throw new TypeError('issuer must be a non-empty string');
-  const fetchImpl = options.fetch ?? globalThis.fetch;
-  if (typeof fetchImpl !== 'function') throw new TypeError('fetch must be a function');
-  const clock = options.clock ?? systemClock;
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
-    throw new TypeError('clock must have a now() method');
-  }
-  const cooldownMs = options.keyRefreshCooldownMs ?? DEFAULT_KEY_REFRESH_COOLDOWN_MS;
-  if (typeof cooldownMs !== 'number' || !Number.isFinite(cooldownMs) || cooldownMs < 0) {
-    throw new TypeError('keyRefreshCooldownMs must be a finite number ≥ 0');
-  }
-  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_JWKS_TIMEOUT_MS;
-  if (
-    typeof requestTimeoutMs !== 'number' ||
-    !Number.isFinite(requestTimeoutMs) ||
-    requestTimeoutMs <= 0 ||
-    requestTimeoutMs > 2_147_483_647
-  ) {
-    throw new TypeError('requestTimeoutMs must be a finite number of milliseconds > 0');
-  }
-  const fetch: typeof globalThis.fetch = (input, init) => fetchImpl(input, init);
-  return { origin, issuer, fetch, clock, cooldownMs, requestTimeoutMs };
+/** Whether the claims of a respondent's receipt agree with its Ask (claims that are absent agree). */
+function askClaimsMatch(
+  claims: { ask?: string; name?: string },
+  ask: ReceiptAskContext | undefined,
+): boolean {
+  if (ask === undefined) return true;
+  if (claims.ask !== undefined && claims.ask !== ask.askId) return false;
+  return claims.name === undefined || claims.name === ask.respondentName;
 }
 
 /**
@@ -147,102 +97,15 @@ function resolveVerifierOptions(options: ReceiptVerifierOptions) {
  * ```
  */
 export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptVerifier {
-  const config = resolveVerifierOptions(options);
-  const { issuer, cooldownMs } = config;
-  const jwksUrl = config.origin + PATHS.jwks;
-  let keys: Map<string, CachedKey> | undefined;
-  let lastAttemptAt: number | undefined;
-  let inflight: Promise<void> | undefined;
+  const read = readOptions('createReceiptVerifier', options);
+  const config = readConnectionOptions(read, options);
+  const issuer = read.optionalString('issuer', options.issuer) ?? config.origin;
+  return receiptVerifier(config, issuer);
+}
 
-  /** Fetch and replace the key set; failed attempts count against the cooldown too. */
-  async function refresh(): Promise<void> {
-    lastAttemptAt = config.clock.now();
-    let text: string;
-    let status: number;
-    try {
-      const response = await runExchange({
-        fetch: config.fetch,
-        url: jwksUrl,
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        mutation: false,
-        what: 'fetch the receipt key set',
-        timeoutMs: config.requestTimeoutMs,
-        maxBytes: MAX_JWKS_BYTES,
-      });
-      text = response.text;
-      status = response.status;
-    } catch (error) {
-      throw refuse('key_set_unavailable', error);
-    }
-    if (status !== 200) throw refuse('key_set_unavailable', new Error(`HTTP ${status}`));
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      throw refuse('key_set_unavailable', new Error('the key set is not JSON'));
-    }
-    const parsed = v.safeParse(JwksSchema, json);
-    if (!parsed.success) throw refuse('key_set_unavailable', new Error('the key set is malformed'));
-    const next = new Map<string, CachedKey>();
-    for (const jwk of parsed.output.keys) {
-      if (next.has(jwk.kid))
-        throw refuse('key_set_unavailable', new Error('a key id repeats in the key set'));
-      let key: CryptoKey;
-      try {
-        key = await importEd25519PublicKey(jwk);
-      } catch {
-        throw refuse('key_set_unavailable', new Error('a key of the key set is not an Ed25519 key'));
-      }
-      next.set(jwk.kid, { workspaceId: jwk.ws, key });
-    }
-    keys = next;
-  }
-
-  /**
-   * One refresh at a time: concurrent verifications share it. The fetch itself runs under the
-   * verifier's deadline only, so one caller's abort never fails another caller's verification;
-   * each caller stops waiting on its own signal.
-   */
-  async function awaitRefresh(signal: AbortSignal | undefined): Promise<void> {
-    if (inflight === undefined) {
-      inflight = refresh().finally(() => {
-        inflight = undefined;
-      });
-      // A caller that stopped waiting must not leave the rejection unhandled.
-      inflight.catch(() => {});
-    }
-    const shared = inflight;
-    if (signal === undefined) return shared;
-    if (signal.aborted) throw aborted();
-    let onAbort = () => {};
-    const stop = new Promise<never>((_, reject) => {
-      onAbort = () => reject(aborted());
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      await Promise.race([shared, stop]);
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-    }
-  }
-
-  async function keyFor(kid: string, signal: AbortSignal | undefined): Promise<CachedKey> {
-    const cached = keys?.get(kid);
-    if (cached !== undefined) return cached;
-    if (inflight === undefined) {
-      const now = config.clock.now();
-      if (lastAttemptAt !== undefined && now - lastAttemptAt < cooldownMs) {
-        // Nothing fetched yet (the last attempt failed): the set is unavailable, not stale.
-        throw refuse(keys === undefined ? 'key_set_unavailable' : 'key_refresh_cooldown');
-      }
-    }
-    await awaitRefresh(signal);
-    const fresh = keys?.get(kid);
-    if (fresh === undefined) throw refuse('unknown_key_id');
-    return fresh;
-  }
-
+/** A verifier over checked settings (the client builds its own with its settings). */
+export function receiptVerifier(config: ConnectionSettings, issuer: string): ReceiptVerifier {
+  const keys = createKeySetCache(config);
   return {
     async verify(check, signal) {
       if (signal?.aborted) throw aborted();
@@ -264,7 +127,7 @@ export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptV
         throw refuse('malformed');
       }
       const kid = header.output.kid;
-      const key = await keyFor(kid, signal);
+      const key = await keys.keyFor(kid, signal);
       if (key.workspaceId !== check.workspaceId) throw refuse('foreign_key');
       if (!(await verifyCompactJwsSignature(jws, key.key))) throw refuse('bad_signature');
       let surfaceDigest: string;
@@ -289,7 +152,8 @@ export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptV
         c.evt === check.eventId &&
         c.sdg === surfaceDigest &&
         c.adg === answerDigest &&
-        actMatches;
+        actMatches &&
+        askClaimsMatch(c, check.ask);
       if (!matches) throw refuse('claims_mismatch');
       return {
         workspaceId: c.ws,

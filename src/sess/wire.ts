@@ -1,17 +1,24 @@
 /**
  * The Sess HTTP wire as data: paths, headers, limits, and valibot schemas (with their TS types) of
- * every request and response body described in `docs/sess-api.md`, plus the state rules that make
- * a Session or Ask view self-contradictory and the mapping of wire views onto the core's
- * `SessionView` / `AskView`.
+ * every request and response body described in `docs/sess-api.md`, plus the consistency rules that
+ * make a Session or Ask view self-contradictory. Its one job is to define the wire; both sides
+ * import it: the client (`decode.ts`) decodes responses with it, the local runtime
+ * (`src/testing`) validates requests with it.
  *
- * Both sides import it: the client (`src/sess/client.ts`) decodes responses with it, the local
- * runtime (`src/testing`) validates requests with it. It performs no I/O, imports no `node:`
- * module and does not check Surface lengths (Sess's length rules live in the runtime and in the
- * core's own validators).
+ * Every map whose keys come from a person or an agent (answer values, JSON objects, record
+ * fields, option labels) decodes through `json-copy.ts` into a null-prototype object that keeps
+ * every key, `__proto__`, `constructor` and `prototype` included, so what is digested is exactly
+ * what was sent.
+ *
+ * It performs no I/O, imports no `node:` module, maps nothing onto the core's views (`decode.ts`)
+ * and does not check Surface lengths (Sess's length rules live in the runtime and in the core's
+ * own validators).
  */
 import * as v from 'valibot';
-import type { AskRespondentView, AskView, ResponseEvent, SessionStatus, SessionView } from '../core/ports.js';
-import type { Answer, JsonValue, Surface } from '../core/surface.js';
+import type { SessionStatus } from '../core/ports.js';
+import { SESS_ID_RULE, WAIT_CEILING_MS } from '../core/rules.js';
+import type { Surface } from '../core/surface.js';
+import { copyJson, isScalar, isString, JsonValueSchema, keyedMap } from './json-copy.js';
 
 // ---------------------------------------------------------------------------------------------
 // Paths, headers, limits
@@ -39,8 +46,8 @@ export const PATHS = {
   jwks: '/.well-known/sess/jwks.json',
 } as const;
 
-/** The longest a wait may last, in milliseconds. */
-export const MAX_WAIT_MS = 45_000;
+/** The longest a wait (`timeout_ms`) may last, in milliseconds: the one wait ceiling. */
+export const MAX_WAIT_MS = WAIT_CEILING_MS;
 /** The shortest link lifetime, in seconds. */
 export const MIN_EXPIRES_IN = 30;
 /** The link lifetime when a create request gives none, in seconds (1 hour). */
@@ -99,11 +106,13 @@ export type ErrorBody = v.InferOutput<typeof ErrorBodySchema>;
 // ---------------------------------------------------------------------------------------------
 // Scalars
 
-const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
 const ISO_UTC_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
 
-/** An opaque id: 1–128 characters of `A–Z a–z 0–9 . _ : -`. */
-export const IdSchema = v.pipe(v.string(), v.regex(ID_PATTERN, 'not an id'));
+/** An opaque id: 1–128 characters of `A–Z a–z 0–9 . _ : -` (`SESS_ID_RULE`). */
+export const IdSchema = v.pipe(
+  v.string(),
+  v.check((s) => SESS_ID_RULE.test(s), 'not an id'),
+);
 
 /** A UTC timestamp, `YYYY-MM-DDTHH:MM:SS(.fff)Z`, that `Date` can read. */
 export const TimestampSchema = v.pipe(
@@ -128,24 +137,14 @@ export const AbsoluteUrlSchema = v.pipe(
 
 const PositiveInt = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
 const NonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
-
-/** Any JSON value. */
-export const JsonValueSchema: v.GenericSchema<JsonValue> = v.lazy(() =>
-  v.union([
-    v.string(),
-    v.pipe(v.number(), v.finite()),
-    v.boolean(),
-    v.null(),
-    v.array(JsonValueSchema),
-    v.record(v.string(), JsonValueSchema),
-  ]),
-);
+/** A respondent's name: 1–200 characters. */
+const RespondentName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
 
 // ---------------------------------------------------------------------------------------------
 // Surface (request side: closed objects, structure only; Sess checks lengths separately)
 
 const Str = v.string();
-const OptionLabels = v.optional(v.record(v.string(), v.string()));
+const OptionLabels = v.optional(keyedMap(isString, 'not a map of option labels'));
 
 const StringFieldSchemaSchema = v.strictObject({
   type: v.literal('string'),
@@ -195,10 +194,7 @@ export const SurfaceComponentSchema = v.variant('type', [
   v.strictObject({
     type: v.literal('record'),
     label: v.optional(Str),
-    fields: v.record(
-      v.string(),
-      v.union([v.string(), v.pipe(v.number(), v.finite()), v.boolean(), v.null()]),
-    ),
+    fields: keyedMap(isScalar, 'not a map of record fields'),
   }),
   v.strictObject({
     type: v.literal('field'),
@@ -238,10 +234,10 @@ type _SurfaceMatches = [v.InferOutput<typeof SurfaceSchema>] extends [Surface] ?
 const _surfaceMatches: _SurfaceMatches = true;
 void _surfaceMatches;
 
-/** An answer: the action pressed and a value per field `name`. */
+/** An answer: the action pressed and a value per field `name` (every name kept, null prototype). */
 export const AnswerSchema = v.object({
   action: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
-  values: v.record(v.string(), JsonValueSchema),
+  values: keyedMap((value) => copyJson(value, 1), 'not a map of answer values'),
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -337,7 +333,7 @@ export type WireSessionView = v.InferOutput<typeof WireSessionViewSchema>;
 export const WireAskRespondentSchema = v.object({
   id: IdSchema,
   session_id: IdSchema,
-  name: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(200))),
+  name: v.optional(RespondentName),
   status: v.picklist(['started', 'answered', 'expired']),
   response: v.optional(WireResponseEventSchema),
 });
@@ -370,10 +366,19 @@ export const JwkSchema = v.object({
   ws: IdSchema,
 });
 
-/** `GET /.well-known/sess/jwks.json`. Keys of an unknown shape make the whole set malformed. */
+/** `GET /.well-known/sess/jwks.json` as a server must send it: every entry a {@link JwkSchema}. */
 export const JwksSchema = v.object({ keys: v.array(JwkSchema) });
 /** The key set. */
 export type Jwks = v.InferOutput<typeof JwksSchema>;
+
+/**
+ * The key set as a client reads it: the envelope only. Each entry is then read on its own with
+ * {@link JwkSchema}, so one entry of an unknown shape is skipped instead of disabling every key.
+ */
+export const JwksEnvelopeSchema = v.object({ keys: v.array(v.unknown()) });
+
+/** The largest key-set body a client reads, in bytes (64 KiB: hundreds of keys). */
+export const MAX_JWKS_BYTES = 65_536;
 
 /** The protected header of a receipt. */
 export const ReceiptHeaderSchema = v.object({
@@ -404,6 +409,10 @@ export const ReceiptClaimsSchema = v.object({
   act: v.literal('link_holder'),
   /** Issued at, whole seconds since the epoch. */
   iat: NonNegativeInt,
+  /** Ask respondent receipts only, optional (v1.2): the Ask id. */
+  ask: v.optional(IdSchema),
+  /** Ask respondent receipts only, optional (v1.2): the name the respondent gave. */
+  name: v.optional(RespondentName),
 });
 /** The claims of a receipt. */
 export type ReceiptClaims = v.InferOutput<typeof ReceiptClaimsSchema>;
@@ -479,53 +488,4 @@ export function askViewProblem(view: WireAskView): string | undefined {
   }
   if (answered !== view.answered) return 'answered is not the number of answered respondents';
   return undefined;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Mapping onto the core's views
-
-/** A wire response event as the core's `ResponseEvent`. */
-export function toResponseEvent(wire: WireResponseEvent): ResponseEvent {
-  return {
-    eventId: wire.event_id,
-    revision: wire.revision,
-    answer: wire.answer as Answer,
-    submittedAt: wire.submitted_at,
-    receipt: wire.receipt,
-  };
-}
-
-/** A (consistent) wire Session view as the core's `SessionView`. */
-export function toSessionView(wire: WireSessionView): SessionView {
-  const view: SessionView = {
-    sessionId: wire.id,
-    workspaceId: wire.workspace_id,
-    revision: wire.revision,
-    status: wire.status,
-    humanUrl: wire.human_url,
-    expiresAt: wire.expires_at,
-    responses: wire.responses.map(toResponseEvent),
-  };
-  if (wire.extendable_until !== undefined) view.extendableUntil = wire.extendable_until;
-  return view;
-}
-
-/** A (consistent) wire Ask view as the core's `AskView`. */
-export function toAskView(wire: WireAskView): AskView {
-  return {
-    askId: wire.id,
-    workspaceId: wire.workspace_id,
-    status: wire.status,
-    humanUrl: wire.human_url,
-    expiresAt: wire.expires_at,
-    max: wire.max,
-    started: wire.started,
-    answered: wire.answered,
-    respondents: wire.respondents.map((r) => {
-      const out: AskRespondentView = { respondentId: r.id, sessionId: r.session_id, status: r.status };
-      if (r.name !== undefined) out.name = r.name;
-      if (r.response !== undefined) out.response = toResponseEvent(r.response);
-      return out;
-    }),
-  };
 }

@@ -333,6 +333,12 @@ export class LocalModel {
       act: 'link_holder',
       iat: Math.floor(now / 1000),
     };
+    if (s.ask) {
+      // An Ask respondent's receipt also names its Ask and, when given, the respondent's name.
+      claims.ask = s.ask.askId;
+      const name = this.asks.get(s.ask.askId)?.respondents.find((r) => r.sessionId === s.id)?.name;
+      if (name !== undefined) claims.name = name;
+    }
     const receipt = this.keys.signSync({ ...claims }, { kid: this.keys.activeKid(s.workspaceId) });
     s.responses.push({ event_id: eventId, revision, answer, submitted_at: iso(now), receipt });
     if (s.ask) s.completed = true;

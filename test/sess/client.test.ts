@@ -2,10 +2,11 @@
  * The Sess client against the real local runtime over loopback: every endpoint, idempotent
  * replay, and every error kind the client reports.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSessClient } from '../../src/sess/client.js';
-import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { startLocalSess } from '../../src/testing/index.js';
 import {
+  afterAnswer,
   answer,
   answeredSession,
   clientFor,
@@ -14,19 +15,10 @@ import {
   idemKey,
   SECRET_ANSWER_VALUE,
   surface,
+  useRuntime,
 } from './helpers.js';
 
-let sess: LocalSess;
-
-beforeAll(async () => {
-  sess = await startLocalSess();
-});
-afterAll(async () => {
-  await sess.close();
-});
-afterEach(() => {
-  sess.faults.clear();
-});
+const sess = useRuntime();
 
 describe('endpoints', () => {
   it('creates a Session at revision 1, active, in the key’s workspace', async () => {
@@ -115,10 +107,8 @@ describe('endpoints', () => {
     const client = clientFor(sess);
     const { created, answered } = await answeredSession(sess, client);
     const next = await client.publish(created.sessionId, {
-      expectedRevision: 1,
-      responseEventId: answered.responses[0]!.eventId,
+      ...afterAnswer(answered),
       surface: surface('And the tag?'),
-      idempotencyKey: idemKey(),
     });
     expect(next).toMatchObject({ revision: 2, status: 'active' });
     expect(next.responses.map((r) => r.revision)).toEqual([1]);
@@ -128,11 +118,7 @@ describe('endpoints', () => {
   it('completes after the answer', async () => {
     const client = clientFor(sess);
     const { created, answered } = await answeredSession(sess, client);
-    const done = await client.complete(created.sessionId, {
-      expectedRevision: 1,
-      responseEventId: answered.responses[0]!.eventId,
-      idempotencyKey: idemKey(),
-    });
+    const done = await client.complete(created.sessionId, afterAnswer(answered));
     expect(done).toMatchObject({ revision: 1, status: 'completed' });
     expect(sess.sessions.get(created.sessionId)?.view.status).toBe('completed');
   });
@@ -253,12 +239,7 @@ describe('idempotent replay', () => {
   it('publish: the same key replays the original outcome, even after the person answered again', async () => {
     const client = clientFor(sess);
     const { created, answered } = await answeredSession(sess, client);
-    const input = {
-      expectedRevision: 1,
-      responseEventId: answered.responses[0]!.eventId,
-      surface: surface('Next?'),
-      idempotencyKey: idemKey(),
-    };
+    const input = { ...afterAnswer(answered), surface: surface('Next?') };
     const first = await client.publish(created.sessionId, input);
     await sess.submitAnswer(created.humanUrl, answer('second'));
     const replay = await client.publish(created.sessionId, input);
@@ -270,11 +251,7 @@ describe('idempotent replay', () => {
   it('complete: the same key replays; a new key is a conflict', async () => {
     const client = clientFor(sess);
     const { created, answered } = await answeredSession(sess, client);
-    const input = {
-      expectedRevision: 1,
-      responseEventId: answered.responses[0]!.eventId,
-      idempotencyKey: idemKey(),
-    };
+    const input = afterAnswer(answered);
     const first = await client.complete(created.sessionId, input);
     expect(await client.complete(created.sessionId, input)).toEqual(first);
     await expectSessError(
@@ -290,12 +267,7 @@ describe('idempotent replay', () => {
   it('a publish committed but answered 500 is api 500; repeating the identical call learns it took effect', async () => {
     const client = clientFor(sess);
     const { created, answered } = await answeredSession(sess, client);
-    const input = {
-      expectedRevision: 1,
-      responseEventId: answered.responses[0]!.eventId,
-      surface: surface('Committed?'),
-      idempotencyKey: idemKey(),
-    };
+    const input = { ...afterAnswer(answered), surface: surface('Committed?') };
     sess.faults.commitThenFail('publish', 500);
     await expectSessError(client.publish(created.sessionId, input), 'api', { status: 500 });
     expect(sess.sessions.get(created.sessionId)?.view.revision).toBe(2);
@@ -306,11 +278,7 @@ describe('idempotent replay', () => {
   it('an unknown outcome (commit, then the connection drops) is resolved by repeating the identical call', async () => {
     const client = clientFor(sess);
     const { created, answered } = await answeredSession(sess, client);
-    const input = {
-      expectedRevision: 1,
-      responseEventId: answered.responses[0]!.eventId,
-      idempotencyKey: idemKey(),
-    };
+    const input = afterAnswer(answered);
     sess.faults.commitThenDrop('complete');
     await expectSessError(client.complete(created.sessionId, input), 'unknown_outcome');
     expect(sess.sessions.get(created.sessionId)?.view.status).toBe('completed');

@@ -1,14 +1,70 @@
 /**
- * Shared fixtures of the Sess client tests: a Surface, a client bound to a local runtime, and
- * small assertions on `SessApiError`. Not a test file itself.
+ * Shared fixtures of the Sess client tests: the local runtime's lifecycle, a Surface, a client
+ * bound to a local runtime, the exact input that proves an answer, and small assertions on
+ * `SessApiError`. Not a test file itself.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { expect } from 'vitest';
-import { type SessApi, SessApiError, type SessApiErrorKind, type SessionView } from '../../src/core/ports.js';
+import { afterEach, expect } from 'vitest';
+import {
+  type SessApi,
+  SessApiError,
+  type SessApiErrorKind,
+  type SessionView,
+  type VerifyResponseInput,
+} from '../../src/core/ports.js';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
 import type { LocalSess } from '../../src/testing/index.js';
+import { type UseLocalSessOptions, useLocalSess } from '../support/local-sess.js';
+
+/**
+ * The test file's local runtime: the shared lifecycle of `test/support` (`useLocalSess`), with
+ * its faults cleared after each test. Returns a stand-in that forwards to the running runtime,
+ * so a test file names it once.
+ *
+ * @example
+ * const sess = useRuntime();
+ */
+export function useRuntime(options?: UseLocalSessOptions): LocalSess {
+  const runtime = useLocalSess(options);
+  afterEach(() => {
+    runtime().faults.clear();
+  });
+  return new Proxy({} as LocalSess, {
+    get(_target, name) {
+      const current = runtime();
+      const value: unknown = Reflect.get(current, name);
+      return typeof value === 'function' ? value.bind(current) : value;
+    },
+  });
+}
+
+/** What a publish or a complete after the latest answer of `view` carries, with a fresh key. */
+export function afterAnswer(view: SessionView): {
+  expectedRevision: number;
+  responseEventId: string;
+  idempotencyKey: string;
+} {
+  return {
+    expectedRevision: view.revision,
+    responseEventId: view.responses.at(-1)!.eventId,
+    idempotencyKey: idemKey(),
+  };
+}
+
+/** The exact input that proves the answer at `revision` (default: the latest) of `view`. */
+export function proofOf(view: SessionView, surface: Surface, revision?: number): VerifyResponseInput {
+  const r = revision === undefined ? view.responses.at(-1)! : view.responses[revision - 1]!;
+  return {
+    sessionId: view.sessionId,
+    revision: r.revision,
+    eventId: r.eventId,
+    surface,
+    answer: r.answer,
+    receipt: r.receipt,
+  };
+}
 
 /** A Surface with one editable text field and two actions. */
 export function surface(title = 'Approve this commit?'): Surface {

@@ -69,42 +69,38 @@ describe('validateSessOrigin', () => {
 
 describe('createSessClient option validation', () => {
   const credential = () => 'key';
-  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-    ['origin', { origin: 'http://api.sess.si', credential }, /^origin\b/],
-    ['origin (type)', { origin: 42, credential }, /^origin\b/],
-    ['credential', { origin: 'https://api.sess.si', credential: 'key' }, /^credential\b/],
-    ['fetch', { origin: 'https://api.sess.si', credential, fetch: 'no' }, /^fetch\b/],
-    [
-      'expectedWorkspaceId',
-      { origin: 'https://api.sess.si', credential, expectedWorkspaceId: '' },
-      /^expectedWorkspaceId\b/,
-    ],
-    ['receiptIssuer', { origin: 'https://api.sess.si', credential, receiptIssuer: '' }, /^receiptIssuer\b/],
-    [
-      'allowInsecureLocalhost',
-      { origin: 'https://api.sess.si', credential, allowInsecureLocalhost: 'yes' },
-      /^allowInsecureLocalhost\b/,
-    ],
-    ['clock', { origin: 'https://api.sess.si', credential, clock: {} }, /^clock\b/],
-    [
-      'keyRefreshCooldownMs',
-      { origin: 'https://api.sess.si', credential, keyRefreshCooldownMs: -1 },
-      /^keyRefreshCooldownMs\b/,
-    ],
-    [
-      'requestTimeoutMs',
-      { origin: 'https://api.sess.si', credential, requestTimeoutMs: 0 },
-      /^requestTimeoutMs\b/,
-    ],
-    [
-      'requestTimeoutMs (NaN)',
-      { origin: 'https://api.sess.si', credential, requestTimeoutMs: Number.NaN },
-      /^requestTimeoutMs\b/,
-    ],
+  const base = { origin: 'https://api.sess.si', credential };
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['origin', { origin: 'http://api.sess.si' }],
+    ['origin', { origin: 42 }],
+    ['credential', { credential: 'key' }],
+    ['fetch', { fetch: 'no' }],
+    ['expectedWorkspaceId', { expectedWorkspaceId: '' }],
+    ['expectedWorkspaceId', { expectedWorkspaceId: 'ws/1' }],
+    ['receiptIssuer', { receiptIssuer: '' }],
+    ['allowInsecureLocalhost', { allowInsecureLocalhost: 'yes' }],
+    ['clock', { clock: {} }],
+    ['keyRefreshCooldownMs', { keyRefreshCooldownMs: -1 }],
+    ['keySetMaxAgeMs', { keySetMaxAgeMs: 1.5 }],
+    // The maximum age may not be shorter than the cooldown.
+    ['keySetMaxAgeMs', { keyRefreshCooldownMs: 10_000, keySetMaxAgeMs: 9_999 }],
+    ['requestTimeoutMs', { requestTimeoutMs: 0 }],
+    ['requestTimeoutMs', { requestTimeoutMs: Number.NaN }],
   ];
-  it.each(cases)('refuses a bad %s with a TypeError naming it', (_name, options, pattern) => {
-    expect(() => createSessClient(options as never)).toThrow(TypeError);
-    expect(() => createSessClient(options as never)).toThrow(pattern);
+  it.each(cases)('refuses a bad %s with the factory’s TypeError naming it (%o)', (name, extra) => {
+    const build = () => createSessClient({ ...base, ...extra } as never);
+    expect(build).toThrow(TypeError);
+    expect(build).toThrow(new RegExp(`^createSessClient: option "${name}" .+\\.$`));
+  });
+
+  it('states the workspace id rule exactly, and accepts every id the wire allows', () => {
+    expect(() => createSessClient({ ...base, expectedWorkspaceId: 'ws 1' })).toThrow(
+      'createSessClient: option "expectedWorkspaceId" must be 1 to 128 characters of A-Z a-z 0-9 . _ : -.',
+    );
+    for (const id of ['ws.1', 'org:ws_1-a', 'a'.repeat(128)]) {
+      expect(() => createSessClient({ ...base, expectedWorkspaceId: id })).not.toThrow();
+    }
+    expect(() => createSessClient({ ...base, expectedWorkspaceId: 'a'.repeat(129) })).toThrow(TypeError);
   });
 
   it('accepts a loopback origin with allowInsecureLocalhost', () => {

@@ -4,11 +4,13 @@
  * runtime cannot be made to send.
  */
 import type { ServerResponse } from 'node:http';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessApi } from '../../src/core/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
 import type { WireSessionView } from '../../src/sess/wire.js';
-import { type ContradictionVariant, type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { type ContradictionVariant, startLocalSess } from '../../src/testing/index.js';
 import {
+  afterAnswer,
   answer,
   answeredSession,
   clientFor,
@@ -16,19 +18,10 @@ import {
   idemKey,
   startDoubleServer,
   surface,
+  useRuntime,
 } from './helpers.js';
 
-let sess: LocalSess;
-
-beforeAll(async () => {
-  sess = await startLocalSess();
-});
-afterAll(async () => {
-  await sess.close();
-});
-afterEach(() => {
-  sess.faults.clear();
-});
+const sess = useRuntime();
 
 describe('runtime faults', () => {
   it('a truncated body on a read is protocol', async () => {
@@ -90,12 +83,7 @@ describe('runtime faults', () => {
     const { created, answered } = await answeredSession(sess, client);
     sess.faults.contradictory('publish', { variant: 'active_with_answer' });
     await expectSessError(
-      client.publish(created.sessionId, {
-        expectedRevision: 1,
-        responseEventId: answered.responses[0]!.eventId,
-        surface: surface('Next'),
-        idempotencyKey: idemKey(),
-      }),
+      client.publish(created.sessionId, { ...afterAnswer(answered), surface: surface('Next') }),
       'protocol',
     );
     expect(sess.sessions.get(created.sessionId)?.view.revision).toBe(2);
@@ -217,41 +205,32 @@ describe('test double (responses the runtime cannot be made to send)', () => {
     );
   });
 
-  it('a publish answered with the same revision is protocol', async () => {
-    reply = (res) => json(res, 200, answeredView);
-    await expectSessError(
-      client().publish(answeredView.id, {
-        expectedRevision: 1,
-        responseEventId: answeredView.responses[0]!.event_id,
-        surface: surface(),
-        idempotencyKey: idemKey(),
-      }),
-      'protocol',
-    );
+  /** A publish or complete after the answer `eventId` (default: the view's own) at revision 1. */
+  const sentAfter = (eventId = answeredView.responses[0]!.event_id) => ({
+    expectedRevision: 1,
+    responseEventId: eventId,
+    idempotencyKey: idemKey(),
   });
-
-  it('a complete answered with a Session that is not completed is protocol', async () => {
-    reply = (res) => json(res, 200, answeredView);
-    await expectSessError(
-      client().complete(answeredView.id, {
-        expectedRevision: 1,
-        responseEventId: answeredView.responses[0]!.event_id,
-        idempotencyKey: idemKey(),
-      }),
-      'protocol',
-    );
-  });
-
-  it('a complete after another answer is protocol', async () => {
-    reply = (res) => json(res, 200, { ...answeredView, status: 'completed' });
-    await expectSessError(
-      client().complete(answeredView.id, {
-        expectedRevision: 1,
-        responseEventId: 'evt_other',
-        idempotencyKey: idemKey(),
-      }),
-      'protocol',
-    );
+  const afterAnswerCases: Array<[string, () => object, (api: SessApi) => Promise<unknown>]> = [
+    [
+      'a publish answered with the same revision',
+      () => answeredView,
+      (api) => api.publish(answeredView.id, { ...sentAfter(), surface: surface() }),
+    ],
+    [
+      'a complete answered with a Session that is not completed',
+      () => answeredView,
+      (api) => api.complete(answeredView.id, sentAfter()),
+    ],
+    [
+      'a complete after another answer',
+      () => ({ ...answeredView, status: 'completed' }),
+      (api) => api.complete(answeredView.id, sentAfter('evt_other')),
+    ],
+  ];
+  it.each(afterAnswerCases)('%s is protocol', async (_name, body, call) => {
+    reply = (res) => json(res, 200, body());
+    await expectSessError(call(client()), 'protocol');
   });
 
   it('a redirect is not followed and is protocol', async () => {

@@ -4,37 +4,28 @@
  * refreshes at most once per cooldown, and a key rotation inside the cooldown is retryable and
  * verifies once the cooldown allows a refetch.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessApi, VerificationReason, VerifyResponseInput } from '../../src/core/ports.js';
 import { generateSigningKey, signCompactJws } from '../../src/sess/jws.js';
-import { createReceiptVerifier } from '../../src/sess/receipt.js';
-import { type LocalSess, type ReceiptTamper, startLocalSess } from '../../src/testing/index.js';
-import { answer, answeredSession, clientFor, expectSessError, idemKey, surface } from './helpers.js';
+import { createReceiptVerifier, type ReceiptVerifierOptions } from '../../src/sess/receipt.js';
+import { type ReceiptTamper, startLocalSess } from '../../src/testing/index.js';
+import {
+  answer,
+  answeredSession,
+  clientFor,
+  expectSessError,
+  idemKey,
+  proofOf,
+  surface,
+  useRuntime,
+} from './helpers.js';
 
-let sess: LocalSess;
-
-beforeAll(async () => {
-  sess = await startLocalSess();
-});
-afterAll(async () => {
-  await sess.close();
-});
-afterEach(() => {
-  sess.faults.clear();
-});
+const sess = useRuntime();
 
 /** An answered Session and the exact input that proves its answer. */
 async function genuine(client: SessApi, title = 'Approve?'): Promise<VerifyResponseInput> {
   const { answered, surface: s } = await answeredSession(sess, client, { surface: surface(title) });
-  const r = answered.responses[0]!;
-  return {
-    sessionId: answered.sessionId,
-    revision: r.revision,
-    eventId: r.eventId,
-    surface: s,
-    answer: r.answer,
-    receipt: r.receipt,
-  };
+  return proofOf(answered, s);
 }
 
 /** A settable clock. */
@@ -175,16 +166,8 @@ describe('refusals', () => {
     const local = await startLocalSess({ workspaceHeader: false });
     try {
       const client = clientFor(local);
-      const { answered, surface: s } = await answeredSessionOn(local, client);
-      const r = answered.responses[0]!;
-      const input = {
-        sessionId: answered.sessionId,
-        revision: 1,
-        eventId: r.eventId,
-        surface: s,
-        answer: r.answer,
-        receipt: r.receipt,
-      };
+      const { answered, surface: s } = await answeredSession(local, client);
+      const input = proofOf(answered, s);
       await expectSessError(client.verifyResponse(input), 'verification', { reason: 'context_missing' });
       expect(local.stats.requests.jwks).toBe(0);
       const configured = clientFor(local, { expectedWorkspaceId: local.workspaceId });
@@ -225,16 +208,8 @@ describe('refusals', () => {
     const local = await startLocalSess({ issuer: 'https://receipts.example' });
     try {
       const client = clientFor(local);
-      const { answered, surface: s } = await answeredSessionOn(local, client);
-      const r = answered.responses[0]!;
-      const input = {
-        sessionId: answered.sessionId,
-        revision: 1,
-        eventId: r.eventId,
-        surface: s,
-        answer: r.answer,
-        receipt: r.receipt,
-      };
+      const { answered, surface: s } = await answeredSession(local, client);
+      const input = proofOf(answered, s);
       await expectSessError(client.verifyResponse(input), 'verification', { reason: 'claims_mismatch' });
       const configured = clientFor(local, { receiptIssuer: 'https://receipts.example' });
       await configured.getSession(input.sessionId);
@@ -245,14 +220,6 @@ describe('refusals', () => {
   });
 });
 
-async function answeredSessionOn(local: LocalSess, client: SessApi) {
-  const s = surface();
-  const created = await client.createSession({ surface: s, idempotencyKey: idemKey() });
-  await local.submitAnswer(created.humanUrl, answer());
-  const answered = await client.getSession(created.sessionId);
-  return { answered, surface: s };
-}
-
 describe('the key set', () => {
   it('a key-set fetch failure is key_set_unavailable (retryable), then verifies once a fetch is allowed', async () => {
     const clock = manualClock();
@@ -262,7 +229,7 @@ describe('the key set', () => {
       () => sess.faults.fail('jwks', 503),
       () => sess.faults.drop('jwks'),
       () => sess.faults.malformed('jwks'),
-      () => sess.faults.malformed('jwks', { body: '{"keys":[{"kty":"RSA"}]}' }),
+      () => sess.faults.malformed('jwks', { body: '{"keys":{"kty":"OKP"}}' }),
     ]) {
       inject();
       const before = sess.stats.requests.jwks ?? 0;
@@ -316,32 +283,16 @@ describe('the key set', () => {
       const clock = manualClock();
       const client = clientFor(local, { clock });
       // Warm the cache with the old key.
-      const old = await answeredSessionOn(local, client);
-      const r0 = old.answered.responses[0]!;
-      const oldInput = {
-        sessionId: old.answered.sessionId,
-        revision: 1,
-        eventId: r0.eventId,
-        surface: old.surface,
-        answer: r0.answer,
-        receipt: r0.receipt,
-      };
+      const old = await answeredSession(local, client);
+      const oldInput = proofOf(old.answered, old.surface);
       await client.verifyResponse(oldInput);
       expect(local.stats.requests.jwks).toBe(1);
 
       const oldKid = local.keys.activeKid();
       const newKid = await local.keys.rotate();
       expect(newKid).not.toBe(oldKid);
-      const fresh = await answeredSessionOn(local, client);
-      const r1 = fresh.answered.responses[0]!;
-      const input = {
-        sessionId: fresh.answered.sessionId,
-        revision: 1,
-        eventId: r1.eventId,
-        surface: fresh.surface,
-        answer: r1.answer,
-        receipt: r1.receipt,
-      };
+      const fresh = await answeredSession(local, client);
+      const input = proofOf(fresh.answered, fresh.surface);
 
       clock.advance(4_000);
       await expectSessError(client.verifyResponse(input), 'verification', { reason: 'key_refresh_cooldown' });
@@ -365,7 +316,7 @@ describe('the key set', () => {
     const local = await startLocalSess();
     try {
       const client = clientFor(local, { keyRefreshCooldownMs: 0 });
-      const old = await answeredSessionOn(local, client);
+      const old = await answeredSession(local, client);
       const r0 = old.answered.responses[0]!;
       await client.verifyResponse({
         sessionId: old.answered.sessionId,
@@ -376,7 +327,7 @@ describe('the key set', () => {
         receipt: r0.receipt,
       });
       await local.keys.rotate();
-      const fresh = await answeredSessionOn(local, client);
+      const fresh = await answeredSession(local, client);
       const r1 = fresh.answered.responses[0]!;
       const proved = await client.verifyResponse({
         sessionId: fresh.answered.sessionId,
@@ -413,16 +364,8 @@ describe('a shared verifier', () => {
       const inputs = [];
       for (let i = 0; i < 3; i++) {
         const client = clientFor(local, { receiptVerifier: verifier });
-        const { answered, surface: s } = await answeredSessionOn(local, client);
-        const r = answered.responses[0]!;
-        inputs.push({
-          sessionId: answered.sessionId,
-          revision: 1,
-          eventId: r.eventId,
-          surface: s,
-          answer: r.answer,
-          receipt: r.receipt,
-        });
+        const { answered, surface: s } = await answeredSession(local, client);
+        inputs.push(proofOf(answered, s));
         await client.verifyResponse(inputs[i]!);
       }
       expect(local.stats.requests.jwks).toBe(1);
@@ -437,18 +380,22 @@ describe('a shared verifier', () => {
   });
 
   it('refuses bad options with a TypeError naming the option', () => {
-    expect(() => createReceiptVerifier({ origin: 'http://127.0.0.1:1' })).toThrow(/^origin/);
-    expect(() => createReceiptVerifier({ origin: 'https://a.example', keyRefreshCooldownMs: -1 })).toThrow(
-      /^keyRefreshCooldownMs/,
+    const bad: Array<[string, Partial<ReceiptVerifierOptions>]> = [
+      ['origin', { origin: 'http://127.0.0.1:1' }],
+      ['keyRefreshCooldownMs', { keyRefreshCooldownMs: -1 }],
+      ['keySetMaxAgeMs', { keySetMaxAgeMs: -1 }],
+      ['requestTimeoutMs', { requestTimeoutMs: 0 }],
+      ['issuer', { issuer: '' }],
+      ['clock', { clock: {} as never }],
+    ];
+    for (const [name, extra] of bad) {
+      expect(() => createReceiptVerifier({ origin: 'https://a.example', ...extra })).toThrow(
+        new RegExp(`^createReceiptVerifier: option "${name}" `),
+      );
+    }
+    expect(() => clientFor(sess, { receiptVerifier: {} as never })).toThrow(
+      /^createSessClient: option "receiptVerifier" /,
     );
-    expect(() => createReceiptVerifier({ origin: 'https://a.example', requestTimeoutMs: 0 })).toThrow(
-      /^requestTimeoutMs/,
-    );
-    expect(() => createReceiptVerifier({ origin: 'https://a.example', issuer: '' })).toThrow(/^issuer/);
-    expect(() => createReceiptVerifier({ origin: 'https://a.example', clock: {} as never })).toThrow(
-      /^clock/,
-    );
-    expect(() => clientFor(sess, { receiptVerifier: {} as never })).toThrow(/^receiptVerifier/);
   });
 });
 

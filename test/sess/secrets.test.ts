@@ -6,10 +6,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessApiError } from '../../src/core/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
-import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import {
   answer,
   clientFor,
@@ -18,15 +17,10 @@ import {
   SECRET_ANSWER_VALUE,
   startDoubleServer,
   surface,
+  useRuntime,
 } from './helpers.js';
 
-let sess: LocalSess;
-beforeAll(async () => {
-  sess = await startLocalSess();
-});
-afterAll(async () => {
-  await sess.close();
-});
+const sess = useRuntime();
 
 /** Run `body` while capturing everything written to the console, stdout and stderr. */
 async function capturingOutput(body: () => Promise<void>): Promise<string> {

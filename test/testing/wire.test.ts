@@ -7,11 +7,10 @@
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Surface } from '../../src/core/surface.js';
+import { toAskView, toSessionView } from '../../src/sess/decode.js';
 import {
   askViewProblem,
   sessionViewProblem,
-  toAskView,
-  toSessionView,
   type WireAskView,
   WireAskViewSchema,
   type WireSessionView,

@@ -1,0 +1,192 @@
+/**
+ * Decoding Sess's Session and Ask views for the client: the `wire.ts` schemas and consistency
+ * rules, what the request itself implies (the object asked for, the workspace this client talks
+ * to, the `ETag`), and the mapping of a consistent view onto the core's `SessionView` / `AskView`.
+ * Anything else is a `protocol` error that fails closed.
+ *
+ * Person-provided maps (answer values) arrive as null-prototype objects that keep every key
+ * (`wire.ts`), so an answer to a field named `__proto__` or `constructor` stays whole and its
+ * receipt digest still matches. Nothing here sends a request or puts a value Sess sent (an
+ * answer, a record key) into a message.
+ */
+import * as v from 'valibot';
+import type { AskRespondentView, AskView, ResponseEvent, SessionStatus, SessionView } from '../core/ports.js';
+import type { Answer } from '../core/surface.js';
+import { protocol } from './errors.js';
+import {
+  askViewProblem,
+  HEADERS,
+  sessionViewProblem,
+  type WireAskView,
+  WireAskViewSchema,
+  type WireResponseEvent,
+  type WireSessionView,
+  WireSessionViewSchema,
+} from './wire.js';
+
+/** A successful call's parts that decoding looks at. */
+export interface DecodeInput {
+  json: unknown;
+  headers: Headers;
+  /** The workspace the response's `Sess-Workspace-Id` named. */
+  workspaceId?: string;
+}
+
+const WIRE_MEMBERS: ReadonlySet<string> = new Set([
+  'id',
+  'workspace_id',
+  'revision',
+  'status',
+  'human_url',
+  'expires_at',
+  'extendable_until',
+  'responses',
+  'event_id',
+  'answer',
+  'action',
+  'values',
+  'submitted_at',
+  'receipt',
+  'max',
+  'started',
+  'answered',
+  'respondents',
+  'session_id',
+  'name',
+  'response',
+]);
+
+/** Where the first problem of a failed decode is, as a dotted path (member names only, no values). */
+function issuePath(issues: readonly v.BaseIssue<unknown>[]): string {
+  const first = issues[0];
+  const path = first === undefined ? null : v.getDotPath(first);
+  if (path === null) return 'the body';
+  // Record keys (answer `values`) are the server's words: the path stops before the first segment
+  // that is not a wire member name or an index.
+  const shown: string[] = [];
+  for (const segment of path.split('.')) {
+    if (!WIRE_MEMBERS.has(segment) && !/^\d{1,6}$/.test(segment)) break;
+    shown.push(segment);
+  }
+  return shown.length === 0 ? 'the body' : shown.join('.');
+}
+
+/** The body's workspace must be the header's and the expected one. */
+function checkWorkspace(
+  bodyWorkspace: string,
+  result: DecodeInput,
+  expectedWorkspaceId: string | undefined,
+  what: string,
+): void {
+  if (result.workspaceId !== undefined && bodyWorkspace !== result.workspaceId) {
+    throw protocol(what, 'the body names another workspace than the Sess-Workspace-Id header');
+  }
+  if (expectedWorkspaceId !== undefined && bodyWorkspace !== expectedWorkspaceId) {
+    throw protocol(what, 'the body names another workspace than the expected one');
+  }
+}
+
+/** Decode a Session view and check it against itself, the headers and the workspace. */
+export function decodeSession(
+  result: DecodeInput,
+  what: string,
+  expect: { sessionId?: string; workspaceId: string | undefined },
+): WireSessionView {
+  const parsed = v.safeParse(WireSessionViewSchema, result.json);
+  if (!parsed.success) throw protocol(what, `malformed Session at ${issuePath(parsed.issues)}`);
+  const wire = parsed.output;
+  const problem = sessionViewProblem(wire);
+  if (problem !== undefined) throw protocol(what, problem);
+  if (expect.sessionId !== undefined && wire.id !== expect.sessionId) {
+    throw protocol(what, 'a view of another Session');
+  }
+  checkWorkspace(wire.workspace_id, result, expect.workspaceId, what);
+  const etag = result.headers.get(HEADERS.etag);
+  if (etag !== null && etag !== `"${wire.revision}"` && etag !== `W/"${wire.revision}"`) {
+    throw protocol(what, 'the ETag disagrees with the revision');
+  }
+  return wire;
+}
+
+/** Decode an Ask view and check it against itself and the workspace. */
+export function decodeAsk(
+  result: DecodeInput,
+  what: string,
+  expect: { askId?: string; workspaceId: string | undefined },
+): AskView {
+  const parsed = v.safeParse(WireAskViewSchema, result.json);
+  if (!parsed.success) throw protocol(what, `malformed Ask at ${issuePath(parsed.issues)}`);
+  const problem = askViewProblem(parsed.output);
+  if (problem !== undefined) throw protocol(what, problem);
+  if (expect.askId !== undefined && parsed.output.id !== expect.askId) {
+    throw protocol(what, 'a view of another Ask');
+  }
+  checkWorkspace(parsed.output.workspace_id, result, expect.workspaceId, what);
+  return toAskView(parsed.output);
+}
+
+/**
+ * Why a wait result is older than what the caller already knew, or `undefined`. A Session never
+ * goes back a revision; at one revision an answer is never taken back and a final status stays.
+ */
+export function regression(
+  known: { revision: number; status: SessionStatus },
+  revision: number,
+  status: SessionStatus,
+): string | undefined {
+  if (revision < known.revision) return 'the Session went back to an earlier revision';
+  if (revision > known.revision) return undefined;
+  const hadAnswer = known.status === 'answered' || known.status === 'completed';
+  const hasAnswer = status === 'answered' || status === 'completed';
+  if (hadAnswer && !hasAnswer) return 'the answer at the known revision disappeared';
+  if ((known.status === 'completed' || known.status === 'expired') && status !== known.status) {
+    return 'a final status changed';
+  }
+  return undefined;
+}
+
+/** A wire response event as the core's `ResponseEvent`. */
+function toResponseEvent(wire: WireResponseEvent): ResponseEvent {
+  return {
+    eventId: wire.event_id,
+    revision: wire.revision,
+    answer: wire.answer as Answer,
+    submittedAt: wire.submitted_at,
+    receipt: wire.receipt,
+  };
+}
+
+/** A (consistent) wire Session view as the core's `SessionView`. */
+export function toSessionView(wire: WireSessionView): SessionView {
+  const view: SessionView = {
+    sessionId: wire.id,
+    workspaceId: wire.workspace_id,
+    revision: wire.revision,
+    status: wire.status,
+    humanUrl: wire.human_url,
+    expiresAt: wire.expires_at,
+    responses: wire.responses.map(toResponseEvent),
+  };
+  if (wire.extendable_until !== undefined) view.extendableUntil = wire.extendable_until;
+  return view;
+}
+
+/** A (consistent) wire Ask view as the core's `AskView`. */
+export function toAskView(wire: WireAskView): AskView {
+  return {
+    askId: wire.id,
+    workspaceId: wire.workspace_id,
+    status: wire.status,
+    humanUrl: wire.human_url,
+    expiresAt: wire.expires_at,
+    max: wire.max,
+    started: wire.started,
+    answered: wire.answered,
+    respondents: wire.respondents.map((r) => {
+      const out: AskRespondentView = { respondentId: r.id, sessionId: r.session_id, status: r.status };
+      if (r.name !== undefined) out.name = r.name;
+      if (r.response !== undefined) out.response = toResponseEvent(r.response);
+      return out;
+    }),
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * The receipt key-set cache of one origin: fetches `/.well-known/sess/jwks.json` (bounded, JSON
+ * only), keeps the usable keys (an entry that is malformed, repeats a key id, or is not a usable
+ * Ed25519 key is skipped; the others still verify), and decides when to fetch again: at most once
+ * per cooldown, before a lookup once the set is older than its maximum age (a set that old is not
+ * used, so a key Sess withdrew stops verifying), and when a key id is unknown (a rotation).
+ *
+ * It verifies no receipt (`receipt.ts` does) and never puts a key in an error message.
+ */
+import * as v from 'valibot';
+import { verificationAborted as aborted, refuseReceipt as refuse } from './errors.js';
+import { runExchange } from './exchange.js';
+import { importEd25519PublicKey } from './jws.js';
+import type { ConnectionSettings } from './settings.js';
+import { JwkSchema, JwksEnvelopeSchema, MAX_JWKS_BYTES, PATHS } from './wire.js';
+
+/** A JSON media type: `application/json` or any `application/…+json`, parameters allowed. */
+const JSON_CONTENT_TYPE = /^application\/(?:[A-Za-z0-9.!#$&^_-]+\+)?json\s*(?:;|$)/i;
+
+/** One usable key: its workspace and the imported public key. */
+export interface CachedKey {
+  workspaceId: string;
+  key: CryptoKey;
+}
+
+/** Looks keys up by key id, fetching the set when its rules say so. */
+export interface KeySetCache {
+  /**
+   * The key `kid`; throws `verification` (`unknown_key_id`, `key_refresh_cooldown`,
+   * `key_set_unavailable`) or `aborted` when `signal` ends the wait for a fetch.
+   */
+  keyFor(kid: string, signal: AbortSignal | undefined): Promise<CachedKey>;
+}
+
+/** The usable keys of a key-set body: malformed, repeated and unusable entries are left out. */
+async function usableKeys(entries: readonly unknown[]): Promise<Map<string, CachedKey>> {
+  const seen = new Map<string, v.InferOutput<typeof JwkSchema>>();
+  const repeated = new Set<string>();
+  for (const entry of entries) {
+    const jwk = v.safeParse(JwkSchema, entry);
+    if (!jwk.success) continue;
+    // A repeated key id is ambiguous: neither entry is trusted.
+    if (seen.has(jwk.output.kid)) repeated.add(jwk.output.kid);
+    else seen.set(jwk.output.kid, jwk.output);
+  }
+  const keys = new Map<string, CachedKey>();
+  for (const [kid, jwk] of seen) {
+    if (repeated.has(kid)) continue;
+    try {
+      keys.set(kid, { workspaceId: jwk.ws, key: await importEd25519PublicKey(jwk) });
+    } catch {
+      // Not a usable Ed25519 key (off the curve, small order): skipped.
+    }
+  }
+  return keys;
+}
+
+/** A key-set cache over checked settings. */
+export function createKeySetCache(config: ConnectionSettings): KeySetCache {
+  const { keyRefreshCooldownMs: cooldownMs, keySetMaxAgeMs: maxAgeMs } = config;
+  const jwksUrl = config.origin + PATHS.jwks;
+  let keys: Map<string, CachedKey> | undefined;
+  /** When the fetch that produced `keys` started. */
+  let fetchedAt = 0;
+  let lastAttemptAt: number | undefined;
+  let inflight: Promise<void> | undefined;
+
+  /** Fetch and replace the key set; failed attempts count against the cooldown too. */
+  async function refresh(): Promise<void> {
+    const startedAt = config.clock.now();
+    lastAttemptAt = startedAt;
+    let response: { status: number; headers: Headers; text: string };
+    try {
+      response = await runExchange({
+        fetch: config.fetch,
+        url: jwksUrl,
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        mutation: false,
+        what: 'fetch the receipt key set',
+        timeoutMs: config.requestTimeoutMs,
+        maxBytes: MAX_JWKS_BYTES,
+      });
+    } catch (error) {
+      // Unreachable, too slow, or larger than MAX_JWKS_BYTES.
+      throw refuse('key_set_unavailable', error);
+    }
+    if (response.status !== 200) throw refuse('key_set_unavailable', new Error(`HTTP ${response.status}`));
+    if (!JSON_CONTENT_TYPE.test(response.headers.get('content-type') ?? '')) {
+      throw refuse('key_set_unavailable', new Error('the key set is not served as JSON'));
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(response.text);
+    } catch {
+      throw refuse('key_set_unavailable', new Error('the key set is not JSON'));
+    }
+    const parsed = v.safeParse(JwksEnvelopeSchema, json);
+    if (!parsed.success) throw refuse('key_set_unavailable', new Error('the key set is malformed'));
+    keys = await usableKeys(parsed.output.keys);
+    fetchedAt = startedAt;
+  }
+
+  /**
+   * One refresh at a time: concurrent verifications share it. The fetch itself runs under the
+   * verifier's deadline only, so one caller's abort never fails another caller's verification;
+   * each caller stops waiting on its own signal.
+   */
+  async function awaitRefresh(signal: AbortSignal | undefined): Promise<void> {
+    if (inflight === undefined) {
+      inflight = refresh().finally(() => {
+        inflight = undefined;
+      });
+      // A caller that stopped waiting must not leave the rejection unhandled.
+      inflight.catch(() => {});
+    }
+    const shared = inflight;
+    if (signal === undefined) return shared;
+    if (signal.aborted) throw aborted();
+    let onAbort = () => {};
+    const stop = new Promise<never>((_, reject) => {
+      onAbort = () => reject(aborted());
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      await Promise.race([shared, stop]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async function keyFor(kid: string, signal: AbortSignal | undefined): Promise<CachedKey> {
+    const now = config.clock.now();
+    // A set past its maximum age is not used at all: a key Sess withdrew must stop verifying.
+    const fresh = keys !== undefined && now - fetchedAt < maxAgeMs;
+    const cached = fresh ? keys?.get(kid) : undefined;
+    if (cached !== undefined) return cached;
+    if (inflight === undefined && lastAttemptAt !== undefined && now - lastAttemptAt < cooldownMs) {
+      // No usable set (none yet, or only a stale one after a failed fetch): unavailable, not stale.
+      throw refuse(fresh ? 'key_refresh_cooldown' : 'key_set_unavailable');
+    }
+    await awaitRefresh(signal);
+    const found = keys?.get(kid);
+    if (found === undefined) throw refuse('unknown_key_id');
+    return found;
+  }
+
+  return { keyFor };
+}
