@@ -5,13 +5,15 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DiagnosticEvent } from '../../src/core/ports.js';
+import { incomingFromRequest } from '../../src/http/fetch-face.js';
+import type { SessMcpHttpHandler } from '../../src/http/handler.js';
+import { createNodeFace } from '../../src/http/node-face.js';
 import {
   resolveHttpOptions,
   type SessHttpPrincipal,
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/options.js';
-import type { RequestScope } from '../../src/http/pipeline.js';
-import { createHttpShell, type SessMcpHttpHandler } from '../../src/http/shell.js';
+import { createPipeline, type RequestScope } from '../../src/http/pipeline.js';
 import {
   connectLegacy,
   connectModern,
@@ -120,10 +122,19 @@ async function start(extra: Partial<SessMcpHttpHandlerOptions> = {}): Promise<Ha
     diagnostics: (e) => h.events.push(e),
     ...extra,
   });
-  h.handler = createHttpShell(options, (scope) => testServer(scope, h), {
-    name: 'shell-test',
-    version: '1.0.0',
-  });
+  // The handler's faces over the pipeline, serving the trivial server instead of the Sess tools.
+  const pipeline = createPipeline(
+    options,
+    (scope) => testServer(scope, h),
+    () => new McpServer({ name: 'shell-test', version: '1.0.0' }, { capabilities: { tools: {} } }),
+  );
+  const node = createNodeFace(pipeline);
+  h.handler = {
+    fetch: async (request) => (await pipeline.handle(incomingFromRequest(request))).response,
+    node,
+    attach: (server) => server.on('request', node),
+    close: () => pipeline.close(),
+  };
   h.server = await listen((req, res) => h.handler.node(req, res));
   open.push(h.server);
   return h;
