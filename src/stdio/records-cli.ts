@@ -1,8 +1,8 @@
 /**
  * `sess-mcp records …`: the owner's view of one profile's local records, for the owner procedure
  * (`docs/owner-procedure.md`). `list` shows records by state, `show` one record with the Sess link,
- * answer values, pre-filled Surface values and receipts redacted unless `--reveal`, `retire` removes one record file after
- * confirmation.
+ * answer values, pre-filled Surface values and receipts redacted unless `--reveal`, `retire`
+ * removes one record file after confirmation.
  *
  * It never repairs or resumes a record and never contacts Sess: deciding what happens to a
  * Session is the owner's job, in Sess. It reads and removes files only through
