@@ -420,52 +420,6 @@ describe('deadline, disconnect and close', () => {
   });
 });
 
-describe('options', () => {
-  const base: SessMcpHttpHandlerOptions = {
-    authenticate: () => undefined,
-    handleStore: () => {
-      throw new Error('x');
-    },
-    allowedHosts: ['localhost'],
-  };
-  it.each([
-    ['authenticate', { authenticate: undefined }],
-    ['handleStore', { handleStore: 'x' }],
-    ['allowedHosts', { allowedHosts: [] }],
-    ['allowedHosts', { allowedHosts: ['exa mple/x'] }],
-    ['allowedOrigins', { allowedOrigins: ['https://a.example/path'] }],
-    ['maxBodyBytes', { maxBodyBytes: 0 }],
-    ['requestTimeoutMs', { requestTimeoutMs: -1 }],
-    ['maxWaitMs', { maxWaitMs: 45_001 }],
-    ['sessOrigin', { sessOrigin: 'http://api.sess.si' }],
-    ['sessOrigin', { sessOrigin: 'http://127.0.0.1:9' }],
-    ['resourceMetadataUrl', { resourceMetadataUrl: 'not a url' }],
-    ['diagnostics', { diagnostics: 'stderr' }],
-  ])('a bad %s is a TypeError naming it', (name, bad) => {
-    expect(() => resolveHttpOptions({ ...base, ...(bad as object) } as SessMcpHttpHandlerOptions)).toThrow(
-      new RegExp(`TypeError|"${name}"`),
-    );
-    try {
-      resolveHttpOptions({ ...base, ...(bad as object) } as SessMcpHttpHandlerOptions);
-    } catch (error) {
-      expect(error).toBeInstanceOf(TypeError);
-      expect((error as Error).message).toContain(`"${name}"`);
-    }
-  });
-
-  it('fills the defaults', () => {
-    const resolved = resolveHttpOptions(base);
-    expect(resolved.maxBodyBytes).toBe(256 * 1024);
-    expect(resolved.requestTimeoutMs).toBe(60_000);
-    expect(resolved.sessOrigin).toBe('https://api.sess.si');
-    expect(resolved.allowedOrigins.size).toBe(0);
-    expect(
-      resolveHttpOptions({ ...base, sessOrigin: 'http://127.0.0.1:9', allowInsecureLocalhost: true })
-        .sessOrigin,
-    ).toBe('http://127.0.0.1:9');
-  });
-});
-
 describe('the unsafe-key scan', () => {
   it('finds a key below nesting deep enough to overflow a recursive walk', async () => {
     const { parseBody } = await import('../../src/http/unsafe-keys.js');
