@@ -52,7 +52,10 @@ export interface NodeResponseLike {
 
 /** The parts of `node:http`'s `Server` that `handler.attach` uses. */
 export interface NodeServerLike {
-  on(event: 'request' | 'checkContinue', listener: (req: never, res: never) => void): unknown;
+  on(
+    event: 'request' | 'checkContinue',
+    listener: (req: NodeRequestLike, res: NodeResponseLike) => void,
+  ): unknown;
 }
 
 /** How long a closing connection keeps draining what the client still sends before it is cut. */

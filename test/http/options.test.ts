@@ -60,7 +60,7 @@ describe('createSessMcpHttpHandler options', () => {
     ['receiptIssuer', { receiptIssuer: '' }],
     ['resourceMetadataUrl', { resourceMetadataUrl: 'not a url' }],
     ['diagnostics', { diagnostics: 'stderr' }],
-  ])('a bad %s reads "createSessMcpHttpHandler: option "%s" …."', (name, bad) => {
+  ])('a bad %s is a TypeError in the one form, naming it', (name, bad) => {
     const message = httpVerdict(bad as Partial<SessMcpHttpHandlerOptions>);
     expect(message).toMatch(new RegExp(`^createSessMcpHttpHandler: option "${name}" [^\\n]+\\.$`));
   });
