@@ -5,27 +5,13 @@
  * without confirmation and retires with `--yes`, and the retired handle is gone for the tools.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openProfileRecords } from '../../src/store/file.js';
-import { useSecretsAudit } from '../support/audit.js';
-import {
-  buildSessMcpBin,
-  cleanBuilds,
-  errorOf,
-  interactionOf,
-  runBin,
-  type StdioStack,
-  startStack,
-} from './harness.js';
+import { findOutsideTool } from '../support/outside-tool.js';
+import { useStdioStack } from '../support/stdio-stack.js';
+import { buildSessMcpBin, errorOf, interactionOf, runBin } from './harness.js';
 
-const audits = useSecretsAudit();
-let stack: StdioStack | undefined;
-afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
-});
-afterAll(cleanBuilds);
+const stdio = useStdioStack();
 
 const surface = {
   mode: 'interactive',
@@ -58,9 +44,9 @@ describe('sess-mcp records (the bin)', () => {
   });
 
   it('lists, shows (redacted) and retires blocked and unconfirmed records', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { server, sess } = stack;
-    const audit = audits.current;
+    const audit = stdio.audit;
 
     // 1. A create whose answer is lost: the Session exists, the record is create_unknown.
     sess.faults.commitThenDrop('create');
@@ -132,13 +118,18 @@ describe('sess-mcp records (the bin)', () => {
   });
 
   // `script` (util-linux/bsdutils, essential on Debian) gives the bin a real terminal.
-  const script = ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p));
+  const script = findOutsideTool({
+    name: 'script (util-linux)',
+    paths: ['/usr/bin/script', '/bin/script'],
+    command: 'script',
+    install: 'apt-get install bsdutils',
+  });
   it.skipIf(script === undefined)(
     'asks on a real terminal and retires only after "retire" is typed',
     async () => {
-      stack = await startStack({ client: 'v1', audit: audits.current });
+      const stack = await stdio.start({ client: 'v1' });
       const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
-      audits.current.url(created.humanUrl!, 'sess link');
+      stdio.audit.url(created.humanUrl!, 'sess link');
       await stack.server.close();
       const bin = await buildSessMcpBin();
       const env = { SESS_MCP_STATE_DIR: stack.stateDir, PATH: process.env.PATH ?? '/usr/bin:/bin' };
@@ -174,7 +165,7 @@ describe('sess-mcp records (the bin)', () => {
       expect(confirmed.output).toContain(`Retired ${created.handle}`);
       expect(confirmed.code).toBe(0);
       expect(await openProfileRecords({ stateDir: stack.stateDir }).read(created.handle)).toBeUndefined();
-      audits.current.text(declined.output + confirmed.output, 'terminal output');
+      stdio.audit.text(declined.output + confirmed.output, 'terminal output');
     },
   );
 

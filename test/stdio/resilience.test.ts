@@ -4,17 +4,11 @@
  * a wait when the client sent a progress token; and the server killed with SIGKILL and restarted
  * between every step of the flow still completes it with exactly one Session.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { useSecretsAudit } from '../support/audit.js';
-import { cleanBuilds, interactionOf, type StdioStack, startStack } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useStdioStack } from '../support/stdio-stack.js';
+import { interactionOf } from './harness.js';
 
-const audits = useSecretsAudit();
-let stack: StdioStack | undefined;
-afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
-});
-afterAll(cleanBuilds);
+const stdio = useStdioStack();
 
 const surface = {
   mode: 'interactive',
@@ -60,10 +54,10 @@ describe('waits over stdio', () => {
   it.each(['v1', 'v2'] as const)(
     'a wait cancelled by the %s client ends as needs_resume and resumes without a new Session',
     async (client) => {
-      stack = await startStack({ client, audit: audits.current });
+      const stack = await stdio.start({ client });
       const { server, sess } = stack;
       const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-      audits.current.url(created.humanUrl!, 'sess link');
+      stdio.audit.url(created.humanUrl!, 'sess link');
       const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
 
       const controller = new AbortController();
@@ -81,7 +75,7 @@ describe('waits over stdio', () => {
       expect(sess.pendingWaits(sessionId)).toBe(0);
 
       const note = 'ship after the standup, zebra';
-      audits.current.answer({ note });
+      stdio.audit.answer({ note });
       await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
       const resumed = interactionOf(
         await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 10_000 }),
@@ -97,11 +91,11 @@ describe('waits over stdio', () => {
   );
 
   it('a host that disconnects mid-wait ends it as needs_resume; the server exits; a new one resumes', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { sess } = stack;
     const server = stack.server;
     const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(created.humanUrl!, 'sess link');
+    stdio.audit.url(created.humanUrl!, 'sess link');
     const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
     const pending = server.callTool('sess_response', {
       handle: created.handle,
@@ -117,7 +111,7 @@ describe('waits over stdio', () => {
     expect(sess.pendingWaits(sessionId)).toBe(0);
 
     const note = 'answered while the host was away';
-    audits.current.answer({ note });
+    stdio.audit.answer({ note });
     await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
     const next = await stack.restart({ kill: false });
     // A fresh process does its first read through the wait, which also teaches the client the workspace.
@@ -129,10 +123,10 @@ describe('waits over stdio', () => {
   });
 
   it('ends a wait at the ceiling as waiting, with the re-wait line first', async () => {
-    stack = await startStack({ client: 'v2', audit: audits.current, env: { SESS_MCP_MAX_WAIT_MS: '300' } });
+    const stack = await stdio.start({ client: 'v2', env: { SESS_MCP_MAX_WAIT_MS: '300' } });
     const { server } = stack;
     const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(created.humanUrl!, 'sess link');
+    stdio.audit.url(created.humanUrl!, 'sess link');
     const started = Date.now();
     const result = await server.callTool('sess_response', {
       handle: created.handle,
@@ -147,14 +141,14 @@ describe('waits over stdio', () => {
   });
 
   it('sends progress notifications during a wait when the client sent a progress token', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { server, sess } = stack;
     const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(created.humanUrl!, 'sess link');
+    stdio.audit.url(created.humanUrl!, 'sess link');
     const progress: Array<{ progress: number; total?: number }> = [];
     const started = Date.now();
     const note = 'progress seen, answering now';
-    audits.current.answer({ note });
+    stdio.audit.answer({ note });
     const result = await server.callTool(
       'sess_response',
       { handle: created.handle, revision: 1, wait_ms: 45_000 },
@@ -177,14 +171,14 @@ describe('waits over stdio', () => {
 
 describe('crash and restart over stdio', () => {
   it('kills the server (SIGKILL) between every step and still completes with one Session', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { sess } = stack;
     const steps: string[] = [];
 
     let server = await stack.restart();
     const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
     steps.push('request');
-    audits.current.url(created.humanUrl!, 'sess link');
+    stdio.audit.url(created.humanUrl!, 'sess link');
 
     server = await stack.restart();
     expect(
@@ -195,7 +189,7 @@ describe('crash and restart over stdio', () => {
     steps.push('response (waiting)');
 
     const note = 'survived the crash, zebra';
-    audits.current.answer({ note });
+    stdio.audit.answer({ note });
     await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
 
     server = await stack.restart();
@@ -272,9 +266,8 @@ describe('crash and restart over stdio', () => {
   }, 90_000);
 
   it('kills itself at a named durable step (test hook) and the owner finds the record', async () => {
-    stack = await startStack({
+    const stack = await stdio.start({
       client: 'v1',
-      audit: audits.current,
       env: { SESS_MCP_TEST_CRASH_AT: 'create.after_response' },
     });
     const { server, sess } = stack;
@@ -291,14 +284,13 @@ describe('crash and restart over stdio', () => {
   });
 
   it('counts occurrences of the crash step (step@N)', async () => {
-    stack = await startStack({
+    const stack = await stdio.start({
       client: 'v2',
-      audit: audits.current,
       env: { SESS_MCP_TEST_CRASH_AT: 'create.after_intent_saved@2' },
     });
     const { server, sess } = stack;
     const first = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(first.humanUrl!, 'sess link');
+    stdio.audit.url(first.humanUrl!, 'sess link');
     const second = server.callTool('sess_request', { interaction: surface });
     second.catch(() => undefined);
     await server.exited();
