@@ -5,48 +5,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
+import { approveSurface, followUpSurface } from '../engine/harness.js';
 import { useStdioStack } from '../support/stdio-stack.js';
-import { errorOf, interactionOf } from './harness.js';
+import { errorOf, interactionOf, publishAfter } from './harness.js';
 
 const stdio = useStdioStack();
 
-/** The spec's approve-before-commit sample. */
-const commitSurface = {
-  mode: 'interactive',
-  title: 'Approve this commit?',
-  source: {
-    kind: 'sess_surface',
-    components: [
-      {
-        type: 'record',
-        label: 'What changed (sample)',
-        fields: { 'src/greeting.js': "Greeting now uses the user's first name" },
-      },
-      {
-        type: 'field',
-        name: 'message',
-        label: 'Commit message',
-        multiline: true,
-        schema: { type: 'string', minLength: 1, maxLength: 2000 },
-        value: 'Greet users by first name',
-      },
-    ],
-  },
-  actions: [
-    { id: 'approve', label: 'Approve and commit', intent: 'approve' },
-    { id: 'stop', label: 'Stop', intent: 'reject' },
-  ],
-};
-
-const followUpSurface = {
-  mode: 'interactive',
-  title: 'Push it now?',
-  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'The commit is ready.' }] },
-  actions: [
-    { id: 'push', label: 'Push', intent: 'approve' },
-    { id: 'later', label: 'Later', intent: 'reject' },
-  ],
-};
+/** The engine suite's approve-before-commit Surface and its follow-up. */
+const commitSurface = approveSurface;
 
 const CLIENTS = ['v1', 'v2', 'v2-modern'] as const;
 
@@ -105,14 +71,7 @@ describe.each(CLIENTS)('over stdio with the %s client', (client) => {
       actorAssurance: 'link_holder',
     });
 
-    const published = interactionOf(
-      await server.callTool('sess_publish', {
-        handle: first.handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: followUpSurface,
-      }),
-    );
+    const published = interactionOf(await publishAfter(server, answered, followUpSurface));
     expect(published).toMatchObject({ handle: first.handle, revision: 2, state: 'waiting' });
 
     await sess.submitAnswer(first.humanUrl!, { action: 'push', values: {} });

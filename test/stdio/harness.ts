@@ -310,3 +310,21 @@ export function errorOf(result: ToolCallResult): {
     throw new Error(`expected a tool error, got ${JSON.stringify(result.structuredContent)}`);
   return (result.structuredContent as { error: never }).error;
 }
+
+/**
+ * `sess_publish` of `interaction` as the next revision after the answer a `sess_response` returned
+ * (`answered`: its handle, revision and response event id).
+ */
+export function publishAfter(
+  server: Pick<StdioSession, 'callTool'>,
+  answered: { handle: string; revision: number; response?: { eventId: string } },
+  interaction: unknown,
+): Promise<ToolCallResult> {
+  if (answered.response === undefined) throw new Error('publishAfter needs an answered interaction');
+  return server.callTool('sess_publish', {
+    handle: answered.handle,
+    expected_revision: answered.revision,
+    response_event_id: answered.response.eventId,
+    interaction,
+  });
+}

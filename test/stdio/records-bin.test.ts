@@ -7,21 +7,12 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { openProfileRecords } from '../../src/store/file.js';
+import { approveSurface } from '../engine/harness.js';
 import { findOutsideTool } from '../support/outside-tool.js';
 import { useStdioStack } from '../support/stdio-stack.js';
-import { buildSessMcpBin, errorOf, interactionOf, runBin } from './harness.js';
+import { buildSessMcpBin, errorOf, interactionOf, publishAfter, runBin } from './harness.js';
 
 const stdio = useStdioStack();
-
-const surface = {
-  mode: 'interactive',
-  title: 'Merge the branch?',
-  source: {
-    kind: 'sess_surface',
-    components: [{ type: 'field', name: 'why', label: 'Why', schema: { type: 'string', maxLength: 200 } }],
-  },
-  actions: [{ id: 'merge', label: 'Merge', intent: 'approve' }],
-};
 
 describe('sess-mcp records (the bin)', () => {
   it('prints usage with --help and refuses configuration in arguments', async () => {
@@ -50,29 +41,22 @@ describe('sess-mcp records (the bin)', () => {
 
     // 1. A create whose answer is lost: the Session exists, the record is create_unknown.
     sess.faults.commitThenDrop('create');
-    const unknown = errorOf(await server.callTool('sess_request', { interaction: surface }));
+    const unknown = errorOf(await server.callTool('sess_request', { interaction: approveSurface }));
     expect(unknown.code).toBe('CREATE_OUTCOME_UNKNOWN');
     expect(sess.stats.of().sessionsCreated).toBe(1);
     audit.url(sess.sessions.list()[0]!.view.human_url, 'lost sess link');
 
     // 2. An answered interaction whose publish Sess refuses: blocked (MUTATION_REJECTED).
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
     audit.url(created.humanUrl!, 'sess link');
     const why = 'the tests are green, zebra';
     audit.answer({ why });
-    await sess.submitAnswer(created.humanUrl!, { action: 'merge', values: { why } });
+    await sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: why } });
     const answered = interactionOf(
       await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
     );
     sess.faults.fail('publish', 409);
-    const rejected = errorOf(
-      await server.callTool('sess_publish', {
-        handle: created.handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: surface,
-      }),
-    );
+    const rejected = errorOf(await publishAfter(server, answered, approveSurface));
     expect(rejected.code).toBe('MUTATION_REJECTED');
     await server.close();
 
@@ -128,7 +112,9 @@ describe('sess-mcp records (the bin)', () => {
     'asks on a real terminal and retires only after "retire" is typed',
     async () => {
       const stack = await stdio.start({ client: 'v1' });
-      const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
+      const created = interactionOf(
+        await stack.server.callTool('sess_request', { interaction: approveSurface }),
+      );
       stdio.audit.url(created.humanUrl!, 'sess link');
       await stack.server.close();
       const bin = await buildSessMcpBin();

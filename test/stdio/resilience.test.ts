@@ -5,37 +5,11 @@
  * between every step of the flow still completes it with exactly one Session.
  */
 import { describe, expect, it } from 'vitest';
+import { approveSurface, followUpSurface } from '../engine/harness.js';
 import { useStdioStack } from '../support/stdio-stack.js';
-import { interactionOf } from './harness.js';
+import { interactionOf, publishAfter } from './harness.js';
 
 const stdio = useStdioStack();
-
-const surface = {
-  mode: 'interactive',
-  title: 'Ship the release today?',
-  source: {
-    kind: 'sess_surface',
-    components: [
-      {
-        type: 'field',
-        name: 'note',
-        label: 'Note for the team',
-        schema: { type: 'string', maxLength: 200 },
-      },
-    ],
-  },
-  actions: [
-    { id: 'yes', label: 'Ship it', intent: 'approve' },
-    { id: 'no', label: 'Hold', intent: 'reject' },
-  ],
-};
-
-const followUp = {
-  mode: 'interactive',
-  title: 'Tag it as 2.0?',
-  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'Release notes are ready.' }] },
-  actions: [{ id: 'tag', label: 'Tag', intent: 'approve' }],
-};
 
 /** Resolves once `predicate` holds for the server's stderr (event-driven, no fixed sleep). */
 async function stderrShows(
@@ -56,7 +30,7 @@ describe('waits over stdio', () => {
     async (client) => {
       const stack = await stdio.start({ client });
       const { server, sess } = stack;
-      const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+      const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
       stdio.audit.url(created.humanUrl!, 'sess link');
       const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
 
@@ -76,14 +50,14 @@ describe('waits over stdio', () => {
 
       const note = 'ship after the standup, zebra';
       stdio.audit.answer({ note });
-      await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+      await sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: note } });
       const resumed = interactionOf(
         await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 10_000 }),
       );
       expect(resumed).toMatchObject({
         handle: created.handle,
         state: 'answered',
-        response: { values: { note } },
+        response: { values: { message: note } },
       });
       expect(sess.stats.of().sessionsCreated).toBe(1);
       expect(sess.sessions.list()).toHaveLength(1);
@@ -94,7 +68,7 @@ describe('waits over stdio', () => {
     const stack = await stdio.start({ client: 'v1' });
     const { sess } = stack;
     const server = stack.server;
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
     stdio.audit.url(created.humanUrl!, 'sess link');
     const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
     const pending = server.callTool('sess_response', {
@@ -112,20 +86,20 @@ describe('waits over stdio', () => {
 
     const note = 'answered while the host was away';
     stdio.audit.answer({ note });
-    await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+    await sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: note } });
     const next = await stack.restart({ kill: false });
     // A fresh process does its first read through the wait, which also teaches the client the workspace.
     const resumed = interactionOf(
       await next.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
     );
-    expect(resumed).toMatchObject({ state: 'answered', response: { values: { note } } });
+    expect(resumed).toMatchObject({ state: 'answered', response: { values: { message: note } } });
     expect(sess.stats.of().sessionsCreated).toBe(1);
   });
 
   it('ends a wait at the ceiling as waiting, with the re-wait line first', async () => {
     const stack = await stdio.start({ client: 'v2', env: { SESS_MCP_MAX_WAIT_MS: '300' } });
     const { server } = stack;
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
     stdio.audit.url(created.humanUrl!, 'sess link');
     const started = Date.now();
     const result = await server.callTool('sess_response', {
@@ -143,7 +117,7 @@ describe('waits over stdio', () => {
   it('sends progress notifications during a wait when the client sent a progress token', async () => {
     const stack = await stdio.start({ client: 'v1' });
     const { server, sess } = stack;
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
     stdio.audit.url(created.humanUrl!, 'sess link');
     const progress: Array<{ progress: number; total?: number }> = [];
     const started = Date.now();
@@ -157,7 +131,7 @@ describe('waits over stdio', () => {
           progress.push(p);
           // The person answers once the first notification arrived: the wait then ends at once.
           if (progress.length === 1)
-            void sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+            void sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: note } });
         },
       },
     );
@@ -176,7 +150,7 @@ describe('crash and restart over stdio', () => {
     const steps: string[] = [];
 
     let server = await stack.restart();
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
     steps.push('request');
     stdio.audit.url(created.humanUrl!, 'sess link');
 
@@ -190,7 +164,7 @@ describe('crash and restart over stdio', () => {
 
     const note = 'survived the crash, zebra';
     stdio.audit.answer({ note });
-    await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+    await sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: note } });
 
     server = await stack.restart();
     const answered = interactionOf(
@@ -208,32 +182,18 @@ describe('crash and restart over stdio', () => {
     steps.push('response (re-confirmed)');
 
     server = await stack.restart();
-    const published = interactionOf(
-      await server.callTool('sess_publish', {
-        handle: created.handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: followUp,
-      }),
-    );
+    const published = interactionOf(await publishAfter(server, answered, followUpSurface));
     expect(published).toMatchObject({ revision: 2, state: 'waiting' });
     steps.push('publish');
 
     // Repeating the identical publish after a restart is answered without a second revision.
     server = await stack.restart();
-    const replay = interactionOf(
-      await server.callTool('sess_publish', {
-        handle: created.handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: followUp,
-      }),
-    );
+    const replay = interactionOf(await publishAfter(server, answered, followUpSurface));
     expect(replay).toMatchObject({ revision: 2, state: 'waiting' });
     expect(sess.stats.of().revisionsPublished).toBe(1);
     steps.push('publish (identical repeat)');
 
-    await sess.submitAnswer(created.humanUrl!, { action: 'tag', values: {} });
+    await sess.submitAnswer(created.humanUrl!, { action: 'push', values: {} });
     server = await stack.restart();
     const second = interactionOf(
       await server.callTool('sess_response', { handle: created.handle, revision: 2, wait_ms: 5_000 }),
@@ -271,7 +231,7 @@ describe('crash and restart over stdio', () => {
       env: { SESS_MCP_TEST_CRASH_AT: 'create.after_response' },
     });
     const { server, sess } = stack;
-    const call = server.callTool('sess_request', { interaction: surface });
+    const call = server.callTool('sess_request', { interaction: approveSurface });
     call.catch(() => undefined);
     const exit = await server.exited();
     expect(exit).toBeDefined();
@@ -289,9 +249,9 @@ describe('crash and restart over stdio', () => {
       env: { SESS_MCP_TEST_CRASH_AT: 'create.after_intent_saved@2' },
     });
     const { server, sess } = stack;
-    const first = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    const first = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
     stdio.audit.url(first.humanUrl!, 'sess link');
-    const second = server.callTool('sess_request', { interaction: surface });
+    const second = server.callTool('sess_request', { interaction: approveSurface });
     second.catch(() => undefined);
     await server.exited();
     await expect(second).rejects.toThrow();
