@@ -30,23 +30,40 @@ import {
 } from './options.js';
 import { createPipeline, type RequestScope } from './pipeline.js';
 
-/** The handler `createSessMcpHttpHandler` returns. Mount `fetch`, `node` or `attach`; call `close` once. */
+/**
+ * The handler `createSessMcpHttpHandler` returns. Mount `fetch`, or `node` (with `checkContinue`),
+ * or `attach`; call `close` once.
+ */
 export interface SessMcpHttpHandler {
   /** The web-standard face (Workers, Bun, Deno, Hono's `c.req.raw`). */
   fetch(request: Request): Promise<Response>;
   /**
    * The `node:http` request listener: `http.createServer(handler.node)`, or called next to other
    * routes. Mounted this way, Node itself answers `Expect: 100-continue` with `100 Continue`
-   * before the handler sees the request; use {@link SessMcpHttpHandler.attach} to send it only
-   * once the request passed the preflight.
+   * before the handler sees the request; mount {@link SessMcpHttpHandler.checkContinue} (or use
+   * {@link SessMcpHttpHandler.attach}) to send it only once the request passed the preflight.
    */
   node(req: NodeRequestLike, res: NodeResponseLike): void;
   /**
-   * Mount the `node:http` face on `server` as its `request` and `checkContinue` listener (use it
-   * instead of `createServer(handler.node)`, not besides). A request with
-   * `Expect: 100-continue` then gets `100 Continue` only after the Host, Origin, authentication
-   * and scope checks accepted it, right before its body is read; a refused one gets its refusal
-   * without `100 Continue`, and its connection is closed.
+   * The `node:http` face as the server's `checkContinue` listener: like
+   * {@link SessMcpHttpHandler.node}, but for a request Node has not yet answered
+   * `Expect: 100-continue` for. It sends `100 Continue` only once the Host, Origin,
+   * authentication and scope checks accepted the request, right before the body is read; a
+   * refused request gets its refusal without `100 Continue`, and its connection is closed.
+   * @example
+   * ```ts
+   * server.on('checkContinue', (req, res) => {
+   *   if (req.url?.startsWith('/mcp')) return handler.checkContinue(req, res);
+   *   res.writeContinue();
+   *   app(req, res); // the host's other routes
+   * });
+   * ```
+   */
+  checkContinue(req: NodeRequestLike, res: NodeResponseLike): void;
+  /**
+   * Mount both node listeners on a server that serves only this endpoint: `node` for `request`,
+   * `checkContinue` for `checkContinue`. Use it instead of `createServer(handler.node)`, not
+   * besides.
    * @example
    * ```ts
    * const server = http.createServer();
@@ -234,13 +251,14 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
     () => createSessMcpServer(undefined),
   );
   const node = createNodeFace(pipeline);
-  const nodeAfterPreflight = createNodeFace(pipeline, { sendContinue: true });
+  const checkContinue = createNodeFace(pipeline, { sendContinue: true });
   return {
     fetch: async (request) => (await pipeline.handle(incomingFromRequest(request))).response,
     node,
+    checkContinue,
     attach(server) {
       server.on('request', node);
-      server.on('checkContinue', nodeAfterPreflight);
+      server.on('checkContinue', checkContinue);
     },
     close: () => pipeline.close(),
   };

@@ -4,6 +4,7 @@
  * `Expect: 100-continue` with `100 Continue` only once the request passed the preflight — a
  * refused request gets its refusal, never an invitation to send its body.
  */
+import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import {
@@ -34,7 +35,7 @@ afterEach(async () => {
 });
 
 async function start(
-  mount: 'node' | 'attach',
+  mount: 'node' | 'attach' | 'routed',
   extra: Partial<SessMcpHttpHandlerOptions> = {},
 ): Promise<TestServer> {
   const stores = createMemoryHandleStore();
@@ -47,7 +48,22 @@ async function start(
     ...extra,
   });
   const server = await listen(
-    mount === 'node' ? (req, res) => handler.node(req, res) : { mount: (s) => handler.attach(s) },
+    mount === 'node'
+      ? (req, res) => handler.node(req, res)
+      : mount === 'attach'
+        ? { mount: (s) => handler.attach(s) }
+        : {
+            // Next to another route: the host sends 100 Continue itself for its own routes.
+            mount: (s) => {
+              const other = (_req: unknown, res: ServerResponse) => res.end('other route');
+              s.on('request', (req, res) => (req.url === '/mcp' ? handler.node(req, res) : other(req, res)));
+              s.on('checkContinue', (req, res) => {
+                if (req.url === '/mcp') return handler.checkContinue(req, res);
+                res.writeContinue();
+                other(req, res);
+              });
+            },
+          },
   );
   open.push({ handler, server });
   return server;
@@ -132,6 +148,17 @@ describe('Expect: 100-continue', () => {
     expect(await until(/HTTP\/1\.1 200 /)).toBe(true);
     expect(await until(/"protocolVersion"/)).toBe(true);
     socket.destroy();
+  });
+
+  it('mounted next to other routes, checkContinue refuses /mcp without 100 Continue; the host continues its own route', async () => {
+    const server = await start('routed');
+    const refused = await rawExchange(server.port, expecting(''), { maxMs: 3_000 });
+    expect(refused.text).not.toMatch(/HTTP\/1\.1 100/);
+    expect(refused.status).toBe(401);
+    const other = await rawExchange(server.port, expecting('').replace('POST /mcp', 'POST /other'), {
+      maxMs: 1_000,
+    });
+    expect(other.text).toMatch(/^HTTP\/1\.1 100 Continue/);
   });
 
   it('mounted as a plain request listener, Node itself sends 100 Continue before the preflight (why attach exists)', async () => {

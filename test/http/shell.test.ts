@@ -132,6 +132,7 @@ async function start(extra: Partial<SessMcpHttpHandlerOptions> = {}): Promise<Ha
   h.handler = {
     fetch: async (request) => (await pipeline.handle(incomingFromRequest(request))).response,
     node,
+    checkContinue: createNodeFace(pipeline, { sendContinue: true }),
     attach: (server) => server.on('request', node),
     close: () => pipeline.close(),
   };
