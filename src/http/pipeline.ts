@@ -1,5 +1,5 @@
 /**
- * The transport shell both faces share: everything between the socket and the MCP SDK's
+ * The request pipeline both faces share: everything between the socket and the MCP SDK's
  * `createMcpHandler`, in this order — the header-only preflight (Host, Origin, exactly one
  * `authenticate`, scopes), the bounded body read, the raw-body unsafe-key guard — all under one
  * deadline that is absolute from the moment a request enters. The SDK then serves the request

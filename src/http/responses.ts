@@ -1,5 +1,5 @@
 /**
- * The HTTP answers the transport shell gives before a request reaches the MCP SDK: Host and
+ * The HTTP answers the pipeline gives before a request reaches the MCP SDK: Host and
  * Origin refusals, the Bearer challenges, size, media type and deadline refusals, and the
  * unsafe-key refusal in the request's protocol era.
  *
