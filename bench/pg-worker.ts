@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { InteractionRecord } from '../src/core/record.js';
 import { createPostgresHandleStore } from '../src/store/postgres.js';
-import { encodeRecord } from '../src/store/record-codec.js';
+import { encodeRecordColumns } from '../src/store/postgres-encoding.js';
 
 const url = process.env.DATABASE_URL!;
 const record = JSON.parse(process.argv[2]!) as InteractionRecord;
@@ -18,16 +18,16 @@ await stores.migrate();
 const store = stores.forBinding(record.binding);
 let version = (await store.create(record)).version;
 const bare = new pg.Pool({ connectionString: url });
-const json = encodeRecord(record);
+const { text } = encodeRecordColumns(record);
 
 const updateStore = async () => {
   version = (await store.update(record, version)).version;
 };
 const updateBare = async () => {
   const { rows } = await bare.query(
-    `UPDATE "public"."sess_mcp_handles" SET record = $2::jsonb, version = version + 1, written_at = now()
+    `UPDATE "public"."sess_mcp_handles" SET record_text = $2, version = version + 1, written_at = now()
      WHERE handle = $1 AND version = $3 RETURNING version`,
-    [record.handle, json, version],
+    [record.handle, text, version],
   );
   if (rows.length !== 1) throw new Error('bare update lost its row');
   version = Number(rows[0].version);

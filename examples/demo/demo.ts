@@ -22,6 +22,7 @@ import type { AskArgs } from '../../src/core/schemas.js';
 import type { Surface } from '../../src/core/surface.js';
 import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../../src/http/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { qrLines } from './qr.js';
 
 /** Where the demo writes its lines (the terminal, or a test's buffer). */
 export interface DemoOutput {
@@ -289,6 +290,10 @@ export async function runDemo(out: DemoOutput, options: DemoOptions = {}): Promi
     const link = new URL(sessLink.pathname + sessLink.search, linkOrigin).href;
     out.line();
     out.line(`  Open this on your phone: ${link}`);
+    if (isWildcard(bind)) {
+      out.line('  or scan it:');
+      for (const row of await qrLines(link)) out.line(`  ${row}`);
+    }
     if (!isWildcard(bind) && options.person === undefined) {
       out.line(
         '  (This link works on this computer. For a phone on your network: npm start -- --host 0.0.0.0)',

@@ -4,120 +4,24 @@
  * short-lived hosts use, and the reference behaviour the file and PostgreSQL stores match (the
  * contract suite in `test/store/contract.ts` runs against all three).
  *
- * It also holds the few write-side checks every store shares ({@link isStoreHandle},
- * {@link checkRecordForScope}). It deliberately does not persist anything, validate the shape of
- * a record's state (the durable stores do that on every read) or coordinate between processes.
+ * The checks and errors every store shares come from `store-kit.ts`. It deliberately does not
+ * persist anything, validate the shape of a record's state (the durable stores do that on every
+ * read) or coordinate between processes.
  */
-import { SessMcpError } from './errors.js';
+import type { Binding, HandleStore, HandleStoreFactory, VersionedRecord } from './ports.js';
+import { bindingScope, MAX_UNFINISHED } from './ports.js';
+import { type InteractionRecord, isUnfinished } from './record.js';
 import {
-  type Binding,
-  bindingScope,
-  type HandleStore,
-  MAX_UNFINISHED,
-  type VersionedRecord,
-} from './ports.js';
-import { type InteractionRecord, isUnfinished, RECORD_FORMAT } from './record.js';
+  compareOldestFirst,
+  guardedView,
+  handleExistsError,
+  staleVersionError,
+  storeError,
+  storeFullError,
+} from './store-kit.js';
 
-/**
- * A backend that holds the records of many bindings and hands out one {@link HandleStore} view
- * per binding. A view sees, counts and caps only the records of `bindingScope(binding)`; records
- * of the same scope with another credential or grant generation are returned (the engine reports
- * them as `BINDING_MISMATCH`).
- */
-export interface HandleStoreFactory {
-  /** The store view of one binding scope. Cheap: call it per tool call. */
-  forBinding(binding: Binding): HandleStore;
-}
-
-/** A handle a store can hold: 1–200 of `A–Z a–z 0–9 . _ ~ -`, not starting with `.` or `-`. */
-const HANDLE_PATTERN = /^[A-Za-z0-9_~][A-Za-z0-9._~-]{0,199}$/;
-
-/**
- * True when `handle` can be a store key. Every store treats any other string as not found (so a
- * crafted handle can never name a path or another row) and refuses to create a record under it.
- */
-export function isStoreHandle(handle: unknown): handle is string {
-  return typeof handle === 'string' && HANDLE_PATTERN.test(handle);
-}
-
-/**
- * The write-side checks every store makes before it stores `record` in the view of `scope`: the
- * record format is {@link RECORD_FORMAT}, the handle is a store key and the record's binding is of
- * that scope. Throws a non-retryable `STATE_STORE_ERROR` (nothing is written) otherwise.
- */
-export function checkRecordForScope(record: InteractionRecord, scope: string): void {
-  if (record === null || typeof record !== 'object') {
-    throw storeError('The record to store is not an object.', false, 'invalid_record');
-  }
-  if (record.format !== RECORD_FORMAT) {
-    throw storeError(
-      `The record to store has format ${String(record.format)}; this store writes format ${RECORD_FORMAT}.`,
-      false,
-      'unsupported_version',
-    );
-  }
-  if (!isStoreHandle(record.handle)) {
-    throw storeError(
-      'The record to store has a handle that is not a valid store key.',
-      false,
-      'invalid_handle',
-    );
-  }
-  let recordScope: string;
-  try {
-    recordScope = bindingScope(record.binding);
-  } catch {
-    throw storeError('The record to store has no valid binding.', false, 'invalid_record');
-  }
-  if (recordScope !== scope) {
-    throw storeError(
-      'The record to store belongs to another binding than this store view.',
-      false,
-      'foreign_scope',
-    );
-  }
-}
-
-/** A `STATE_STORE_ERROR` with a fixed-word `reason`. Messages never carry record contents. */
-export function storeError(
-  message: string,
-  retryable: boolean,
-  reason: string,
-  cause?: unknown,
-): SessMcpError {
-  return new SessMcpError('STATE_STORE_ERROR', message, { retryable, reason, cause });
-}
-
-/** The `INVALID_STATE` a compare-and-set that lost reports: nothing was changed. */
-export function staleVersionError(): SessMcpError {
-  return new SessMcpError(
-    'INVALID_STATE',
-    'The interaction was changed by another call first; nothing was written. Read it again.',
-    { reason: 'stale_version' },
-  );
-}
-
-/** The `INVALID_STATE` a create under an existing handle reports. */
-export function handleExistsError(): SessMcpError {
-  return new SessMcpError('INVALID_STATE', 'A record with this handle exists already; nothing was written.', {
-    reason: 'exists',
-  });
-}
-
-/** The `STATE_STORE_FULL` a create over {@link MAX_UNFINISHED} reports. */
-export function storeFullError(): SessMcpError {
-  return new SessMcpError(
-    'STATE_STORE_FULL',
-    `This binding already holds ${MAX_UNFINISHED} unfinished interactions; complete or retire some first.`,
-    { limit: MAX_UNFINISHED },
-  );
-}
-
-/** Oldest first: by `createdAt`, then by handle, so every store lists in the same order. */
-export function compareOldestFirst(a: VersionedRecord, b: VersionedRecord): number {
-  if (a.record.createdAt !== b.record.createdAt) return a.record.createdAt < b.record.createdAt ? -1 : 1;
-  return a.record.handle < b.record.handle ? -1 : a.record.handle > b.record.handle ? 1 : 0;
-}
+/** Declared in `ports.ts`; exported here too, beside its in-memory implementation. */
+export type { HandleStoreFactory } from './ports.js';
 
 interface MemoryEntry {
   scope: string;
@@ -174,7 +78,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
       const scope = bindingScope(binding);
       const handles = handlesOf(scope);
       const own = (handle: string): MemoryEntry | undefined => {
-        const entry = isStoreHandle(handle) ? entries.get(handle) : undefined;
+        const entry = entries.get(handle);
         return entry?.scope === scope ? entry : undefined;
       };
       const unfinishedEntries = (): MemoryEntry[] => {
@@ -185,13 +89,12 @@ export function createMemoryHandleStore(): HandleStoreFactory {
         }
         return out;
       };
-      return {
+      return guardedView(scope, {
         async get(handle) {
           const entry = own(handle);
           return entry === undefined ? undefined : toVersioned(entry);
         },
         async create(record) {
-          checkRecordForScope(record, scope);
           const json = serialize(record);
           if (entries.has(record.handle)) throw handleExistsError();
           const unfinished = isUnfinished(record);
@@ -202,7 +105,6 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           return toVersioned(entry);
         },
         async update(record, expectedVersion) {
-          checkRecordForScope(record, scope);
           const json = serialize(record);
           const current = own(record.handle);
           if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
@@ -229,7 +131,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
         async countUnfinished() {
           return unfinishedEntries().length;
         },
-      };
+      });
     },
   };
 }

@@ -322,16 +322,70 @@ export interface VersionedRecord {
 export const MAX_UNFINISHED = 100;
 
 /**
+ * The fixed words a store failure carries in its `reason`; callers branch on these, never on the
+ * message. `INVALID_STATE`:
+ * - `exists`: `create` under a handle that exists; nothing was written.
+ * - `stale_version`: `update` at a version that is not the current one; nothing was written.
+ *
+ * Non-retryable `STATE_STORE_ERROR`, refused before anything is written:
+ * - `invalid_record`: the record is not one this store can write (shape, or not JSON).
+ * - `invalid_handle`: the record's handle is not a store key.
+ * - `foreign_scope`: the record belongs to another binding scope than the view.
+ * - `db_data`: the database refused the record's data (a value it cannot hold).
+ *
+ * Non-retryable `STATE_STORE_ERROR` about what is stored:
+ * - `corrupt`: a stored record is unreadable or inconsistent.
+ * - `unsupported_version`: a stored record is of a format this version does not read.
+ *
+ * `STATE_STORE_ERROR` about the medium:
+ * - `io_transient`, `db_transient`, `busy` (retryable): a later attempt may get through.
+ * - `io_permanent`, `db_permanent` (not retryable): the owner must fix the directory or database.
+ * - `not_migrated`: the table is missing or older than this version; run `migrate()`.
+ * - `pg_missing`: the `pg` package is not installed.
+ * - `closed`: the store was closed.
+ * - `store_failure`: the store threw something that is not a `SessMcpError` (set by the engine).
+ */
+export type StoreErrorReason = (typeof STORE_ERROR_REASONS)[number];
+
+/** Every {@link StoreErrorReason}, in the order of its documentation. */
+export const STORE_ERROR_REASONS = [
+  'exists',
+  'stale_version',
+  'invalid_record',
+  'invalid_handle',
+  'foreign_scope',
+  'db_data',
+  'corrupt',
+  'unsupported_version',
+  'io_transient',
+  'io_permanent',
+  'busy',
+  'db_transient',
+  'db_permanent',
+  'not_migrated',
+  'pg_missing',
+  'closed',
+  'store_failure',
+] as const;
+
+/**
  * Where records of one binding scope live.
  *
- * Implementations MUST: make `create` fail with `SessMcpError` `INVALID_STATE` (reason
- * `exists`) when the handle exists; enforce {@link MAX_UNFINISHED} atomically in `create` (an
- * unfinished record over the cap fails with `STATE_STORE_FULL` and writes nothing, exact under
- * concurrency); make `update` a compare-and-set that fails with `INVALID_STATE` (reason
- * `stale_version`) and changes nothing when `expectedVersion` is not the current version; never
- * return a record of another scope; report unreadable, inconsistent or unsupported-version
- * records as non-retryable `STATE_STORE_ERROR` and transient failures as retryable
- * `STATE_STORE_ERROR`; write each change whole or not at all.
+ * Implementations MUST:
+ * - store every record the engine can make and return it deep-equal: any string, including
+ *   U+0000, lone surrogates and astral characters, in any position (answers are untrusted input
+ *   and are kept as they came);
+ * - make `create` fail with `SessMcpError` `INVALID_STATE` (reason `exists`) when the handle
+ *   exists, in any scope;
+ * - enforce {@link MAX_UNFINISHED} atomically in `create`: an unfinished record over the cap fails
+ *   with `STATE_STORE_FULL` and writes nothing, exact under concurrency;
+ * - make `update` a compare-and-set that fails with `INVALID_STATE` (reason `stale_version`) and
+ *   changes nothing when `expectedVersion` is not the current version;
+ * - never return a record of another scope, and treat a handle that is not a store key as not found;
+ * - report failures as `STATE_STORE_ERROR` with a {@link StoreErrorReason}: unreadable or
+ *   unsupported-version records and records it refuses to write as non-retryable, transient
+ *   failures of the medium as retryable;
+ * - write each change whole or not at all.
  */
 export interface HandleStore {
   get(handle: string): Promise<VersionedRecord | undefined>;
@@ -342,6 +396,17 @@ export interface HandleStore {
   /** Unfinished records of this scope, oldest first. */
   listUnfinished(): Promise<VersionedRecord[]>;
   countUnfinished(): Promise<number>;
+}
+
+/**
+ * A backend that holds the records of many bindings and hands out one {@link HandleStore} view
+ * per binding. A view sees, counts and caps only the records of `bindingScope(binding)`; records
+ * of the same scope with another credential or grant generation are returned (the engine reports
+ * them as `BINDING_MISMATCH`).
+ */
+export interface HandleStoreFactory {
+  /** The store view of one binding scope. Cheap: call it per tool call. */
+  forBinding(binding: Binding): HandleStore;
 }
 
 // ---------------------------------------------------------------------------------------------

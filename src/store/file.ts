@@ -25,23 +25,24 @@ import * as nodeFs from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { SessMcpError } from '../core/errors.js';
 import {
+  type Binding,
+  bindingScope,
+  type HandleStore,
+  type HandleStoreFactory,
+  MAX_UNFINISHED,
+  type VersionedRecord,
+} from '../core/ports.js';
+import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../core/record.js';
+import {
   checkRecordForScope,
   compareOldestFirst,
-  type HandleStoreFactory,
   handleExistsError,
   isStoreHandle,
   staleVersionError,
   storeError,
   storeFullError,
-} from '../core/memory-store.js';
-import {
-  type Binding,
-  bindingScope,
-  type HandleStore,
-  MAX_UNFINISHED,
-  type VersionedRecord,
-} from '../core/ports.js';
-import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../core/record.js';
+  storeReasonOf,
+} from '../core/store-kit.js';
 import { decodeEnvelope, encodeEnvelope, encodeRecord } from './record-codec.js';
 
 /** An open file, as far as the store uses one (`node:fs/promises` `FileHandle` fits). */
@@ -451,7 +452,7 @@ class ProfileFiles {
   async read(handle: string): Promise<VersionedRecord | undefined> {
     const value = await this.load(handle);
     if (value instanceof SessMcpError) {
-      throw storeError(value.message, value.retryable, value.reason ?? 'corrupt');
+      throw storeError(value.message, value.retryable, storeReasonOf(value));
     }
     return value === undefined ? undefined : structuredClone(value);
   }

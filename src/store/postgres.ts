@@ -2,35 +2,41 @@
  * `@sess.si/mcp/store/postgres`: a {@link HandleStore} on PostgreSQL (node-postgres), so several
  * HTTP handler instances behind a load balancer share their handle records.
  *
- * One row per handle: the binding `scope`, a `version` column, an `unfinished` flag and the record
- * as `jsonb`. Compare-and-set is one `UPDATE … WHERE handle AND scope AND version … RETURNING`.
- * The cap of unfinished records is exact: a create of an unfinished record takes a per-scope
- * advisory transaction lock, then counts and inserts in one statement under it.
+ * One row per handle: the binding `scope`, a `version` column, an `unfinished` flag, the
+ * `created_at` sort key and the record as ASCII JSON text (`postgres-encoding.ts`: any record is
+ * stored losslessly, U+0000 and lone surrogates included). Compare-and-set is one
+ * `UPDATE … WHERE handle AND scope AND version … RETURNING`. The cap of unfinished records is
+ * exact: a create of an unfinished record takes a per-scope advisory transaction lock, then counts
+ * and inserts in one statement under it.
  *
- * It deliberately does not create its table on its own (the host calls `migrate()` once), retry
- * failed statements (a transient failure is a retryable `STATE_STORE_ERROR` for the caller),
- * remove link and answer data (the engine hands it records without them), or log anything.
- * `pg` is loaded only here, and only when the store makes its own pool.
+ * It deliberately does not create its table on its own (the host calls `migrate()` once,
+ * `postgres-schema.ts`), retry failed statements (a transient failure is a retryable
+ * `STATE_STORE_ERROR` for the caller, `postgres-errors.ts`), remove link and answer data (the
+ * engine hands it records without them), or log anything. `pg` is loaded only here, and only when
+ * the store makes its own pool.
  */
 import { SessMcpError } from '../core/errors.js';
+import { readOptions } from '../core/options.js';
+import type { Binding, HandleStore, HandleStoreFactory, VersionedRecord } from '../core/ports.js';
+import { bindingScope, MAX_UNFINISHED } from '../core/ports.js';
+import { isUnfinished, RECORD_FORMAT } from '../core/record.js';
+import type { ValueRule } from '../core/rules.js';
 import {
-  checkRecordForScope,
-  type HandleStoreFactory,
+  guardedView,
   handleExistsError,
-  isStoreHandle,
+  isStoreVersion,
   staleVersionError,
   storeError,
   storeFullError,
-} from '../core/memory-store.js';
+} from '../core/store-kit.js';
 import {
-  type Binding,
-  bindingScope,
-  type HandleStore,
-  MAX_UNFINISHED,
-  type VersionedRecord,
-} from '../core/ports.js';
-import { type InteractionRecord, isUnfinished, RECORD_FORMAT } from '../core/record.js';
-import { decodeRecord, encodeRecord } from './record-codec.js';
+  decodeRecordRow,
+  encodeRecordColumns,
+  RECORD_TEXT_MARKER_JSON,
+  recordTextHead,
+} from './postgres-encoding.js';
+import { pgStoreError } from './postgres-errors.js';
+import { migrationStatements } from './postgres-schema.js';
 
 /** The result of a query, as far as the store reads it. */
 export interface PgResultLike {
@@ -76,7 +82,11 @@ export interface PostgresHandleStoreOptions {
 export interface PostgresHandleStore extends HandleStoreFactory {
   /** The qualified, quoted table name. */
   readonly table: string;
-  /** Create the schema, table and index when missing. Idempotent; safe to run from many instances. */
+  /**
+   * Create the schema, table and index when missing, or bring a table of an earlier version
+   * (0.1.0) to this version in place, keeping its rows. Idempotent; safe to run from many
+   * instances at once.
+   */
   migrate(): Promise<void>;
   /** End the pool the store made (a host's own pool is left open). */
   close(): Promise<void>;
@@ -84,59 +94,34 @@ export interface PostgresHandleStore extends HandleStoreFactory {
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
-/** SQLSTATE classes that a later retry may get past: connection, resources, conflicts, shutdown. */
-const TRANSIENT_SQLSTATE = /^(08|40|53|55P03|57P|58|XX)/;
+/** The schema and table names: lower-case SQL identifiers, so they can be quoted without escaping. */
+const SQL_IDENTIFIER_RULE: ValueRule<string> = {
+  text: 'a lower-case SQL identifier: 1 to 63 of a-z, 0-9 and _, not starting with a digit',
+  test: (value): value is string => typeof value === 'string' && IDENTIFIER.test(value),
+};
 
-function pgErrorCode(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-/**
- * A database failure as a `STATE_STORE_ERROR`. Connection failures and transient server states
- * are retryable; a missing table (run `migrate()`), a refused login or a bad statement are not.
- * The message names the SQLSTATE or errno only: server messages can quote values.
- */
-function dbError(error: unknown): SessMcpError {
-  if (error instanceof SessMcpError) return error;
-  const code = pgErrorCode(error);
-  if (code === '42P01' || code === '3F000') {
-    return storeError(
-      'The handle table does not exist: call migrate() once before using the store.',
-      false,
-      'not_migrated',
-    );
-  }
-  // Five-character codes are SQLSTATEs from the server; anything else (ECONNREFUSED, a pool
-  // timeout, a dropped connection) failed on the way to it.
-  const sqlstate = code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
-  const retryable = sqlstate === undefined || TRANSIENT_SQLSTATE.test(sqlstate);
-  return storeError(
-    `The state store (PostgreSQL) failed (${code ?? 'no connection'}).${retryable ? ' Try again later.' : ' The owner must fix the database.'}`,
-    retryable,
-    retryable ? 'db_transient' : 'db_permanent',
-  );
-}
+const FACTORY = 'createPostgresHandleStore';
 
 function checkOptions(options: PostgresHandleStoreOptions): { schema: string; table: string } {
-  if (options === null || typeof options !== 'object') throw new TypeError('options must be an object');
-  const { pool, connectionString, schema = 'public', table = 'sess_mcp_handles' } = options;
+  const read = readOptions(FACTORY, options);
+  const { pool } = options;
+  const connectionString = read.optionalString('connectionString', options.connectionString);
   if ((pool === undefined) === (connectionString === undefined)) {
-    throw new TypeError('options must have exactly one of options.pool and options.connectionString');
+    read.fail('pool', 'or option "connectionString" must be given: exactly one of the two');
   }
-  if (pool !== undefined && (typeof pool.query !== 'function' || typeof pool.connect !== 'function')) {
-    throw new TypeError('options.pool must be a pg Pool (query and connect)');
+  if (
+    pool !== undefined &&
+    (pool === null ||
+      typeof pool !== 'object' ||
+      typeof pool.query !== 'function' ||
+      typeof pool.connect !== 'function')
+  ) {
+    read.fail('pool', 'must be a pg Pool (with query and connect)');
   }
-  if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString === '')) {
-    throw new TypeError('options.connectionString must be a non-empty string');
-  }
-  if (typeof schema !== 'string' || !IDENTIFIER.test(schema)) {
-    throw new TypeError('options.schema must be a lower-case SQL identifier (a-z, 0-9, _)');
-  }
-  if (typeof table !== 'string' || !IDENTIFIER.test(table)) {
-    throw new TypeError('options.table must be a lower-case SQL identifier (a-z, 0-9, _)');
-  }
-  return { schema, table };
+  return {
+    schema: read.optionalRule('schema', options.schema, SQL_IDENTIFIER_RULE) ?? 'public',
+    table: read.optionalRule('table', options.table, SQL_IDENTIFIER_RULE) ?? 'sess_mcp_handles',
+  };
 }
 
 async function makePool(connectionString: string): Promise<PoolLike> {
@@ -199,7 +184,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     try {
       return await (await pool()).query(text, values);
     } catch (error) {
-      throw dbError(error);
+      throw pgStoreError(error);
     }
   }
 
@@ -209,7 +194,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     try {
       client = await (await pool()).connect();
     } catch (error) {
-      throw dbError(error);
+      throw pgStoreError(error);
     }
     let broken: Error | undefined;
     try {
@@ -223,7 +208,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
       } catch (rollbackError) {
         broken = rollbackError instanceof Error ? rollbackError : new Error('rollback failed');
       }
-      throw dbError(error);
+      throw pgStoreError(error);
     } finally {
       client.release(broken);
     }
@@ -231,41 +216,25 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
 
   /** Decode a row of `scope`; a row that is not exactly a record of that scope is corrupt. */
   function decodeRow(row: Record<string, unknown>, handle: string, scope: string): VersionedRecord {
-    const version = row.version;
-    if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) {
-      throw storeError('A stored record has an invalid version. The owner must review it.', false, 'corrupt');
-    }
-    const record = decodeRecord(row.record, handle);
-    if (bindingScope(record.binding) !== scope) {
+    const decoded = decodeRecordRow(row, handle);
+    if (bindingScope(decoded.record.binding) !== scope) {
       throw storeError('A stored record is filed under another binding than its own.', false, 'corrupt');
     }
-    return { version, record };
+    return decoded;
   }
+
+  const columns = `version, record, record_text`;
 
   return {
     table: qualified,
 
     async migrate() {
       await transaction(async (client) => {
-        // Two instances migrating at once must not trip over each other's CREATE.
+        // Two instances migrating at once must not trip over each other's statements.
         await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
           `sess-mcp migrate ${qualified}`,
         ]);
-        await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-        await client.query(
-          `CREATE TABLE IF NOT EXISTS ${qualified} (
-            handle text PRIMARY KEY,
-            scope text NOT NULL,
-            version integer NOT NULL CHECK (version >= 1),
-            unfinished boolean NOT NULL,
-            created_at text NOT NULL,
-            record jsonb NOT NULL,
-            written_at timestamptz NOT NULL DEFAULT now()
-          )`,
-        );
-        await client.query(
-          `CREATE INDEX IF NOT EXISTS "${table}_unfinished" ON ${qualified} (scope, created_at COLLATE "C", handle COLLATE "C") WHERE unfinished`,
-        );
+        for (const statement of migrationStatements(schema, table, qualified)) await client.query(statement);
       });
     },
 
@@ -282,28 +251,27 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
       const scope = bindingScope(binding);
       const lockKey = `sess-mcp cap ${qualified} ${scope}`;
 
-      return {
+      return guardedView(scope, {
         async get(handle) {
-          if (!isStoreHandle(handle)) return undefined;
           const { rows } = await query(
-            `SELECT version, record FROM ${qualified} WHERE handle = $1 AND scope = $2`,
+            `SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`,
             [handle, scope],
           );
           return rows[0] === undefined ? undefined : decodeRow(rows[0], handle, scope);
         },
 
         async create(record) {
-          checkRecordForScope(record, scope);
-          const json = encodeRecord(record);
+          const row = encodeRecordColumns(record);
           const unfinished = isUnfinished(record);
-          const values = [record.handle, scope, unfinished, record.createdAt, json];
+          const values = [record.handle, scope, unfinished, row.createdAt, RECORD_TEXT_MARKER_JSON, row.text];
+          const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text)`;
           const inserted = unfinished
             ? await transaction(async (client) => {
                 // Creates of one scope queue here; the count below then sees every earlier one.
                 await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKey]);
                 const { rowCount } = await client.query(
-                  `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record)
-                   SELECT $1, $2, 1, $3, $4, $5::jsonb
+                  `${insert}
+                   SELECT $1, $2, 1, $3, $4, $5::jsonb, $6
                    WHERE (SELECT count(*) FROM ${qualified} WHERE scope = $2 AND unfinished) < ${MAX_UNFINISHED}
                    ON CONFLICT (handle) DO NOTHING`,
                   values,
@@ -316,8 +284,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
               })
             : (
                   await query(
-                    `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record)
-                     VALUES ($1, $2, 1, $3, $4, $5::jsonb) ON CONFLICT (handle) DO NOTHING`,
+                    `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6) ON CONFLICT (handle) DO NOTHING`,
                     values,
                   )
                 ).rowCount === 1
@@ -325,38 +292,52 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
               : 'exists';
           if (inserted === 'exists') throw handleExistsError();
           if (inserted === 'full') throw storeFullError();
-          return { version: 1, record: JSON.parse(json) as InteractionRecord };
+          return { version: 1, record: row.copy };
         },
 
         async update(record, expectedVersion) {
-          checkRecordForScope(record, scope);
-          const json = encodeRecord(record);
-          if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 1) throw staleVersionError();
+          const row = encodeRecordColumns(record);
+          if (!isStoreVersion(expectedVersion)) throw staleVersionError();
           // The compare-and-set: one statement. It only overwrites a row that reads as a record
-          // of this format; anything else is classified below and left as it is.
+          // of this format, in either layout; anything else is classified below and left as it is.
           const { rows } = await query(
-            `UPDATE ${qualified} SET record = $3::jsonb, version = version + 1, unfinished = $4, written_at = now()
-             WHERE handle = $1 AND scope = $2 AND version = $5
-               AND jsonb_typeof(record) = 'object' AND record->'format' = to_jsonb($6::int) AND record->>'handle' = $1
+            `UPDATE ${qualified}
+             SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $9,
+                 written_at = now()
+             WHERE handle = $1 AND scope = $2 AND version = $6
+               AND (
+                 (record = $3::jsonb AND left(record_text, length($8)) = $8)
+                 OR (record_text IS NULL AND jsonb_typeof(record) = 'object'
+                     AND record->'format' = to_jsonb($7::int) AND record->>'handle' = $1)
+               )
              RETURNING version`,
-            [record.handle, scope, json, isUnfinished(record), expectedVersion, RECORD_FORMAT],
+            [
+              record.handle,
+              scope,
+              RECORD_TEXT_MARKER_JSON,
+              row.text,
+              isUnfinished(record),
+              expectedVersion,
+              RECORD_FORMAT,
+              recordTextHead(record.handle),
+              // The listing order follows the record as written, as in every other store.
+              row.createdAt,
+            ],
           );
           const updated = rows[0];
-          if (updated !== undefined)
-            return { version: Number(updated.version), record: JSON.parse(json) as InteractionRecord };
+          if (updated !== undefined) return { version: Number(updated.version), record: row.copy };
           const current = await query(
-            `SELECT version, record FROM ${qualified} WHERE handle = $1 AND scope = $2`,
+            `SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`,
             [record.handle, scope],
           );
-          const row = current.rows[0];
+          const stored = current.rows[0];
           // A row at the expected version that was not updated is unreadable: say so.
-          if (row !== undefined && row.version === expectedVersion) decodeRow(row, record.handle, scope);
+          if (stored !== undefined && stored.version === expectedVersion)
+            decodeRow(stored, record.handle, scope);
           throw staleVersionError();
         },
 
         async delete(handle, expectedVersion) {
-          if (!isStoreHandle(handle)) return false;
-          if (expectedVersion !== undefined && !Number.isSafeInteger(expectedVersion)) return false;
           const { rowCount } =
             expectedVersion === undefined
               ? await query(`DELETE FROM ${qualified} WHERE handle = $1 AND scope = $2`, [handle, scope])
@@ -370,7 +351,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
 
         async listUnfinished() {
           const { rows } = await query(
-            `SELECT handle, version, record FROM ${qualified} WHERE scope = $1 AND unfinished
+            `SELECT handle, ${columns} FROM ${qualified} WHERE scope = $1 AND unfinished
              ORDER BY created_at COLLATE "C", handle COLLATE "C"`,
             [scope],
           );
@@ -394,7 +375,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
           );
           return Number(rows[0]?.n ?? 0);
         },
-      };
+      });
     },
   };
 }

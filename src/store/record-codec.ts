@@ -12,9 +12,9 @@
  * paths in the record, never values (a record may hold a Sess link, an answer or a receipt).
  */
 import * as v from 'valibot';
-import { storeError } from '../core/memory-store.js';
 import type { VersionedRecord } from '../core/ports.js';
 import { type InteractionRecord, RECORD_FORMAT } from '../core/record.js';
+import { storeError } from '../core/store-kit.js';
 
 /** The version of the envelope a file-store file holds around its record. */
 export const FILE_ENVELOPE_FORMAT = 1;

@@ -4,10 +4,15 @@
  * trying `@sess.si/mcp` by hand against a Sess that runs on this machine.
  *
  * Usage: `sess-local [--port <n>] [--host <address>]` (default 127.0.0.1, a random port). It runs
- * until interrupted. The printed API key is a throwaway key of this in-memory runtime; the runtime
- * itself logs nothing else (no links, receipts or answers).
+ * until interrupted. The printed API key is a throwaway key of this in-memory runtime.
+ *
+ * On loopback it prints nothing else (no links, receipts or answers). With `--host` on another
+ * address (`0.0.0.0` for every interface) it is meant to reach a phone, so it prints the link of
+ * each new Session as a phone on the network opens it, with a QR code of it when the optional
+ * `qrcode` package is installed (`npm install qrcode`); without it, the link alone.
  */
-import { startLocalSess } from './index.js';
+import { networkInterfaces } from 'node:os';
+import { type LocalSess, startLocalSess } from './index.js';
 
 function usage(message?: string): never {
   if (message) process.stderr.write(`sess-local: ${message}\n`);
@@ -41,6 +46,57 @@ function parseArgs(argv: string[]): { port: number; host: string } {
   return { port, host };
 }
 
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
+const WILDCARD = /^(0\.0\.0\.0|::|\[::\])$/;
+
+/** The first non-internal IPv4 address of this machine: what a phone on the same network reaches. */
+function lanAddress(): string | undefined {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const info of list ?? []) if (info.family === 'IPv4' && !info.internal) return info.address;
+  }
+  return undefined;
+}
+
+type DrawQr = (text: string) => Promise<string>;
+
+/** `qrcode`'s terminal renderer, or `undefined` when that optional package is not installed. */
+async function loadQr(): Promise<DrawQr | undefined> {
+  try {
+    const { default: QRCode } = await import('qrcode');
+    return (text) => QRCode.toString(text, { type: 'terminal', small: true, errorCorrectionLevel: 'L' });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Print the link of every Session created from now on, on `linkOrigin`, with its QR code. The
+ * runtime offers no event for a new Session, so this looks every 250 ms (a person is slower).
+ */
+function announceLinks(sess: LocalSess, linkOrigin: string, qr: DrawQr | undefined): () => void {
+  const seen = new Set<string>();
+  let busy = false;
+  const look = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      for (const { view } of sess.sessions.list()) {
+        if (seen.has(view.id)) continue;
+        seen.add(view.id);
+        const sessLink = new URL(view.human_url);
+        const link = new URL(sessLink.pathname + sessLink.search, linkOrigin).href;
+        let text = `\nNew Sess link: ${link}\n`;
+        if (qr !== undefined) text += `${await qr(link)}\n`;
+        process.stdout.write(text);
+      }
+    } finally {
+      busy = false;
+    }
+  };
+  const timer = setInterval(() => void look(), 250);
+  return () => clearInterval(timer);
+}
+
 const { port, host } = parseArgs(process.argv.slice(2));
 startLocalSess({ port, host }).then(
   (sess) => {
@@ -51,7 +107,23 @@ startLocalSess({ port, host }).then(
         `SESS_EXPECTED_WORKSPACE_ID=${sess.workspaceId}\n` +
         `SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1\n`,
     );
+    let stopLinks = () => {};
+    if (!LOOPBACK.test(host)) {
+      const origin = new URL(sess.origin);
+      const lan = WILDCARD.test(host) ? lanAddress() : undefined;
+      if (lan !== undefined) origin.hostname = lan;
+      void loadQr().then((qr) => {
+        process.stdout.write(
+          `Links of new Sessions show here, on ${origin.origin}` +
+            (qr === undefined
+              ? ' (npm install qrcode to see a QR code of each).\n'
+              : ', each with a QR code.\n'),
+        );
+        stopLinks = announceLinks(sess, origin.origin, qr);
+      });
+    }
     const stop = () => {
+      stopLinks();
       void sess.close().then(() => process.exit(0));
     };
     process.once('SIGINT', stop);

@@ -1,7 +1,7 @@
 /**
  * `npm start`, the newcomer demo, run for real as a child process: `npm start -- --auto` completes
  * the whole loop through headless Chromium and exits 0; `--host 0.0.0.0` prints a link a phone
- * on the network can open (and Ctrl+C stops it cleanly); `--help`, an unknown flag, and `--auto`
+ * on the network can open, with a QR code that decodes back to it (and Ctrl+C stops it cleanly); `--help`, an unknown flag, and `--auto`
  * without a browser each answer clearly.
  *
  * The `--auto` run needs `/usr/bin/chromium` (or `SESS_TEST_CHROMIUM`); without it that test is
@@ -11,6 +11,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { decodeTerminalQr } from './terminal-qr.js';
 
 const CHROMIUM = process.env.SESS_TEST_CHROMIUM || '/usr/bin/chromium';
 const HAVE_CHROMIUM = existsSync(CHROMIUM);
@@ -68,6 +69,15 @@ function waitForOutput(run: Run, pattern: RegExp): Promise<RegExpMatchArray> {
   });
 }
 
+/** The lines of the QR code printed after "or scan it:". */
+function qrBelow(text: string): string[] {
+  const after = text.slice(text.indexOf('or scan it:\n') + 'or scan it:\n'.length).split('\n');
+  return after.slice(
+    0,
+    after.findIndex((line) => !line.includes('\x1b[')),
+  );
+}
+
 /** Nothing secret in what the demo prints: no Sess API key, no bearer token. */
 function expectNoSecrets(text: string): void {
   expect(text).not.toMatch(/sk_local_/);
@@ -110,6 +120,8 @@ describe.concurrent('npm start (the newcomer demo)', { timeout: 120_000 }, () =>
         expect(at, `missing or out of order: ${step}\n${out}`).toBeGreaterThanOrEqual(0);
         from += at;
       }
+      // A link on 127.0.0.1 is for this computer: no QR code for a phone.
+      expect(out).not.toContain('or scan it');
       expectNoSecrets(out);
     },
   );
@@ -129,6 +141,9 @@ describe.concurrent('npm start (the newcomer demo)', { timeout: 120_000 }, () =>
       } else {
         expect(run.stdout()).toContain('No network address found');
       }
+      // The QR code under the link reads back to the link itself.
+      await waitForOutput(run, /or scan it:\n(?:.*\x1b\[.*\n)+\n/);
+      expect(decodeTerminalQr(qrBelow(run.stdout()))).toBe(link);
       // The page answers on that address (the runtime listens on every interface).
       const page = await fetch(url);
       expect(page.status).toBe(200);

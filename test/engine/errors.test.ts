@@ -7,10 +7,10 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode, SessMcpError } from '../../src/core/errors.js';
-import { storeError } from '../../src/core/memory-store.js';
 import type { StdioBinding } from '../../src/core/ports.js';
 import { SessApiError } from '../../src/core/ports.js';
 import { RECORD_FORMAT } from '../../src/core/record.js';
+import { storeError } from '../../src/core/store-kit.js';
 import {
   approveAnswer,
   approveSurface,
@@ -362,7 +362,7 @@ describe('creating', () => {
       wrapStore: (store) =>
         storeDouble(store, {
           update: async (record, version) => {
-            if (record.state.kind === 'waiting') throw storeError('disk full', true, 'write_failed');
+            if (record.state.kind === 'waiting') throw storeError('disk full', true, 'io_transient');
             return store.update(record, version);
           },
         }),
@@ -561,7 +561,7 @@ describe('reading, waiting and verifying', () => {
         }),
     });
     const created = await harness.request();
-    failure = storeError('The state directory could not be read.', true, 'read_failed');
+    failure = storeError('The state directory could not be read.', true, 'io_transient');
     const transient = await expectCode(harness, 'STATE_STORE_ERROR', 'sess_response', {
       handle: created.handle,
       revision: 1,

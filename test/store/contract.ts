@@ -9,10 +9,27 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSessMcpError, type SessMcpError } from '../../src/core/errors.js';
-import type { HandleStoreFactory } from '../../src/core/memory-store.js';
-import { type Binding, type HandleStore, MAX_UNFINISHED } from '../../src/core/ports.js';
+import {
+  type Binding,
+  type HandleStore,
+  type HandleStoreFactory,
+  MAX_UNFINISHED,
+  type VersionedRecord,
+} from '../../src/core/ports.js';
 import { type InteractionRecord, isUnfinished } from '../../src/core/record.js';
-import { httpA, httpB, makeRecord, newHandle, STATE_KINDS, stdioA, stdioA2, stdioB } from './fixtures.js';
+import {
+  HOSTILE_STRINGS,
+  hostileBinding,
+  hostileRecord,
+  httpA,
+  httpB,
+  makeRecord,
+  newHandle,
+  STATE_KINDS,
+  stdioA,
+  stdioA2,
+  stdioB,
+} from './fixtures.js';
 
 /** One store backend under test. */
 export interface ContractBackend {
@@ -66,6 +83,14 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
     let grant = 0;
     /** A binding no other test uses: a fresh scope per call. */
     const freshBinding = (): Binding => ({ ...httpA, grantId: `grant_${name}_${Date.now()}_${++grant}` });
+    /** A view of a fresh binding holding one record of state `kind`, at version 1. */
+    const withRecord = async (kind: InteractionRecord['state']['kind']) => {
+      const binding = freshBinding();
+      const view = backend.factory.forBinding(binding);
+      const record = makeRecord(binding, kind);
+      await view.create(record);
+      return { binding, view, record };
+    };
 
     beforeAll(async () => {
       backend = await makeBackend();
@@ -99,11 +124,29 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
       }
     });
 
+    it(`keeps every string as it came: ${HOSTILE_STRINGS.length} hostile values in every string position`, async () => {
+      for (const text of HOSTILE_STRINGS) {
+        const binding = hostileBinding(freshBinding(), text);
+        const view = backend.factory.forBinding(binding);
+        const stored: VersionedRecord[] = [];
+        for (const kind of STATE_KINDS) {
+          const record = hostileRecord(binding, kind, text);
+          expect(await view.create(record)).toEqual({ version: 1, record });
+          expect(await view.get(record.handle)).toEqual({ version: 1, record });
+          const next = { ...record, updatedAt: `${text}${record.updatedAt}${text}` };
+          expect(await view.update(next, 1)).toEqual({ version: 2, record: next });
+          const read = await view.get(record.handle);
+          expect(read).toEqual({ version: 2, record: next });
+          // Equal, not merely alike: the exact code units and every own key came back.
+          expect(JSON.stringify(read?.record)).toBe(JSON.stringify(next));
+          stored.push({ version: 2, record: next });
+        }
+        expect(await view.listUnfinished()).toEqual(stored.filter((entry) => isUnfinished(entry.record)));
+      }
+    });
+
     it('refuses to create an existing handle and changes nothing', async () => {
-      const binding = freshBinding();
-      const view = backend.factory.forBinding(binding);
-      const record = makeRecord(binding, 'waiting');
-      await view.create(record);
+      const { binding, view, record } = await withRecord('waiting');
       const again = { ...record, state: makeRecord(binding, 'expired').state };
       const error = await storeFailure(view.create(again));
       expect(error.code).toBe('INVALID_STATE');
@@ -112,10 +155,7 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
     });
 
     it('updates by compare-and-set: each success adds exactly 1 to the version', async () => {
-      const binding = freshBinding();
-      const view = backend.factory.forBinding(binding);
-      const record = makeRecord(binding, 'create_intent');
-      await view.create(record);
+      const { binding, view, record } = await withRecord('create_intent');
       const waiting = {
         ...record,
         updatedAt: '2026-11-30T01:00:00.000Z',
@@ -128,10 +168,7 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
     });
 
     it('refuses a stale version and changes nothing', async () => {
-      const binding = freshBinding();
-      const view = backend.factory.forBinding(binding);
-      const record = makeRecord(binding, 'waiting');
-      await view.create(record);
+      const { binding, view, record } = await withRecord('waiting');
       const answered = { ...record, state: makeRecord(binding, 'answered').state };
       await view.update(answered, 1);
       for (const stale of [1, 3, 0]) {
@@ -156,10 +193,7 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
     });
 
     it('lets exactly one of many concurrent updates at one version win', async () => {
-      const binding = freshBinding();
-      const view = backend.factory.forBinding(binding);
-      const record = makeRecord(binding, 'waiting');
-      await view.create(record);
+      const { view, record } = await withRecord('waiting');
       const writes = Array.from({ length: 20 }, (_, i) =>
         view.update({ ...record, updatedAt: `2026-11-30T02:00:${String(i).padStart(2, '0')}.000Z` }, 1),
       );
@@ -168,10 +202,7 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
     });
 
     it('deletes, and with an expected version only at that version', async () => {
-      const binding = freshBinding();
-      const view = backend.factory.forBinding(binding);
-      const record = makeRecord(binding, 'completed');
-      await view.create(record);
+      const { binding, view, record } = await withRecord('completed');
       await view.update({ ...record, updatedAt: '2026-11-30T03:00:00.000Z' }, 1);
       expect(await view.delete(record.handle, 1)).toBe(false);
       expect((await view.get(record.handle))?.version).toBe(2);

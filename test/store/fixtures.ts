@@ -86,23 +86,13 @@ export function stateOf(kind: InteractionState['kind'], revision = 1): Interacti
     case 'answered':
       return { kind, session, revision, surface, response };
     case 'publish_pending':
-      return {
-        kind,
-        session,
-        revision,
-        surface,
-        response,
-        request: { expectedRevision: revision, responseEventId: 'evt_1', surface, idempotencyKey: 'idem-2' },
-      };
-    case 'complete_pending':
-      return {
-        kind,
-        session,
-        revision,
-        surface,
-        response,
-        request: { expectedRevision: revision, responseEventId: 'evt_1', idempotencyKey: 'idem-3' },
-      };
+    case 'complete_pending': {
+      const request =
+        kind === 'publish_pending'
+          ? { expectedRevision: revision, responseEventId: 'evt_1', surface, idempotencyKey: 'idem-2' }
+          : { expectedRevision: revision, responseEventId: 'evt_1', idempotencyKey: 'idem-3' };
+      return { kind, session, revision, surface, response, request } as InteractionState;
+    }
     case 'completed':
       return {
         kind,
@@ -154,4 +144,78 @@ export function makeRecord(
     updatedAt: createdAt,
     state: stateOf(kind),
   };
+}
+
+/**
+ * Strings a store must keep exactly as they came (answers are untrusted input): U+0000 (which
+ * PostgreSQL's `jsonb` and `text` refuse raw), lone and reversed surrogates (which `jsonb`
+ * refuses as escapes), astral characters, and text that looks like an escape.
+ */
+export const HOSTILE_STRINGS: readonly string[] = [
+  '\u0000',
+  'a\u0000b\u0000',
+  '\ud800',
+  '\udfff',
+  '\udc00\ud800',
+  'x\ud83d',
+  '😀𝄞',
+  'é\u0000😀\ud800\udfff',
+  '\\u0000 \\ud800',
+  '\u0001\u001f\u007f\u2028\u2029\ufeff\uffff',
+  '"\\\'',
+];
+
+/** Keys whose value a record fixes (a discriminant, a key, a picklist): not free text. */
+const FIXED_KEYS = new Set(['format', 'handle', 'kind', 'code']);
+
+/** `value` with `text` appended to every free string in it (object keys stay). */
+function appendToStrings<T>(value: T, text: string, key?: string): T {
+  if (typeof value === 'string')
+    return (key !== undefined && FIXED_KEYS.has(key) ? value : value + text) as T;
+  if (Array.isArray(value)) return value.map((item) => appendToStrings(item, text)) as T;
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    // defineProperty: a key such as `__proto__` stays an own property.
+    Object.defineProperty(out, k, {
+      value: appendToStrings(v, text, k),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out as T;
+}
+
+/** `binding` with `text` in every string field (its identity, hence its scope, holds it too). */
+export function hostileBinding<B extends Binding>(binding: B, text: string): B {
+  return appendToStrings(binding, text);
+}
+
+/**
+ * A record of `binding` in state `kind` with `text` appended to every free string position
+ * (times, ids, links, receipts, Surface text, answer values); an answer also gets `text`, the
+ * unsafe names `__proto__` and `constructor` as field names.
+ */
+export function hostileRecord(
+  binding: Binding,
+  kind: InteractionState['kind'],
+  text: string,
+  options: { handle?: string; createdAt?: string } = {},
+): InteractionRecord {
+  const record = appendToStrings(makeRecord(binding, kind, options), text);
+  record.binding = binding;
+  const state = record.state as { response?: { answer: { values?: Record<string, unknown> } } };
+  const values = state.response?.answer.values;
+  if (values !== undefined) {
+    for (const name of [text, '__proto__', 'constructor']) {
+      Object.defineProperty(values, name, {
+        value: `${name}=${text}`,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+  }
+  return record;
 }

@@ -1,7 +1,8 @@
 /**
  * Model-based check of the durable stores: random sequences of operations (create, update at the
  * right or a wrong version, delete with and without a version, get, list, count, across two
- * scopes and a second generation) run against the memory store (the model) and against the file
+ * scopes and a second generation, records plain or with a hostile string in every string
+ * position) run against the memory store (the model) and against the file
  * store and, with `DATABASE_URL`, the PostgreSQL store. Every outcome must match: the same value
  * or the same error code and reason.
  */
@@ -11,16 +12,16 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isSessMcpError } from '../../src/core/errors.js';
-import { createMemoryHandleStore, type HandleStoreFactory } from '../../src/core/memory-store.js';
-import type { Binding } from '../../src/core/ports.js';
+import { createMemoryHandleStore } from '../../src/core/memory-store.js';
+import type { Binding, HandleStoreFactory } from '../../src/core/ports.js';
 import type { InteractionState } from '../../src/core/record.js';
 import { createFileHandleStore } from '../../src/store/file.js';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
-import { httpA, httpB, makeRecord, STATE_KINDS } from './fixtures.js';
+import { HOSTILE_STRINGS, hostileRecord, httpA, httpB, STATE_KINDS } from './fixtures.js';
 
 type Op =
-  | { op: 'create'; who: number; slot: number; kind: InteractionState['kind'] }
-  | { op: 'update'; who: number; slot: number; kind: InteractionState['kind']; skew: number }
+  | { op: 'create'; who: number; slot: number; kind: InteractionState['kind']; text: string }
+  | { op: 'update'; who: number; slot: number; kind: InteractionState['kind']; skew: number; text: string }
   | { op: 'delete'; who: number; slot: number; skew: number | null }
   | { op: 'get'; who: number; slot: number }
   | { op: 'list'; who: number }
@@ -30,9 +31,11 @@ const kind = fc.constantFrom(...STATE_KINDS);
 const who = fc.integer({ min: 0, max: 2 });
 const slot = fc.integer({ min: 0, max: 3 });
 const skew = fc.constantFrom(0, 0, 0, -1, 1);
+/** Plain records mostly; otherwise one hostile string in every string position. */
+const text = fc.constantFrom('', '', ...HOSTILE_STRINGS);
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ op: fc.constant('create' as const), who, slot, kind }),
-  fc.record({ op: fc.constant('update' as const), who, slot, kind, skew }),
+  fc.record({ op: fc.constant('create' as const), who, slot, kind, text }),
+  fc.record({ op: fc.constant('update' as const), who, slot, kind, skew, text }),
   fc.record({ op: fc.constant('delete' as const), who, slot, skew: fc.option(skew, { nil: null }) }),
   fc.record({ op: fc.constant('get' as const), who, slot }),
   fc.record({ op: fc.constant('list' as const), who }),
@@ -53,7 +56,8 @@ async function run(factory: HandleStoreFactory, ops: Op[], runId: string): Promi
     const view = factory.forBinding(binding);
     const handle = 'slot' in step ? handles[step.slot]! : '';
     const createdAt = new Date(Date.UTC(2026, 0, 1) + ++clock * 1000).toISOString();
-    const record = 'kind' in step ? { ...makeRecord(binding, step.kind, { handle, createdAt }) } : undefined;
+    const record =
+      'kind' in step ? hostileRecord(binding, step.kind, step.text, { handle, createdAt }) : undefined;
     try {
       switch (step.op) {
         case 'create': {
@@ -76,10 +80,7 @@ async function run(factory: HandleStoreFactory, ops: Op[], runId: string): Promi
         }
         case 'get': {
           const got = await view.get(handle);
-          out.push([
-            'ok',
-            got === undefined ? null : [got.version, got.record.state.kind, got.record.binding],
-          ]);
+          out.push(['ok', got === undefined ? null : [got.version, got.record]]);
           break;
         }
         case 'list':

@@ -8,11 +8,21 @@
 import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_UNFINISHED } from '../../src/core/ports.js';
-import { createPostgresHandleStore, type PoolLike } from '../../src/store/postgres.js';
+import { type Binding, bindingScope, MAX_UNFINISHED } from '../../src/core/ports.js';
+import { type InteractionRecord, isUnfinished, RECORD_FORMAT } from '../../src/core/record.js';
+import {
+  createPostgresHandleStore,
+  type PoolLike,
+  type PostgresHandleStoreOptions,
+} from '../../src/store/postgres.js';
+import { escapeToAscii, RECORD_TEXT_MARKER } from '../../src/store/postgres-encoding.js';
+import { pgStoreError } from '../../src/store/postgres-errors.js';
+import { decodeRecord } from '../../src/store/record-codec.js';
+import { approveSurface, startHarness } from '../engine/harness.js';
 import { describeHandleStoreContract, storeFailure } from './contract.js';
-import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
+import { hostileRecord, httpA, makeRecord, newHandle, STATE_KINDS, stdioA } from './fixtures.js';
 import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
+import type { WorkerJob } from './worker.js';
 
 const url = process.env.DATABASE_URL;
 const SKIP_REASON = 'DATABASE_URL is unset; run: eval "$(bash scripts/ci-postgres.sh)"';
@@ -63,15 +73,18 @@ if (url === undefined || url === '') {
     return {
       factory: store,
       async corrupt(binding, handle, kind) {
-        const { bindingScope } = await import('../../src/core/ports.js');
-        const record =
+        // Rows in the layout this version writes: garbled JSON text, or a record of format 2.
+        const [marker, text] =
           kind === 'garbled'
-            ? { oops: ['not', 'a', 'record'] }
-            : { ...makeRecord(binding, 'waiting', { handle }), format: 2 };
+            ? [RECORD_TEXT_MARKER, '{"oops": ["not", "a", "rec']
+            : [
+                { ...RECORD_TEXT_MARKER, record_format: 2 },
+                JSON.stringify({ ...makeRecord(binding, 'waiting', { handle }), format: 2 }),
+              ];
         await admin.query(
-          `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record)
-           VALUES ($1, $2, 1, true, '2026-01-01', $3::jsonb)`,
-          [handle, bindingScope(binding), JSON.stringify(record)],
+          `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record, record_text)
+           VALUES ($1, $2, 1, true, '2026-01-01', $3::jsonb, $4)`,
+          [handle, bindingScope(binding), JSON.stringify(marker), text],
         );
       },
       async broken(binding) {
@@ -102,21 +115,25 @@ if (url === undefined || url === '') {
       await store.close();
     });
 
-    it('keeps one row per handle: scope, version, unfinished flag and the record as jsonb', async () => {
+    it('keeps one row per handle: scope, version, unfinished flag and the record as ASCII JSON text', async () => {
       const view = store.forBinding(stdioA);
-      const record = makeRecord(stdioA, 'waiting');
+      const record = hostileRecord(stdioA, 'answered', 'é\u0000😀\ud800');
       await view.create(record);
-      await view.update({ ...record, state: makeRecord(stdioA, 'completed').state }, 1);
+      const completed = { ...record, state: makeRecord(stdioA, 'completed').state };
+      await view.update(completed, 1);
       const { rows } = await admin.query(
-        `SELECT scope, version, unfinished, jsonb_typeof(record) AS type, record FROM "public"."${table}" WHERE handle = $1`,
+        `SELECT scope, version, unfinished, record, record_text FROM "public"."${table}" WHERE handle = $1`,
         [record.handle],
       );
       expect(rows).toHaveLength(1);
       expect(rows[0].scope).toBe(JSON.stringify(['stdio', 'default', stdioA.apiOrigin]));
       expect(rows[0].version).toBe(2);
       expect(rows[0].unfinished).toBe(false);
-      expect(rows[0].type).toBe('object');
-      expect(rows[0].record.state.kind).toBe('completed');
+      expect(rows[0].record).toEqual(RECORD_TEXT_MARKER);
+      expect(rows[0].record_text).toMatch(/^[\x01-\x7f]*$/);
+      expect(JSON.parse(rows[0].record_text)).toEqual(completed);
+      // The text is the record's JSON with every non-ASCII code unit escaped, nothing else.
+      expect(rows[0].record_text).toBe(escapeToAscii(JSON.stringify(completed)));
     });
 
     it('migrates idempotently, also from several instances at once', async () => {
@@ -168,65 +185,79 @@ if (url === undefined || url === '') {
       expect(closed.code).toBe('STATE_STORE_ERROR');
     });
 
-    it('refuses bad options with a TypeError naming the option', () => {
-      expect(() => createPostgresHandleStore({})).toThrow(/options\.pool and options\.connectionString/);
-      expect(() =>
-        createPostgresHandleStore({ connectionString: url, table: 'x"; DROP TABLE y; --' }),
-      ).toThrow(/options\.table/);
-      expect(() => createPostgresHandleStore({ connectionString: url, schema: 'Public' })).toThrow(
-        /options\.schema/,
-      );
-      expect(() =>
-        createPostgresHandleStore({ connectionString: url, pool: {} as unknown as PoolLike }),
-      ).toThrow(TypeError);
+    it('refuses bad options with a TypeError naming the factory and the option', () => {
+      const cases: [unknown, RegExp][] = [
+        [undefined, /^createPostgresHandleStore: options must be an object\.$/],
+        [{}, /^createPostgresHandleStore: option "pool" or option "connectionString" must be given/],
+        [
+          { connectionString: url, pool: {} },
+          /^createPostgresHandleStore: option "pool" or option "connectionString" must be given/,
+        ],
+        [
+          { connectionString: '' },
+          /^createPostgresHandleStore: option "connectionString" must be a non-empty string\.$/,
+        ],
+        [{ pool: { query: 'x' } }, /^createPostgresHandleStore: option "pool" must be a pg Pool/],
+        [
+          { connectionString: url, table: 'x"; DROP TABLE y; --' },
+          /^createPostgresHandleStore: option "table" must be a lower-case SQL identifier/,
+        ],
+        [
+          { connectionString: url, schema: 'Public' },
+          /^createPostgresHandleStore: option "schema" must be a lower-case SQL identifier/,
+        ],
+        [{ connectionString: url, table: 'a'.repeat(64) }, /option "table"/],
+      ];
+      for (const [options, message] of cases) {
+        expect(() => createPostgresHandleStore(options as PostgresHandleStoreOptions)).toThrow(TypeError);
+        expect(() => createPostgresHandleStore(options as PostgresHandleStoreOptions)).toThrow(message);
+      }
     });
 
-    it('two processes with their own pools race 200 compare-and-set writes: no lost update', async () => {
+    /** A migrated table of its own, a store on it, and what a worker process needs to open it. */
+    async function migratedTable() {
       const shared = freshTable();
       const setup = createPostgresHandleStore({ connectionString: url, table: shared });
       await setup.migrate();
+      const spec: WorkerJob['store'] = { kind: 'postgres', connectionString: url!, table: shared };
+      return { setup, spec, view: setup.forBinding(httpA) };
+    }
+
+    /** A worker job of compare-and-set writes to `handle`. */
+    const casJob = (spec: WorkerJob['store'], handle: string, extra: Partial<WorkerJob>): WorkerJob => ({
+      store: spec,
+      job: 'cas',
+      binding: httpA,
+      handle,
+      count: 100,
+      ...extra,
+    });
+
+    it('two processes with their own pools race 200 compare-and-set writes: no lost update', async () => {
+      const { setup, spec, view } = await migratedTable();
       const record = makeRecord(httpA, 'waiting');
-      await setup.forBinding(httpA).create(record);
-      const job = {
-        store: { kind: 'postgres' as const, connectionString: url, table: shared },
-        job: 'cas' as const,
-        binding: httpA,
-        handle: record.handle,
-        count: 100,
-        concurrency: 4,
-      };
+      await view.create(record);
+      const job = casJob(spec, record.handle, { concurrency: 4 });
       const tallies = await runWorkers([job, job]);
       const total = sumTallies(tallies);
       expect(Object.keys(total).sort()).toEqual(
         ['INVALID_STATE:stale_version', 'ok'].filter((k) => k in total),
       );
       expect((total.ok ?? 0) + (total['INVALID_STATE:stale_version'] ?? 0)).toBe(200);
-      const final = await setup.forBinding(httpA).get(record.handle);
-      expect(final!.version - 1).toBe(total.ok);
+      expect((await view.get(record.handle))!.version - 1).toBe(total.ok);
       // Both processes won some writes: they really raced.
       expect(tallies.every((t) => (t.ok ?? 0) > 0)).toBe(true);
       await setup.close();
     });
 
     it('a process killed in the middle of writing leaves the row whole and the table usable', async () => {
-      const shared = freshTable();
-      const setup = createPostgresHandleStore({ connectionString: url, table: shared });
-      await setup.migrate();
+      const { setup, spec, view } = await migratedTable();
       const record = makeRecord(httpA, 'waiting');
-      await setup.forBinding(httpA).create(record);
+      await view.create(record);
       await killAfterWrites(
-        {
-          store: { kind: 'postgres', connectionString: url, table: shared },
-          job: 'cas',
-          binding: httpA,
-          handle: record.handle,
-          count: 1_000_000,
-          concurrency: 3,
-          progress: true,
-        },
+        casJob(spec, record.handle, { count: 1_000_000, concurrency: 3, progress: true }),
         20,
       );
-      const view = setup.forBinding(httpA);
       const current = await view.get(record.handle);
       expect(current!.version).toBeGreaterThanOrEqual(21);
       expect((await view.update(current!.record, current!.version)).version).toBe(current!.version + 1);
@@ -237,19 +268,270 @@ if (url === undefined || url === '') {
     });
 
     it(`150 concurrent creates across two processes leave exactly ${MAX_UNFINISHED} unfinished`, async () => {
-      const shared = freshTable();
-      const setup = createPostgresHandleStore({ connectionString: url, table: shared });
-      await setup.migrate();
-      const job = {
-        store: { kind: 'postgres' as const, connectionString: url, table: shared },
-        job: 'create' as const,
-        binding: httpA,
-        count: 75,
-      };
+      const { setup, spec, view } = await migratedTable();
+      const job: WorkerJob = { store: spec, job: 'create', binding: httpA, count: 75 };
       const total = sumTallies(await runWorkers([job, job]));
       expect(total).toEqual({ ok: MAX_UNFINISHED, STATE_STORE_FULL: 50 });
-      expect(await setup.forBinding(httpA).countUnfinished()).toBe(MAX_UNFINISHED);
+      expect(await view.countUnfinished()).toBe(MAX_UNFINISHED);
       await setup.close();
+    });
+  });
+
+  /**
+   * What a 0.1.0 instance runs against its table, copied from the 0.1.0 store: the table, the
+   * statements of `create`, `get` and `update`, and its read (the strict codec, unchanged since).
+   */
+  const release010 = {
+    async createTable(table: string): Promise<void> {
+      await admin.query(
+        `CREATE TABLE "public"."${table}" (
+          handle text PRIMARY KEY,
+          scope text NOT NULL,
+          version integer NOT NULL CHECK (version >= 1),
+          unfinished boolean NOT NULL,
+          created_at text NOT NULL,
+          record jsonb NOT NULL,
+          written_at timestamptz NOT NULL DEFAULT now()
+        )`,
+      );
+      await admin.query(
+        `CREATE INDEX "${table}_unfinished" ON "public"."${table}" (scope, created_at COLLATE "C", handle COLLATE "C") WHERE unfinished`,
+      );
+    },
+    async create(table: string, record: InteractionRecord): Promise<number | null> {
+      const { rowCount } = await admin.query(
+        `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record)
+         VALUES ($1, $2, 1, $3, $4, $5::jsonb) ON CONFLICT (handle) DO NOTHING`,
+        [
+          record.handle,
+          bindingScope(record.binding),
+          isUnfinished(record),
+          record.createdAt,
+          JSON.stringify(record),
+        ],
+      );
+      return rowCount;
+    },
+    async get(table: string, binding: Binding, handle: string): Promise<InteractionRecord | undefined> {
+      const { rows } = await admin.query(
+        `SELECT version, record FROM "public"."${table}" WHERE handle = $1 AND scope = $2`,
+        [handle, bindingScope(binding)],
+      );
+      return rows[0] === undefined ? undefined : decodeRecord(rows[0].record, handle);
+    },
+    async update(table: string, record: InteractionRecord, expectedVersion: number): Promise<number | null> {
+      const { rowCount } = await admin.query(
+        `UPDATE "public"."${table}" SET record = $3::jsonb, version = version + 1, unfinished = $4, written_at = now()
+         WHERE handle = $1 AND scope = $2 AND version = $5
+           AND jsonb_typeof(record) = 'object' AND record->'format' = to_jsonb($6::int) AND record->>'handle' = $1
+         RETURNING version`,
+        [
+          record.handle,
+          bindingScope(record.binding),
+          JSON.stringify(record),
+          isUnfinished(record),
+          expectedVersion,
+          RECORD_FORMAT,
+        ],
+      );
+      return rowCount;
+    },
+  };
+
+  describe('PostgreSQL store after 0.1.0', () => {
+    it('migrate() upgrades a populated 0.1.0 table in place, safely twice; every row reads and updates', async () => {
+      const shared = freshTable();
+      await release010.createTable(shared);
+      const records = [
+        ...STATE_KINDS.map((kind) => makeRecord(httpA, kind)),
+        // What 0.1.0 could hold: text beyond ASCII, astral characters included.
+        hostileRecord(httpA, 'answered', 'é – 😀 𝄞'),
+      ];
+      for (const record of records) expect(await release010.create(shared, record)).toBe(1);
+      const store = createPostgresHandleStore({ connectionString: url, table: shared });
+      const view = store.forBinding(httpA);
+      // This version on the 0.1.0 table before migrate(): says so, reads nothing.
+      const early = await storeFailure(view.get(records[0]!.handle));
+      expect([early.reason, early.retryable]).toEqual(['not_migrated', false]);
+      await store.migrate();
+      await store.migrate();
+      for (const record of records) expect(await view.get(record.handle)).toEqual({ version: 1, record });
+      expect((await view.listUnfinished()).map((entry) => entry.record.handle).sort()).toEqual(
+        records
+          .filter(isUnfinished)
+          .map((record) => record.handle)
+          .sort(),
+      );
+      for (const record of records) {
+        const next = { ...record, updatedAt: '2026-12-01T00:00:00.000Z' };
+        expect(await view.update(next, 1)).toEqual({ version: 2, record: next });
+        expect(await view.get(record.handle)).toEqual({ version: 2, record: next });
+      }
+      const { rows } = await admin.query(`SELECT record, record_text FROM "public"."${shared}"`);
+      expect(rows).toHaveLength(records.length);
+      for (const row of rows)
+        expect([row.record, typeof row.record_text]).toEqual([RECORD_TEXT_MARKER, 'string']);
+      // A 0.1.0 instance still running beside this one: what it creates, this version reads.
+      const late = makeRecord(httpA, 'waiting');
+      expect(await release010.create(shared, late)).toBe(1);
+      expect(await view.get(late.handle)).toEqual({ version: 1, record: late });
+      expect((await view.update({ ...late, state: makeRecord(httpA, 'expired').state }, 1)).version).toBe(2);
+      await store.migrate();
+      expect(await view.countUnfinished()).toBe(records.filter(isUnfinished).length);
+      await store.close();
+    });
+
+    it('a 0.1.0 instance meeting a row of this version fails closed: unsupported format, nothing overwritten', async () => {
+      const shared = freshTable();
+      await release010.createTable(shared);
+      const store = createPostgresHandleStore({ connectionString: url, table: shared });
+      await store.migrate();
+      const record = hostileRecord(httpA, 'answered', 'ok\u0000\ud800');
+      await store.forBinding(httpA).create(record);
+      const read = await storeFailure(release010.get(shared, httpA, record.handle));
+      expect([read.code, read.reason, read.retryable]).toEqual([
+        'STATE_STORE_ERROR',
+        'unsupported_version',
+        false,
+      ]);
+      // Its compare-and-set refuses the row (then its read above reports it), its create finds it.
+      const legacy = makeRecord(httpA, 'completed', { handle: record.handle });
+      expect(await release010.update(shared, legacy, 1)).toBe(0);
+      expect(await release010.create(shared, legacy)).toBe(0);
+      expect(await store.forBinding(httpA).get(record.handle)).toEqual({ version: 1, record });
+      await store.close();
+    });
+
+    it('reads a 0.1.0 row that is garbled or of another format as a non-retryable error, and leaves it', async () => {
+      const view = createPostgresHandleStore({ connectionString: url, table: freshTable() });
+      await view.migrate();
+      const table = view.table;
+      for (const [reason, value] of [
+        ['corrupt', { oops: true }],
+        ['unsupported_version', { ...makeRecord(httpA, 'waiting'), format: 2 }],
+        ['corrupt', { ...RECORD_TEXT_MARKER }],
+      ] as const) {
+        const handle = newHandle();
+        await admin.query(
+          `INSERT INTO ${table} (handle, scope, version, unfinished, created_at, record) VALUES ($1, $2, 1, true, '2026', $3::jsonb)`,
+          [handle, bindingScope(httpA), JSON.stringify({ ...value, handle })],
+        );
+        const error = await storeFailure(view.forBinding(httpA).get(handle));
+        expect([error.reason, error.retryable]).toEqual([reason, false]);
+        const write = await storeFailure(
+          view.forBinding(httpA).update(makeRecord(httpA, 'waiting', { handle }), 1),
+        );
+        expect([write.reason, write.retryable]).toEqual([reason, false]);
+      }
+      await view.close();
+    });
+  });
+
+  describe('PostgreSQL failures, classified by what failed', () => {
+    it('0.1.0 lost these answers: jsonb refuses U+0000 and lone surrogates; that is a data error, not the database', async () => {
+      const shared = freshTable();
+      await release010.createTable(shared);
+      const seen = new Set<string>();
+      for (const text of ['ok\u0000', 'Approve \ud800?', '\udfff']) {
+        const record = makeRecord(httpA, 'answered');
+        if (record.state.kind === 'answered') record.state.response.answer.values = { message: text };
+        let failure: unknown;
+        await release010.create(shared, record).catch((error: unknown) => {
+          failure = error;
+        });
+        const sqlstate = (failure as { code?: string } | undefined)?.code;
+        expect(sqlstate, text).toMatch(/^22/);
+        seen.add(sqlstate!);
+        const error = pgStoreError(failure);
+        expect([error.code, error.reason, error.retryable]).toEqual(['STATE_STORE_ERROR', 'db_data', false]);
+        expect(error.message).not.toMatch(/fix the database/i);
+      }
+      expect([...seen].sort()).toEqual(['22P02', '22P05']);
+    });
+
+    it('a database that does not exist is the owner’s to fix; a table never migrated says migrate()', async () => {
+      const missing = createPostgresHandleStore({
+        connectionString: url.replace(/\/[^/?]+(\?|$)/, '/no_such_db$1'),
+      });
+      const error = await storeFailure(missing.forBinding(stdioA).countUnfinished());
+      expect([error.reason, error.retryable]).toEqual(['db_permanent', false]);
+      expect(error.message).toContain('3D000');
+      await missing.close();
+    });
+
+    it.each([
+      ['22P05', 'db_data', false],
+      ['22P02', 'db_data', false],
+      ['22021', 'db_data', false],
+      ['22001', 'db_data', false],
+      ['54000', 'db_data', false],
+      ['42P01', 'not_migrated', false],
+      ['3F000', 'not_migrated', false],
+      ['42703', 'not_migrated', false],
+      ['08006', 'db_transient', true],
+      ['08001', 'db_transient', true],
+      ['40001', 'db_transient', true],
+      ['40P01', 'db_transient', true],
+      ['53300', 'db_transient', true],
+      ['55P03', 'db_transient', true],
+      ['57014', 'db_transient', true],
+      ['57P01', 'db_transient', true],
+      ['57P03', 'db_transient', true],
+      ['58030', 'db_transient', true],
+      ['25006', 'db_transient', true],
+      ['XX000', 'db_transient', true],
+      ['28P01', 'db_permanent', false],
+      ['28000', 'db_permanent', false],
+      ['3D000', 'db_permanent', false],
+      ['42501', 'db_permanent', false],
+      ['XX001', 'db_permanent', false],
+      ['23505', 'db_permanent', false],
+      ['42601', 'db_permanent', false],
+      ['ECONNREFUSED', 'db_transient', true],
+      [undefined, 'db_transient', true],
+    ] as const)('%s is %s (retryable: %s)', (code, reason, retryable) => {
+      const error = pgStoreError(
+        Object.assign(new Error('server text that may quote a value: s3cret'), { code }),
+      );
+      expect([error.code, error.reason, error.retryable]).toEqual(['STATE_STORE_ERROR', reason, retryable]);
+      expect(error.message).not.toContain('s3cret');
+      if (code !== undefined) expect(error.message).toContain(code);
+      // Only the owner's database problems say so; a data error never does.
+      expect(/owner must/i.test(error.message)).toBe(reason === 'db_permanent');
+    });
+  });
+
+  describe('PostgreSQL store under the engine', () => {
+    it('releases a verified answer holding U+0000 and a lone surrogate, and keeps a lone surrogate in a title', async () => {
+      const stores = createPostgresHandleStore({ connectionString: url, table: freshTable() });
+      await stores.migrate();
+      const harness = await startHarness({ stores });
+      try {
+        const created = await harness.request({ ...approveSurface, title: 'Approve \ud800 😀?' });
+        await harness.sess.submitAnswer(created.humanUrl, {
+          action: 'approve',
+          values: { message: 'ok\u0000 \ud800 😀' },
+        });
+        // The answer as Sess recorded and signed it (the page sends UTF-8: a lone surrogate
+        // arrives as U+FFFD); U+0000 is in it.
+        const signed = harness.sess.sessions.byUrl(created.humanUrl)?.view.responses[0]?.answer;
+        expect(signed?.values?.message).toContain('\u0000');
+        for (let i = 0; i < 2; i++) {
+          const answered = await harness.ok('sess_response', {
+            handle: created.handle,
+            revision: 1,
+            wait_ms: 5_000,
+          });
+          expect(answered.state).toBe('answered');
+          expect(answered.response).toMatchObject({ ...signed, verified: true });
+        }
+        const stored = await harness.record(created.handle);
+        expect(stored?.record.state.kind).toBe('answered');
+        expect(await harness.store().countUnfinished()).toBe(1);
+      } finally {
+        await harness.close();
+        await stores.close();
+      }
     });
   });
 }

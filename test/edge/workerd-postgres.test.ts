@@ -1,0 +1,130 @@
+/**
+ * `examples/edge/worker-postgres.ts` on workerd: a Worker that keeps its handles in PostgreSQL
+ * with `pg` (through workerd's Node compatibility), bundled as wrangler bundles for
+ * `nodejs_compat`, runs the full flow against the local Sess runtime, and its records are in the
+ * database afterwards.
+ *
+ * Needs `DATABASE_URL` (`scripts/ci-postgres.sh`) and workerd; under `CI=true` either missing
+ * fails the suite.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { startLocalSess } from '../../src/testing/index.js';
+import { connectModern } from '../http/helpers.js';
+import { useSecretsAudit } from '../support/audit.js';
+import {
+  findRuntime,
+  requireRuntime,
+  root,
+  roundTrip,
+  spawnRuntime,
+  WORKERD,
+  workerdPort,
+} from './runtime.js';
+
+const workerd = findRuntime(WORKERD);
+const databaseUrl = process.env.DATABASE_URL;
+const table = `edge_handles_${process.pid}`;
+const audits = useSecretsAudit();
+const cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanup.length > 0) await cleanup.pop()?.();
+});
+
+const CONFIG = `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .mainWorker),
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
+);
+const mainWorker :Workerd.Worker = (
+  modules = [ (name = "worker.js", esModule = embed "worker.js") ],
+  compatibilityDate = "2026-11-01",
+  bindings = [
+    (name = "DATABASE_URL", fromEnvironment = "DATABASE_URL"),
+    (name = "SESS_API_KEY", fromEnvironment = "SESS_API_KEY"),
+    (name = "MCP_BEARER_TOKEN", fromEnvironment = "MCP_BEARER_TOKEN"),
+    (name = "SESS_API_ORIGIN", fromEnvironment = "SESS_API_ORIGIN"),
+    (name = "HANDLE_TABLE", text = "${table}"),
+    (name = "MCP_ALLOWED_HOST", text = "127.0.0.1"),
+    (name = "SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST", text = "1"),
+  ],
+  globalOutbound = "internet",
+);
+`;
+
+const ready = requireRuntime(WORKERD, workerd);
+if (ready && databaseUrl === undefined && process.env.CI === 'true') {
+  it('has DATABASE_URL', () => {
+    throw new Error('DATABASE_URL is missing: run scripts/ci-postgres.sh');
+  });
+}
+
+let dir = '';
+beforeAll(async () => {
+  if (!ready || databaseUrl === undefined) return;
+  dir = mkdtempSync(join(tmpdir(), 'sess-workerd-pg-'));
+  await build({
+    entryPoints: [join(root, 'examples', 'edge', 'worker-postgres.ts')],
+    bundle: true,
+    format: 'esm',
+    // What wrangler does for nodejs_compat: Node's built-ins come from workerd, the rest is bundled.
+    platform: 'node',
+    conditions: ['workerd', 'worker'],
+    external: ['cloudflare:sockets', 'node:*'],
+    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire('/');" },
+    outfile: join(dir, 'worker.js'),
+    logLevel: 'silent',
+  });
+  writeFileSync(join(dir, 'config.capnp'), CONFIG);
+});
+afterAll(() => {
+  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+});
+
+describe.runIf(ready && databaseUrl !== undefined)(
+  'a Worker with the PostgreSQL store on workerd',
+  { timeout: 60_000 },
+  () => {
+    it('runs request → answer → complete with its records in PostgreSQL', async () => {
+      const store = createPostgresHandleStore({ connectionString: databaseUrl!, table });
+      await store.migrate();
+      cleanup.push(() => store.close());
+      const sess = await startLocalSess();
+      cleanup.push(() => sess.close());
+      const bearer = 'workerd-pg-bearer-0123456789';
+      audits.current.secret(sess.apiKey, 'sess api key');
+      audits.current.secret(bearer, 'mcp bearer token');
+      const worker = await spawnRuntime(workerd!, ['serve', join(dir, 'config.capnp'), '--control-fd=3'], {
+        cwd: dir,
+        env: {
+          DATABASE_URL: databaseUrl!,
+          SESS_API_KEY: sess.apiKey,
+          MCP_BEARER_TOKEN: bearer,
+          SESS_API_ORIGIN: sess.origin,
+        },
+        readPort: workerdPort,
+      });
+      cleanup.push(() => worker.stop());
+      audits.current.watch(worker.stderr, 'workerd stderr');
+      const client = await connectModern(worker.url, { authorization: `Bearer ${bearer}` });
+      cleanup.push(() => client.close());
+      await roundTrip(client, sess, audits.current);
+      expect(sess.sessions.list().map((s) => s.view.status)).toEqual(['completed']);
+      // The record is in PostgreSQL, written by the Worker (this process only created the table).
+      const db = new pg.Client({ connectionString: databaseUrl! });
+      await db.connect();
+      cleanup.push(() => db.end());
+      const { rows } = await db.query(`SELECT count(*)::int AS n FROM "public"."${table}"`);
+      expect(rows[0].n).toBe(1);
+      await db.query(`DROP TABLE "public"."${table}"`);
+    });
+  },
+);

@@ -1,0 +1,76 @@
+/**
+ * The sample Surfaces and answers every suite shares, so a test file states only what is particular
+ * to it. Each is built fresh by its function where tests change it; the constants are frozen.
+ *
+ * Nothing here is a fixture of one suite: the contract tests' rich Surface (every component and
+ * field kind, fixed component indexes) stays in `test/core/fixtures.ts`.
+ */
+import type { Answer, Surface } from '../../src/core/surface.js';
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** A commit approval: a record of what changed and one required text field, two actions. */
+export function approvalSurface(title = 'Approve this commit?'): Surface {
+  return {
+    mode: 'interactive',
+    title,
+    source: {
+      kind: 'sess_surface',
+      components: [
+        { type: 'record', label: 'What changed', fields: { 'src/a.js': 'Greets by first name' } },
+        {
+          type: 'field',
+          name: 'message',
+          label: 'Commit message',
+          multiline: true,
+          required: true,
+          schema: { type: 'string', minLength: 1, maxLength: 2000 },
+          value: 'Greet users by first name',
+        },
+      ],
+    },
+    actions: [
+      { id: 'approve', label: 'Approve', intent: 'approve' },
+      { id: 'stop', label: 'Stop', intent: 'reject' },
+    ],
+  };
+}
+
+/** {@link approvalSurface} as a frozen constant. */
+export const approveSurface: Surface = deepFreeze(approvalSurface());
+
+/** A follow-up for `sess_publish`: one text, two actions. */
+export const followUpSurface: Surface = deepFreeze({
+  mode: 'interactive',
+  title: 'Push it too?',
+  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'The commit is made.' }] },
+  actions: [
+    { id: 'push', label: 'Push', intent: 'approve' },
+    { id: 'keep', label: 'Keep local', intent: 'reject' },
+  ],
+} satisfies Surface);
+
+/**
+ * An answer to {@link approveSurface}. Its text is distinctive on purpose: the secrets audit looks
+ * for it in everything a test captures.
+ */
+export const approveAnswer: Answer = deepFreeze({
+  action: 'approve',
+  values: { message: 'Greet users by first name (edited)' },
+});
+
+/** The smallest valid Surface: one text, one action. */
+export function minimalSurface(title = 'Deploy now?'): Surface {
+  return {
+    mode: 'interactive',
+    title,
+    source: { kind: 'sess_surface', components: [{ type: 'text', text: 'Release 1.2.3 is ready.' }] },
+    actions: [{ id: 'go', label: 'Deploy', intent: 'approve' }],
+  };
+}
