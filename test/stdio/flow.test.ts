@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
-import { approveSurface, followUpSurface } from '../engine/harness.js';
 import { useStdioStack } from '../support/stdio-stack.js';
+import { approveSurface, followUpSurface } from '../support/surfaces.js';
 import { errorOf, interactionOf, publishAfter } from './harness.js';
 
 const stdio = useStdioStack();

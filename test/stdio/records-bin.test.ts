@@ -7,9 +7,9 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { openProfileRecords } from '../../src/store/file.js';
-import { approveSurface } from '../engine/harness.js';
 import { findOutsideTool } from '../support/outside-tool.js';
 import { useStdioStack } from '../support/stdio-stack.js';
+import { approveSurface } from '../support/surfaces.js';
 import { buildSessMcpBin, errorOf, interactionOf, publishAfter, runBin } from './harness.js';
 
 const stdio = useStdioStack();

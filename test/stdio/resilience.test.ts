@@ -5,8 +5,8 @@
  * between every step of the flow still completes it with exactly one Session.
  */
 import { describe, expect, it } from 'vitest';
-import { approveSurface, followUpSurface } from '../engine/harness.js';
 import { useStdioStack } from '../support/stdio-stack.js';
+import { approveSurface, followUpSurface } from '../support/surfaces.js';
 import { interactionOf, publishAfter } from './harness.js';
 
 const stdio = useStdioStack();
