@@ -11,6 +11,7 @@
  * create, publish or complete: the engine gives them no signal. Best effort, per process.
  */
 import type { SessHttpPrincipal } from './options.js';
+import { isJsonRpcId } from './responses.js';
 
 /** The key of a caller: every part of the binding but the Sess origin (one per handler). */
 export function callerKey(principal: SessHttpPrincipal): string {
@@ -23,17 +24,6 @@ export function callerKey(principal: SessHttpPrincipal): string {
   ]);
 }
 
-function isId(value: unknown): value is string | number {
-  return typeof value === 'string' || typeof value === 'number';
-}
-
-/** The id of a single JSON-RPC request, if `body` is one. */
-export function requestIdOf(body: unknown): string | number | undefined {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
-  const { method, id } = body as { method?: unknown; id?: unknown };
-  return typeof method === 'string' && isId(id) ? id : undefined;
-}
-
 /** The request id a single `notifications/cancelled` names, if `body` is one. */
 export function cancelledIdOf(body: unknown): string | number | undefined {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
@@ -41,7 +31,7 @@ export function cancelledIdOf(body: unknown): string | number | undefined {
   if (method !== 'notifications/cancelled' || id !== undefined) return undefined;
   if (params === null || typeof params !== 'object') return undefined;
   const requestId = (params as { requestId?: unknown }).requestId;
-  return isId(requestId) ? requestId : undefined;
+  return isJsonRpcId(requestId) ? requestId : undefined;
 }
 
 /** In-flight requests by caller and id. */

@@ -5,18 +5,7 @@
  * Runtime-neutral (Node, Bun, Deno, workerd): no `node:` import. It does not decide anything the
  * pipeline decides.
  */
-import type { BodyRead, IncomingRequest } from './pipeline.js';
-
-/** Concatenate chunks into one buffer. */
-export function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
-}
+import { type BodyRead, concat, type IncomingRequest } from './pipeline.js';
 
 /** Read a web stream to the end, at most `limit` bytes, until `stop` fires. */
 export async function readStream(

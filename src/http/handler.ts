@@ -1,31 +1,83 @@
 /**
  * {@link createSessMcpHttpHandler}: the five Sess tools as one stateless Streamable HTTP
  * endpoint, for a hosting runtime that owns authentication and storage. Every request that passes
- * the shell's checks gets a fresh `McpServer` and engine, bound to the principal the host's
- * `authenticate` returned.
+ * the pipeline's checks gets a fresh `McpServer` and engine, bound to the principal the host's
+ * `authenticate` returned; the handler is `{ fetch, node, attach, close }` over that one pipeline.
  *
  * This module only wires: the authority of a request (binding, Sess client on the principal's
- * credential, the host's store) and the request's wait signal into each tool call. It never reads
- * a token from headers, never gives the MCP bearer token to Sess or to a tool, and starts no
- * listener.
+ * credential, the host's store), the request's wait signal into each tool call, and the two faces.
+ * It never reads a token from headers, never gives the MCP bearer token to Sess or to a tool, and
+ * starts no listener.
  */
-import { McpServer } from '@modelcontextprotocol/server';
 import { createSessEngine, type SessEngine } from '../core/engine.js';
 import { SessMcpError } from '../core/errors.js';
 import type { Authority, CallAuthority, HandleStore, HttpBinding, SessApi } from '../core/ports.js';
-import { registerSessTools } from '../core/register.js';
-import { SERVER_INSTRUCTIONS } from '../core/tool-definitions.js';
+import { createSessMcpServer } from '../faces/sess-server.js';
 import { createSessClient } from '../sess/client.js';
 import { createReceiptVerifier, type ReceiptVerifier } from '../sess/receipt.js';
+import { incomingFromRequest } from './fetch-face.js';
+import {
+  createNodeFace,
+  type NodeRequestLike,
+  type NodeResponseLike,
+  type NodeServerLike,
+} from './node-face.js';
 import {
   type ResolvedHttpOptions,
   resolveHttpOptions,
   type SessHttpPrincipal,
   type SessMcpHttpHandlerOptions,
 } from './options.js';
-import { anySignal, type RequestScope } from './pipeline.js';
-import { createHttpShell, type SessMcpHttpHandler } from './shell.js';
-import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
+import { createPipeline, type RequestScope } from './pipeline.js';
+
+/**
+ * The handler `createSessMcpHttpHandler` returns. Mount `fetch`, or `node` (with `checkContinue`),
+ * or `attach`; call `close` once.
+ */
+export interface SessMcpHttpHandler {
+  /** The web-standard face (Workers, Bun, Deno, Hono's `c.req.raw`). */
+  fetch(request: Request): Promise<Response>;
+  /**
+   * The `node:http` request listener: `http.createServer(handler.node)`, or called next to other
+   * routes. Mounted this way, Node itself answers `Expect: 100-continue` with `100 Continue`
+   * before the handler sees the request; mount {@link SessMcpHttpHandler.checkContinue} (or use
+   * {@link SessMcpHttpHandler.attach}) to send it only once the request passed the preflight.
+   */
+  node(req: NodeRequestLike, res: NodeResponseLike): void;
+  /**
+   * The `node:http` face as the server's `checkContinue` listener: like
+   * {@link SessMcpHttpHandler.node}, but for a request Node has not yet answered
+   * `Expect: 100-continue` for. It sends `100 Continue` only once the Host, Origin,
+   * authentication and scope checks accepted the request, right before the body is read; a
+   * refused request gets its refusal without `100 Continue`, and its connection is closed.
+   * @example
+   * ```ts
+   * server.on('checkContinue', (req, res) => {
+   *   if (req.url?.startsWith('/mcp')) return handler.checkContinue(req, res);
+   *   res.writeContinue();
+   *   app(req, res); // the host's other routes
+   * });
+   * ```
+   */
+  checkContinue(req: NodeRequestLike, res: NodeResponseLike): void;
+  /**
+   * Mount both node listeners on a server that serves only this endpoint: `node` for `request`,
+   * `checkContinue` for `checkContinue`. Use it instead of `createServer(handler.node)`, not
+   * besides.
+   * @example
+   * ```ts
+   * const server = http.createServer();
+   * handler.attach(server);
+   * server.listen(8080);
+   * ```
+   */
+  attach(server: NodeServerLike): void;
+  /**
+   * Stop: every later request gets `503`; waits in flight end as `needs_resume`; mutations
+   * already sent finish. Resolves once nothing is in flight. Idempotent.
+   */
+  close(): Promise<void>;
+}
 
 /** The binding of every handle a principal creates over HTTP. */
 export function httpBindingOf(sessOrigin: string, principal: SessHttpPrincipal): HttpBinding {
@@ -110,13 +162,37 @@ function requestAuthority(
  * The engine as the tools of one request see it: each call's signal also ends at the request's
  * deadline, on disconnect and on `close()` (the engine passes it only to reads and waits, never to
  * a create, publish or complete already sent), and `close()` waits for every call.
+ *
+ * The request's wait signal gets one listener however many calls a JSON-RPC batch holds (up to
+ * 100 in the 2025-03-26 era), so no batch size makes Node print `MaxListenersExceededWarning`.
  */
 function scopedEngine(engine: SessEngine, scope: RequestScope): SessEngine {
+  const calls = new Set<AbortController>();
+  scope.waitSignal.addEventListener(
+    'abort',
+    () => {
+      for (const controller of calls) controller.abort();
+    },
+    { once: true },
+  );
   return {
     ...engine,
     call(tool, rawArgs, ctx = {}) {
-      const signal = ctx.signal === undefined ? scope.waitSignal : anySignal([ctx.signal, scope.waitSignal]);
-      return scope.track(engine.call(tool, rawArgs, { ...ctx, signal }));
+      const controller = new AbortController();
+      const own = ctx.signal;
+      const onOwnAbort = () => controller.abort();
+      if (scope.waitSignal.aborted || own?.aborted === true) controller.abort();
+      else {
+        calls.add(controller);
+        own?.addEventListener('abort', onOwnAbort, { once: true });
+      }
+      const done = () => {
+        calls.delete(controller);
+        own?.removeEventListener('abort', onOwnAbort);
+      };
+      const work = engine.call(tool, rawArgs, { ...ctx, signal: controller.signal });
+      work.then(done, done);
+      return scope.track(work);
     },
   };
 }
@@ -145,7 +221,9 @@ function scopedEngine(engine: SessEngine, scope: RequestScope): SessEngine {
  *   requiredScopes: ['sess'],
  *   resourceMetadataUrl: 'https://mcp.example.com/.well-known/oauth-protected-resource',
  * });
- * http.createServer(handler.node).listen(8080);
+ * const server = http.createServer();
+ * handler.attach(server); // or http.createServer(handler.node)
+ * server.listen(8080);
  * ```
  */
 export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): SessMcpHttpHandler {
@@ -157,21 +235,31 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
     ...(resolved.allowInsecureLocalhost ? { allowInsecureLocalhost: true } : {}),
     ...(resolved.receiptIssuer === undefined ? {} : { issuer: resolved.receiptIssuer }),
   });
-  return createHttpShell(
+  const pipeline = createPipeline(
     resolved,
-    (scope) => {
-      const engine = createSessEngine({
-        authority: requestAuthority(resolved, scope.principal, receiptVerifier),
-        diagnostics: resolved.diagnostics,
-        ...(resolved.maxWaitMs === undefined ? {} : { maxWaitMs: resolved.maxWaitMs }),
-      });
-      const server = new McpServer(
-        { name: PACKAGE_NAME, version: PACKAGE_VERSION },
-        { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
-      );
-      registerSessTools(server, { engine: scopedEngine(engine, scope) });
-      return server;
-    },
-    { name: PACKAGE_NAME, version: PACKAGE_VERSION },
+    (scope) =>
+      createSessMcpServer(
+        scopedEngine(
+          createSessEngine({
+            authority: requestAuthority(resolved, scope.principal, receiptVerifier),
+            diagnostics: resolved.diagnostics,
+            ...(resolved.maxWaitMs === undefined ? {} : { maxWaitMs: resolved.maxWaitMs }),
+          }),
+          scope,
+        ),
+      ),
+    () => createSessMcpServer(undefined),
   );
+  const node = createNodeFace(pipeline);
+  const checkContinue = createNodeFace(pipeline, { sendContinue: true });
+  return {
+    fetch: async (request) => (await pipeline.handle(incomingFromRequest(request))).response,
+    node,
+    checkContinue,
+    attach(server) {
+      server.on('request', node);
+      server.on('checkContinue', checkContinue);
+    },
+    close: () => pipeline.close(),
+  };
 }

@@ -3,12 +3,19 @@
  * needs — the preflight runs on the headers before a byte of the body is read, the body streams
  * in under the bound and the deadline, a refused request's connection is closed once the answer
  * is flushed, the web `Response` (JSON or an SSE stream) is piped back with back-pressure, and a
- * client that disconnects aborts its request.
+ * client that disconnects aborts its request. Used as the server's `checkContinue` listener, it
+ * sends `100 Continue` only once the preflight accepted the request, right before the body read.
  *
  * Node's request and response are typed structurally, so this module imports no `node:` module
  * and the package stays loadable on edge runtimes. It does not parse bodies or decide policy.
  */
-import type { BodyRead, IncomingRequest, Pipeline, PipelineResult } from './pipeline.js';
+import {
+  type BodyRead,
+  concat,
+  type IncomingRequest,
+  type Pipeline,
+  type PipelineResult,
+} from './pipeline.js';
 
 /** A listener of any Node event. */
 type Listener = (...args: never[]) => void;
@@ -39,6 +46,16 @@ export interface NodeResponseLike {
   readonly destroyed?: boolean;
   flushHeaders?(): void;
   destroy?(): unknown;
+  /** Send `100 Continue` (only for a request Node handed to a `checkContinue` listener). */
+  writeContinue?(): void;
+}
+
+/** The parts of `node:http`'s `Server` that `handler.attach` uses. */
+export interface NodeServerLike {
+  on(
+    event: 'request' | 'checkContinue',
+    listener: (req: NodeRequestLike, res: NodeResponseLike) => void,
+  ): unknown;
 }
 
 /** How long a closing connection keeps draining what the client still sends before it is cut. */
@@ -92,15 +109,7 @@ function readNodeBody(
       if (total > limit) done({ kind: 'too_large' });
       else chunks.push(bytes);
     };
-    const onEnd = () => {
-      const out = new Uint8Array(total);
-      let offset = 0;
-      for (const chunk of chunks) {
-        out.set(chunk, offset);
-        offset += chunk.byteLength;
-      }
-      done({ kind: 'ok', bytes: out });
-    };
+    const onEnd = () => done({ kind: 'ok', bytes: concat(chunks, total) });
     const onFailed = () => done({ kind: 'failed' });
     // `close` before `end` means the body was cut off.
     const onClose = () => setImmediateLike(() => done({ kind: 'failed' }));
@@ -190,8 +199,25 @@ function closeSoon(req: NodeRequestLike): void {
   (timer as { unref?: () => void }).unref?.();
 }
 
-/** The `node:http` request listener over `pipeline`. */
-export function createNodeFace(pipeline: Pipeline): (req: NodeRequestLike, res: NodeResponseLike) => void {
+/** How the node face is mounted. */
+export interface NodeFaceOptions {
+  /**
+   * True for the server's `checkContinue` listener: Node has not answered
+   * `Expect: 100-continue`, so the face sends `100 Continue` once the preflight passed.
+   */
+  sendContinue?: boolean;
+}
+
+/** Does the request ask for `100 Continue` before it sends its body? */
+function expectsContinue(headers: Headers): boolean {
+  return /(^|,)\s*100-continue\s*($|,)/i.test(headers.get('expect') ?? '');
+}
+
+/** The `node:http` request (or `checkContinue`) listener over `pipeline`. */
+export function createNodeFace(
+  pipeline: Pipeline,
+  options: NodeFaceOptions = {},
+): (req: NodeRequestLike, res: NodeResponseLike) => void {
   return (req, res) => {
     const disconnect = new AbortController();
     const onClose = () => {
@@ -212,6 +238,8 @@ export function createNodeFace(pipeline: Pipeline): (req: NodeRequestLike, res: 
       readBody(limit, stop) {
         if (bodyRead) return Promise.resolve({ kind: 'failed' });
         bodyRead = true;
+        // Only now, after the preflight: a refused client is never invited to send its body.
+        if (options.sendContinue === true && expectsContinue(headers)) res.writeContinue?.();
         return readNodeBody(req, limit, stop, disconnect.signal);
       },
     };

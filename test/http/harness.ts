@@ -16,7 +16,7 @@ import {
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
-import { approveSurface, followUpSurface } from '../engine/harness.js';
+import { approveSurface, followUpSurface } from '../support/surfaces.js';
 import { listen, type TestServer } from './helpers.js';
 
 /** The engine suite's Surfaces: one required text field, and a follow-up for `sess_publish`. */

@@ -21,9 +21,15 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Listen on 127.0.0.1, a random port. */
-export async function listen(listener: http.RequestListener): Promise<TestServer> {
-  const server = http.createServer(listener);
+/**
+ * Listen on 127.0.0.1, a random port: `listener` as the request listener, or `mount(server)` to
+ * add the listeners itself (`handler.attach`).
+ */
+export async function listen(
+  listener: http.RequestListener | { mount(server: http.Server): void },
+): Promise<TestServer> {
+  const server = typeof listener === 'function' ? http.createServer(listener) : http.createServer();
+  if (typeof listener !== 'function') listener.mount(server);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as net.AddressInfo;

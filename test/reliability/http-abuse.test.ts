@@ -157,6 +157,47 @@ describe('HTTP abuse', () => {
   });
 
   it.each([
+    ['no protocol version header', ''],
+    ['MCP-Protocol-Version: 2025-03-26', '\r\nMCP-Protocol-Version: 2025-03-26'],
+  ])(
+    'a 100-call batch of sess_response (%s): every call answered, no MaxListenersExceededWarning',
+    async (_name, extra) => {
+      tally.cases += 1;
+      const client = await connectLegacy(h.server.url, AUTH);
+      const created = await call(client, 'sess_request', { interaction: approveSurface });
+      await client.close();
+      if (!created.ok) throw new Error(created.error.code);
+      const { handle, revision } = created.interaction;
+      const warnings: string[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning.name);
+      process.on('warning', onWarning);
+      try {
+        const batch = JSON.stringify(
+          Array.from({ length: 100 }, (_, i) => ({
+            jsonrpc: '2.0',
+            id: 100 + i,
+            method: 'tools/call',
+            params: { name: 'sess_response', arguments: { handle, revision, wait_ms: 300 } },
+          })),
+        );
+        const seen = await rawExchange(h.server.port, head(Buffer.byteLength(batch), extra), {
+          chunks: [new TextEncoder().encode(batch)],
+          maxMs: 5_000,
+        });
+        expect(seen.status).toBe(200);
+        const ids = new Set([...seen.text.matchAll(/"id":(\d+)/g)].map((m) => Number(m[1])));
+        expect([...ids].filter((id) => id >= 100 && id < 200)).toHaveLength(100);
+        expect(seen.text).not.toContain('"isError":true');
+        // Node emits the warning on the next tick after the listener that crossed the limit.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      } finally {
+        process.off('warning', onWarning);
+      }
+      expect(warnings.filter((name) => name === 'MaxListenersExceededWarning')).toEqual([]);
+    },
+  );
+
+  it.each([
     ['truncated JSON', '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"sess_request"'],
     ['not JSON at all', 'sess_request please'],
     ['a JSON string', '"tools/call"'],

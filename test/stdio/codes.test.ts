@@ -11,31 +11,16 @@
 import { execFileSync } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StdioBinding } from '../../src/core/ports.js';
 import type { InteractionRecord } from '../../src/core/record.js';
 import { credentialGenerationOf, loadOrCreateCredentialKey } from '../../src/stdio/credential.js';
 import { createFileHandleStore } from '../../src/store/file.js';
-import { createSecretsAudit } from '../support/audit.js';
-import {
-  cleanBuilds,
-  errorOf,
-  interactionOf,
-  type StdioStack,
-  startStack,
-  type ToolCallResult,
-} from './harness.js';
+import { useSharedStdioStack } from '../support/stdio-stack.js';
+import { errorOf, interactionOf, type ToolCallResult } from './harness.js';
 
-const audit = createSecretsAudit();
-let stack: StdioStack;
-beforeAll(async () => {
-  stack = await startStack({ client: 'v2', audit });
-});
-afterAll(async () => {
-  await stack.close();
-  await cleanBuilds();
-  audit.assertClean();
-});
+const shared = useSharedStdioStack({ client: 'v2' });
+const audit = shared.audit;
 
 const surface = {
   mode: 'interactive',
@@ -52,7 +37,7 @@ const other = { ...surface, title: 'Something else?' };
 
 /** One tool call; every error result also goes through the audit (no secret in error messages). */
 async function call(name: string, args: Record<string, unknown>): Promise<ToolCallResult> {
-  const result = await stack.server.callTool(name, args);
+  const result = await shared.stack.server.callTool(name, args);
   if (result.isError) audit.text(JSON.stringify(result), `${name} error result`);
   return result;
 }
@@ -62,7 +47,7 @@ async function answeredInteraction(value: string) {
   const created = interactionOf(await call('sess_request', { interaction: surface }));
   audit.url(created.humanUrl!, 'sess link');
   audit.answer({ value });
-  await stack.sess.submitAnswer(created.humanUrl!, { action: 'ok', values: { name: value } });
+  await shared.stack.sess.submitAnswer(created.humanUrl!, { action: 'ok', values: { name: value } });
   const answered = interactionOf(
     await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
   );
@@ -72,7 +57,7 @@ async function answeredInteraction(value: string) {
 
 describe('error codes over stdio', () => {
   it('INVALID_ARGUMENTS: a title over 80 code points, refused before anything is sent', async () => {
-    const before = stack.sess.stats.requests.create ?? 0;
+    const before = shared.stack.sess.stats.requests.create ?? 0;
     const error = errorOf(await call('sess_request', { interaction: { ...surface, title: '✓'.repeat(81) } }));
     expect(error).toMatchObject({
       code: 'INVALID_ARGUMENTS',
@@ -81,16 +66,17 @@ describe('error codes over stdio', () => {
       limit: 80,
       length: 81,
     });
-    expect(stack.sess.stats.requests.create ?? 0).toBe(before);
+    expect(shared.stack.sess.stats.requests.create ?? 0).toBe(before);
     expect(errorOf(await call('sess_response', { handle: 'x', revision: 1, extra: true })).code).toBe(
       'INVALID_ARGUMENTS',
     );
   });
 
   it('CREATE_REJECTED and PLAN_LIMIT_REACHED: nothing is kept', async () => {
-    const records = () => readdir(join(stack.stateDir, 'profiles', 'default', 'handles')).catch(() => []);
+    const records = () =>
+      readdir(join(shared.stack.stateDir, 'profiles', 'default', 'handles')).catch(() => []);
     const before = (await records()).length;
-    stack.sess.faults.fail('create', 422, {
+    shared.stack.sess.faults.fail('create', 422, {
       code: 'invalid_request',
       field: '/interaction/title',
       limit: 10,
@@ -100,7 +86,7 @@ describe('error codes over stdio', () => {
       code: 'CREATE_REJECTED',
       retryable: false,
     });
-    stack.sess.faults.fail('create', 403, { code: 'plan_limit' });
+    shared.stack.sess.faults.fail('create', 403, { code: 'plan_limit' });
     expect(errorOf(await call('sess_request', { interaction: surface })).code).toBe('PLAN_LIMIT_REACHED');
     expect((await records()).length).toBe(before);
   });
@@ -108,7 +94,7 @@ describe('error codes over stdio', () => {
   it('SESS_UNAVAILABLE: retryable, nothing changed, the retry succeeds', async () => {
     const created = interactionOf(await call('sess_request', { interaction: surface }));
     audit.url(created.humanUrl!, 'sess link');
-    stack.sess.faults.fail('wait', 503);
+    shared.stack.sess.faults.fail('wait', 503);
     expect(
       errorOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 100 })),
     ).toMatchObject({
@@ -123,7 +109,7 @@ describe('error codes over stdio', () => {
   it('SESS_PROTOCOL_ERROR: a self-contradictory view fails closed and changes nothing', async () => {
     const created = interactionOf(await call('sess_request', { interaction: surface }));
     audit.url(created.humanUrl!, 'sess link');
-    stack.sess.faults.contradictory('wait', { variant: 'answered_without_answer' });
+    shared.stack.sess.faults.contradictory('wait', { variant: 'answered_without_answer' });
     expect(
       errorOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 100 })),
     ).toMatchObject({
@@ -138,7 +124,7 @@ describe('error codes over stdio', () => {
   it('REVISION_MISMATCH and RESPONSE_MISMATCH: refused without a request', async () => {
     const { handle, eventId } = await answeredInteraction('project zebra one');
     expect(errorOf(await call('sess_response', { handle, revision: 2 })).code).toBe('REVISION_MISMATCH');
-    const completes = stack.sess.stats.requests.complete ?? 0;
+    const completes = shared.stack.sess.stats.requests.complete ?? 0;
     expect(
       errorOf(await call('sess_complete', { handle, expected_revision: 1, response_event_id: `${eventId}x` }))
         .code,
@@ -146,19 +132,19 @@ describe('error codes over stdio', () => {
     expect(
       errorOf(await call('sess_complete', { handle, expected_revision: 3, response_event_id: eventId })).code,
     ).toBe('REVISION_MISMATCH');
-    expect(stack.sess.stats.requests.complete ?? 0).toBe(completes);
+    expect(shared.stack.sess.stats.requests.complete ?? 0).toBe(completes);
   });
 
   it('OUTCOME_UNKNOWN: a lost complete is reconciled by repeating the identical call', async () => {
     const { handle, eventId } = await answeredInteraction('project zebra two');
-    stack.sess.faults.commitThenDrop('complete');
+    shared.stack.sess.faults.commitThenDrop('complete');
     const args = { handle, expected_revision: 1, response_event_id: eventId };
     expect(errorOf(await call('sess_complete', args))).toMatchObject({
       code: 'OUTCOME_UNKNOWN',
       retryable: true,
     });
     expect(interactionOf(await call('sess_complete', args)).state).toBe('completed');
-    const session = stack.sess.sessions
+    const session = shared.stack.sess.sessions
       .list()
       .find(
         (s) =>
@@ -169,17 +155,17 @@ describe('error codes over stdio', () => {
 
   it('PENDING_MUTATION_DIFFERS and MUTATION_PENDING while a publish is unconfirmed', async () => {
     const { handle, eventId } = await answeredInteraction('project zebra three');
-    stack.sess.faults.fail('publish', 500);
+    shared.stack.sess.faults.fail('publish', 500);
     const publish = { handle, expected_revision: 1, response_event_id: eventId, interaction: surface };
     expect(errorOf(await call('sess_publish', publish)).code).toBe('OUTCOME_UNKNOWN');
-    const sent = stack.sess.stats.requests.publish ?? 0;
+    const sent = shared.stack.sess.stats.requests.publish ?? 0;
     expect(errorOf(await call('sess_publish', { ...publish, interaction: other })).code).toBe(
       'PENDING_MUTATION_DIFFERS',
     );
     expect(
       errorOf(await call('sess_complete', { handle, expected_revision: 1, response_event_id: eventId })).code,
     ).toBe('MUTATION_PENDING');
-    expect(stack.sess.stats.requests.publish ?? 0).toBe(sent);
+    expect(shared.stack.sess.stats.requests.publish ?? 0).toBe(sent);
     // The identical repeat replays the saved request.
     expect(interactionOf(await call('sess_publish', publish))).toMatchObject({
       revision: 2,
@@ -192,8 +178,8 @@ describe('error codes over stdio', () => {
     audit.url(created.humanUrl!, 'sess link');
     const value = 'forged answer zebra';
     audit.answer({ value });
-    await stack.sess.submitAnswer(created.humanUrl!, { action: 'ok', values: { name: value } });
-    stack.sess.faults.tamperReceipt('wait', { mode: 'signature' });
+    await shared.stack.sess.submitAnswer(created.humanUrl!, { action: 'ok', values: { name: value } });
+    shared.stack.sess.faults.tamperReceipt('wait', { mode: 'signature' });
     const result = await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 });
     expect(errorOf(result)).toMatchObject({ code: 'VERIFICATION_FAILED', retryable: false });
     expect(JSON.stringify(result)).not.toContain(value);
@@ -205,7 +191,7 @@ describe('error codes over stdio', () => {
 
   it('RECOVERY_BLOCKED: the Session vanished while a saved answer was re-confirmed', async () => {
     const { handle } = await answeredInteraction('project zebra four');
-    stack.sess.faults.fail('get', 404, { code: 'not_found' });
+    shared.stack.sess.faults.fail('get', 404, { code: 'not_found' });
     expect(errorOf(await call('sess_response', { handle, revision: 1 }))).toMatchObject({
       code: 'RECOVERY_BLOCKED',
       reason: 'session_not_found',
@@ -213,12 +199,12 @@ describe('error codes over stdio', () => {
   });
 
   it('CREATED_NOT_SAVED: a confirmed create whose record cannot be saved is reported, not repeated', async () => {
-    const handles = join(stack.stateDir, 'profiles', 'default', 'handles');
+    const handles = join(shared.stack.stateDir, 'profiles', 'default', 'handles');
     const list = () => readdir(handles).catch(() => [] as string[]);
     const before = new Set(await list());
-    const created = stack.sess.stats.of().sessionsCreated;
+    const created = shared.stack.sess.stats.of().sessionsCreated;
     // Hold the create in Sess long enough to freeze the directory once the intent is on disk.
-    stack.sess.faults.delay('create', 1_500);
+    shared.stack.sess.faults.delay('create', 1_500);
     const pending = call('sess_request', { interaction: surface });
     let intent: string | undefined;
     for (let i = 0; i < 300 && intent === undefined; i += 1) {
@@ -235,18 +221,18 @@ describe('error codes over stdio', () => {
     }
     expect(error).toMatchObject({ code: 'CREATED_NOT_SAVED', retryable: false });
     // Exactly one Session exists, and the handle is never used to create another one.
-    expect(stack.sess.stats.of().sessionsCreated).toBe(created + 1);
+    expect(shared.stack.sess.stats.of().sessionsCreated).toBe(created + 1);
     const handle = intent!.replace(/\.json$/, '');
     const again = errorOf(await call('sess_response', { handle, revision: 1 }));
     expect(again.code).toBe('CREATE_OUTCOME_UNKNOWN');
-    expect(stack.sess.stats.of().sessionsCreated).toBe(created + 1);
+    expect(shared.stack.sess.stats.of().sessionsCreated).toBe(created + 1);
   });
 
   it('STATE_STORE_ERROR: an unreadable record file is not retryable', async () => {
     const created = interactionOf(await call('sess_request', { interaction: surface }));
     audit.url(created.humanUrl!, 'sess link');
     await writeFile(
-      join(stack.stateDir, 'profiles', 'default', 'handles', `${created.handle}.json`),
+      join(shared.stack.stateDir, 'profiles', 'default', 'handles', `${created.handle}.json`),
       '{"format":',
     );
     expect(errorOf(await call('sess_response', { handle: created.handle, revision: 1 }))).toMatchObject({
@@ -257,14 +243,16 @@ describe('error codes over stdio', () => {
 
   it('STATE_STORE_FULL: the 101st unfinished interaction of a profile is refused before Sess', async () => {
     // Fill the profile up to 100 unfinished records with the server's own binding.
-    const secret = await loadOrCreateCredentialKey(join(stack.stateDir, 'profiles', 'default'));
+    const secret = await loadOrCreateCredentialKey(join(shared.stack.stateDir, 'profiles', 'default'));
     const binding: StdioBinding = {
       kind: 'stdio',
       profile: 'default',
-      apiOrigin: stack.sess.origin,
-      credentialGeneration: credentialGenerationOf(secret, stack.sess.apiKey),
+      apiOrigin: shared.stack.sess.origin,
+      credentialGeneration: credentialGenerationOf(secret, shared.stack.sess.apiKey),
     };
-    const store = createFileHandleStore({ stateDir: stack.stateDir, profile: 'default' }).forBinding(binding);
+    const store = createFileHandleStore({ stateDir: shared.stack.stateDir, profile: 'default' }).forBinding(
+      binding,
+    );
     let n = await store.countUnfinished();
     const now = new Date().toISOString();
     while (n < 100) {
@@ -279,10 +267,10 @@ describe('error codes over stdio', () => {
       await store.create(record);
       n += 1;
     }
-    const before = stack.sess.stats.requests.create ?? 0;
+    const before = shared.stack.sess.stats.requests.create ?? 0;
     expect(errorOf(await call('sess_request', { interaction: surface }))).toMatchObject({
       code: 'STATE_STORE_FULL',
     });
-    expect(stack.sess.stats.requests.create ?? 0).toBe(before);
+    expect(shared.stack.sess.stats.requests.create ?? 0).toBe(before);
   });
 });

@@ -2,9 +2,14 @@
  * The stdio configuration table: defaults, each variable's rule, and that no message ever repeats
  * the value it refused.
  */
+
+import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isSessMcpError } from '../../src/core/errors.js';
+import { PROFILE_NAME_RULE, profileDirectory, SESS_ID_RULE, WAIT_MS_RULE } from '../../src/core/rules.js';
 import { readStdioConfig, type StdioConfigPlatform } from '../../src/stdio/config.js';
+import * as stdioEntry from '../../src/stdio/index.js';
+import { createFileHandleStore } from '../../src/store/file.js';
 
 const linux = { platform: 'linux', homedir: () => '/home/fallback' };
 
@@ -132,5 +137,67 @@ describe('readStdioConfig', () => {
   it('asks for SESS_MCP_STATE_DIR when there is no home', () => {
     expect(refusal({}, { platform: 'linux', homedir: () => '' }).message).toContain('SESS_MCP_STATE_DIR');
     expect(refusal({}, { platform: 'win32' }).message).toContain('SESS_MCP_STATE_DIR');
+  });
+});
+
+describe('one source per rule', () => {
+  it('refuses SESS_EXPECTED_WORKSPACE_ID=ws!1 at start-up, naming the variable and the id rule', () => {
+    const { code, message } = refusal({ HOME: '/h', SESS_EXPECTED_WORKSPACE_ID: 'ws!1' });
+    expect(code).toBe('NOT_CONFIGURED');
+    expect(message).toContain('SESS_EXPECTED_WORKSPACE_ID');
+    expect(message).toContain(SESS_ID_RULE.text);
+    expect(message).not.toContain('ws!1');
+    expect(
+      readStdioConfig({ HOME: '/h', SESS_EXPECTED_WORKSPACE_ID: 'ws.1:a-b' }, linux).expectedWorkspaceId,
+    ).toBe('ws.1:a-b');
+  });
+
+  it('states the wait rule when it refuses SESS_MCP_MAX_WAIT_MS', () => {
+    expect(refusal({ HOME: '/h', SESS_MCP_MAX_WAIT_MS: '45001' }).message).toContain(WAIT_MS_RULE.text);
+  });
+
+  it.each([
+    ['default', true],
+    ['_legacy', true],
+    ['work.2', true],
+    ['a'.repeat(64), true],
+    ['a'.repeat(65), false],
+    ['.hidden', false],
+    ['-x', false],
+    ['a/b', false],
+  ])('profile %s: SESS_MCP_PROFILE, the file store and PROFILE_NAME_RULE agree', (profile, valid) => {
+    expect(PROFILE_NAME_RULE.test(profile)).toBe(valid);
+    let config: ReturnType<typeof readStdioConfig> | undefined;
+    try {
+      config = readStdioConfig({ HOME: '/h', SESS_MCP_PROFILE: profile }, linux);
+    } catch (error) {
+      expect(isSessMcpError(error) && error.message.includes(PROFILE_NAME_RULE.text)).toBe(true);
+    }
+    expect(config !== undefined).toBe(valid);
+    let storeAccepts = true;
+    try {
+      createFileHandleStore({ stateDir: '/h/state', profile });
+    } catch {
+      storeAccepts = false;
+    }
+    expect(storeAccepts).toBe(valid);
+    if (config !== undefined) {
+      expect(config.profileDir).toBe(profileDirectory(posix.join, config.stateDir, profile));
+    }
+  });
+
+  it('@sess.si/mcp/stdio exports exactly its named values (no WAIT_CEILING_MS)', () => {
+    expect(Object.keys(stdioEntry).sort()).toEqual([
+      'DEFAULT_API_ORIGIN',
+      'DEFAULT_PROFILE',
+      'STDIO_ENV',
+      'createStderrDiagnostics',
+      'createStdioAuthority',
+      'credentialGenerationOf',
+      'loadOrCreateCredentialKey',
+      'readStdioConfig',
+      'sanitizeDiagnostic',
+      'serveSessMcpStdio',
+    ]);
   });
 });

@@ -7,24 +7,11 @@
 import { spawn } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { useSecretsAudit } from '../support/audit.js';
-import {
-  buildSessMcpBin,
-  cleanBuilds,
-  errorOf,
-  interactionOf,
-  type StdioStack,
-  startStack,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useStdioStack } from '../support/stdio-stack.js';
+import { buildSessMcpBin, errorOf, interactionOf } from './harness.js';
 
-const audits = useSecretsAudit();
-let stack: StdioStack | undefined;
-afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
-});
-afterAll(cleanBuilds);
+const stdio = useStdioStack();
 
 const surface = {
   mode: 'interactive',
@@ -43,7 +30,7 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 describe('configuration of the stdio server', () => {
   it('starts without SESS_API_KEY and answers NOT_CONFIGURED naming it on the first call', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current, env: { SESS_API_KEY: undefined } });
+    const stack = await stdio.start({ client: 'v1', env: { SESS_API_KEY: undefined } });
     const { server, sess } = stack;
     expect(await server.listTools()).toHaveLength(5);
     const error = errorOf(await server.callTool('sess_request', { interaction: surface }));
@@ -59,8 +46,8 @@ describe('configuration of the stdio server', () => {
     ['SESS_MCP_MAX_WAIT_MS', '4500000000'],
     ['SESS_MCP_PROFILE', '../escape-profile'],
   ])('reports a bad %s as NOT_CONFIGURED at the call, naming it but not its value', async (name, value) => {
-    audits.current.secret(value, `${name} value`);
-    stack = await startStack({ client: 'v2', audit: audits.current, env: { [name]: value } });
+    stdio.audit.secret(value, `${name} value`);
+    const stack = await stdio.start({ client: 'v2', env: { [name]: value } });
     const { server, sess } = stack;
     const error = errorOf(await server.callTool('sess_request', { interaction: surface }));
     expect(error.code).toBe('NOT_CONFIGURED');
@@ -71,9 +58,8 @@ describe('configuration of the stdio server', () => {
   });
 
   it('refuses a plain-http origin without the testing flag', async () => {
-    stack = await startStack({
+    const stack = await stdio.start({
       client: 'v1',
-      audit: audits.current,
       env: { SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: undefined },
     });
     const error = errorOf(await stack.server.callTool('sess_request', { interaction: surface }));
@@ -83,11 +69,11 @@ describe('configuration of the stdio server', () => {
   });
 
   it('passes SESS_EXPECTED_WORKSPACE_ID to the client for a runtime without Sess-Workspace-Id', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current, sess: { workspaceHeader: false } });
+    const stack = await stdio.start({ client: 'v1', sess: { workspaceHeader: false } });
     const { sess } = stack;
     const answer = async () => {
       const created = interactionOf(await stack!.server.callTool('sess_request', { interaction: surface }));
-      audits.current.url(created.humanUrl!, 'sess link');
+      stdio.audit.url(created.humanUrl!, 'sess link');
       await sess.submitAnswer(created.humanUrl!, { action: 'ok', values: {} });
       return stack!.server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 });
     };
@@ -101,10 +87,10 @@ describe('configuration of the stdio server', () => {
 
   it('passes SESS_RECEIPT_ISSUER to the client when receipts name another issuer', async () => {
     const issuer = 'https://receipts.sess.example';
-    stack = await startStack({ client: 'v2', audit: audits.current, sess: { issuer } });
+    const stack = await stdio.start({ client: 'v2', sess: { issuer } });
     const answer = async () => {
       const created = interactionOf(await stack!.server.callTool('sess_request', { interaction: surface }));
-      audits.current.url(created.humanUrl!, 'sess link');
+      stdio.audit.url(created.humanUrl!, 'sess link');
       await stack!.sess.submitAnswer(created.humanUrl!, { action: 'ok', values: {} });
       return stack!.server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 });
     };
@@ -115,10 +101,10 @@ describe('configuration of the stdio server', () => {
   });
 
   it('makes earlier handles BINDING_MISMATCH after the key is rotated, and never writes the key', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { sess } = stack;
     const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(created.humanUrl!, 'sess link');
+    stdio.audit.url(created.humanUrl!, 'sess link');
 
     for (const file of await filesUnder(stack.stateDir)) {
       expect(await readFile(file, 'utf8')).not.toContain(sess.apiKey);
@@ -126,7 +112,7 @@ describe('configuration of the stdio server', () => {
     }
 
     const rotated = sess.createApiKey();
-    audits.current.secret(rotated, 'rotated api key');
+    stdio.audit.secret(rotated, 'rotated api key');
     stack.env = { ...stack.env, SESS_API_KEY: rotated };
     const server = await stack.restart();
     const error = errorOf(await server.callTool('sess_response', { handle: created.handle, revision: 1 }));
@@ -138,9 +124,9 @@ describe('configuration of the stdio server', () => {
   });
 
   it('hides handles of another profile or origin (HANDLE_NOT_FOUND)', async () => {
-    stack = await startStack({ client: 'v2', audit: audits.current });
+    const stack = await stdio.start({ client: 'v2' });
     const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(created.humanUrl!, 'sess link');
+    stdio.audit.url(created.humanUrl!, 'sess link');
 
     stack.env = { ...stack.env, SESS_MCP_PROFILE: 'work' };
     let server = await stack.restart({ kill: false });
@@ -161,13 +147,13 @@ describe('configuration of the stdio server', () => {
   });
 
   it('writes nothing but JSON-RPC to stdout (raw pipe, no client library)', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current, noServer: true });
+    const stack = await stdio.start({ client: 'v1', noServer: true });
     const bin = await buildSessMcpBin();
     const child = spawn(process.execPath, [bin], { env: stack.env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: string[] = [];
     const err: string[] = [];
     child.stderr.on('data', (c: Buffer) => err.push(c.toString('utf8')));
-    audits.current.watch(() => err.join(''), 'raw server stderr');
+    stdio.audit.watch(() => err.join(''), 'raw server stderr');
     const answered = new Map<number, (message: Record<string, unknown>) => void>();
     let buffer = '';
     child.stdout.on('data', (c: Buffer) => {
@@ -202,7 +188,7 @@ describe('configuration of the stdio server', () => {
     const call = await send(3, 'tools/call', { name: 'sess_request', arguments: { interaction: surface } });
     const created = (call.result as { structuredContent: { interaction: { humanUrl: string } } })
       .structuredContent;
-    audits.current.url(created.interaction.humanUrl, 'sess link');
+    stdio.audit.url(created.interaction.humanUrl, 'sess link');
     child.stdin.end();
     await new Promise((resolve) => child.on('close', resolve));
     expect(out.length).toBe(3);
@@ -212,24 +198,20 @@ describe('configuration of the stdio server', () => {
 
   it('reports an uncaught error as a fixed event, never its message or stack', async () => {
     const leaked = 'sk_uncaught_message_must_not_leak';
-    audits.current.secret(leaked, 'uncaught error message');
+    stdio.audit.secret(leaked, 'uncaught error message');
     // A preloaded module throws from a signal handler once the server runs: an uncaught exception.
     const source = `process.on('SIGUSR2', () => { throw new Error('${leaked}'); });`;
     const preload = `data:text/javascript;base64,${Buffer.from(source).toString('base64')}`;
-    stack = await startStack({
-      client: 'v1',
-      audit: audits.current,
-      env: { NODE_OPTIONS: `--import=${preload}` },
-    });
+    const stack = await stdio.start({ client: 'v1', env: { NODE_OPTIONS: `--import=${preload}` } });
     process.kill(stack.server.pid, 'SIGUSR2');
     await stack.server.exited();
     expect(stack.server.stderr()).toContain('"event":"uncaught_exception"');
   });
 
   it('writes fixed events only to stderr', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(created.humanUrl!, 'sess link');
+    stdio.audit.url(created.humanUrl!, 'sess link');
     errorOf(
       await stack.server.callTool('sess_response', { handle: 'sess_h_unknown_handle_0000', revision: 1 }),
     );

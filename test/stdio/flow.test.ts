@@ -3,62 +3,22 @@
  * the 2025 era, v2 negotiating 2026-07-28) and the local Sess runtime with its answer page.
  * Every test's server stderr goes through the secrets audit.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
-import { useSecretsAudit } from '../support/audit.js';
-import { cleanBuilds, errorOf, interactionOf, type StdioStack, startStack } from './harness.js';
+import { useStdioStack } from '../support/stdio-stack.js';
+import { approveSurface, followUpSurface } from '../support/surfaces.js';
+import { errorOf, interactionOf, publishAfter } from './harness.js';
 
-const audits = useSecretsAudit();
-let stack: StdioStack | undefined;
-afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
-});
-afterAll(cleanBuilds);
+const stdio = useStdioStack();
 
-/** The spec's approve-before-commit sample. */
-const commitSurface = {
-  mode: 'interactive',
-  title: 'Approve this commit?',
-  source: {
-    kind: 'sess_surface',
-    components: [
-      {
-        type: 'record',
-        label: 'What changed (sample)',
-        fields: { 'src/greeting.js': "Greeting now uses the user's first name" },
-      },
-      {
-        type: 'field',
-        name: 'message',
-        label: 'Commit message',
-        multiline: true,
-        schema: { type: 'string', minLength: 1, maxLength: 2000 },
-        value: 'Greet users by first name',
-      },
-    ],
-  },
-  actions: [
-    { id: 'approve', label: 'Approve and commit', intent: 'approve' },
-    { id: 'stop', label: 'Stop', intent: 'reject' },
-  ],
-};
-
-const followUpSurface = {
-  mode: 'interactive',
-  title: 'Push it now?',
-  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'The commit is ready.' }] },
-  actions: [
-    { id: 'push', label: 'Push', intent: 'approve' },
-    { id: 'later', label: 'Later', intent: 'reject' },
-  ],
-};
+/** The engine suite's approve-before-commit Surface and its follow-up. */
+const commitSurface = approveSurface;
 
 const CLIENTS = ['v1', 'v2', 'v2-modern'] as const;
 
 describe.each(CLIENTS)('over stdio with the %s client', (client) => {
   it('lists the five tools with the published JSON Schemas and the server instructions', async () => {
-    stack = await startStack({ client, audit: audits.current });
+    const stack = await stdio.start({ client });
     const tools = await stack.server.listTools();
     expect(tools.map((t) => t.name)).toEqual([
       'sess_request',
@@ -82,9 +42,9 @@ describe.each(CLIENTS)('over stdio with the %s client', (client) => {
   });
 
   it('request → answer on the page → answered (verified) → publish → answer → complete → done', async () => {
-    stack = await startStack({ client, audit: audits.current });
+    const stack = await stdio.start({ client });
     const { server, sess } = stack;
-    const audit = audits.current;
+    const audit = stdio.audit;
 
     const created = await server.callTool('sess_request', { interaction: commitSurface });
     const first = interactionOf(created);
@@ -111,14 +71,7 @@ describe.each(CLIENTS)('over stdio with the %s client', (client) => {
       actorAssurance: 'link_holder',
     });
 
-    const published = interactionOf(
-      await server.callTool('sess_publish', {
-        handle: first.handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: followUpSurface,
-      }),
-    );
+    const published = interactionOf(await publishAfter(server, answered, followUpSurface));
     expect(published).toMatchObject({ handle: first.handle, revision: 2, state: 'waiting' });
 
     await sess.submitAnswer(first.humanUrl!, { action: 'push', values: {} });
@@ -154,7 +107,7 @@ describe.each(CLIENTS)('over stdio with the %s client', (client) => {
 
 describe('sess_ask over stdio', () => {
   it('turns a question and fields into one Session and returns the verified answer', async () => {
-    stack = await startStack({ client: 'v2', audit: audits.current });
+    const stack = await stdio.start({ client: 'v2' });
     const { server, sess } = stack;
     const result = await server.callTool('sess_ask', {
       question: 'What time works for a call tomorrow?',
@@ -178,12 +131,12 @@ describe('sess_ask over stdio', () => {
     const asked = interactionOf(result);
     expect(asked).toMatchObject({ revision: 1, state: 'waiting' });
     expect(asked.ask).toBeUndefined();
-    audits.current.url(asked.humanUrl!, 'sess link');
+    stdio.audit.url(asked.humanUrl!, 'sess link');
     const snapshot = sess.sessions.byUrl(asked.humanUrl!);
     expect(snapshot?.surfaces[0]?.title).toBe('What time works for a call tomorrow?');
 
     const note = 'After lunch is best for me, zebra';
-    audits.current.answer({ note });
+    stdio.audit.answer({ note });
     const action = snapshot!.surfaces[0]!.actions[0]!.id;
     await sess.submitAnswer(asked.humanUrl!, { action, values: { time: 'pm', note, score: 4 } });
     const answered = interactionOf(
@@ -194,7 +147,7 @@ describe('sess_ask over stdio', () => {
   });
 
   it('asks three people through one link (respondents) and reports each verified answer', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { server, sess } = stack;
     const asked = interactionOf(
       await server.callTool('sess_ask', {
@@ -217,7 +170,7 @@ describe('sess_ask over stdio', () => {
     );
     expect(asked.state).toBe('waiting');
     expect(asked.ask?.id).toEqual(expect.any(String));
-    audits.current.url(asked.humanUrl!, 'ask link');
+    stdio.audit.url(asked.humanUrl!, 'ask link');
     const askView = sess.asks.get(asked.ask!.id)!;
     expect(askView.max).toBe(3);
 
@@ -229,8 +182,8 @@ describe('sess_ask over stdio', () => {
     for (const person of people) {
       const started = await sess.startRespondent(asked.humanUrl!, { name: person.name });
       expect(started.humanUrl).toEqual(expect.any(String));
-      audits.current.url(started.humanUrl!, 'respondent link');
-      audits.current.answer({ diet: person.diet });
+      stdio.audit.url(started.humanUrl!, 'respondent link');
+      stdio.audit.answer({ diet: person.diet });
       const surface = sess.sessions.byUrl(started.humanUrl!)!.surfaces[0]!;
       await sess.submitAnswer(started.humanUrl!, {
         action: surface.actions[0]!.id,
@@ -262,13 +215,13 @@ describe('sess_ask over stdio', () => {
   });
 
   it('reports expired once the link closes for good with no answer', async () => {
-    stack = await startStack({ client: 'v2', audit: audits.current });
+    const stack = await stdio.start({ client: 'v2' });
     const { server, sess } = stack;
     // Over 20 hours: not extendable, so it expires for good at its end.
     const created = interactionOf(
       await server.callTool('sess_request', { interaction: commitSurface, expires_in: 21 * 3600 }),
     );
-    audits.current.url(created.humanUrl!, 'sess link');
+    stdio.audit.url(created.humanUrl!, 'sess link');
     sess.clock.advance(21 * 3600 * 1000 + 1000);
     const result = interactionOf(
       await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 2_000 }),

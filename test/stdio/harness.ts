@@ -16,7 +16,6 @@ import { StdioClientTransport as V2StdioClientTransport } from '@modelcontextpro
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as V1StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { build } from 'esbuild';
-import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
 import type { SecretsAudit } from '../support/audit.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -312,70 +311,20 @@ export function errorOf(result: ToolCallResult): {
   return (result.structuredContent as { error: never }).error;
 }
 
-/** A local Sess runtime, a state directory and a connected `sess-mcp` child, torn down together. */
-export interface StdioStack {
-  readonly sess: LocalSess;
-  readonly stateDir: string;
-  /** The server's environment (change it before `restart` to rotate a key, …). */
-  env: Record<string, string>;
-  /** The current server. */
-  server: StdioSession;
-  /** Kill the server with SIGKILL and start a fresh one on the same state directory. */
-  restart(options?: { kill?: boolean }): Promise<StdioSession>;
-  /** Close the server, the runtime and remove the state directory. */
-  close(): Promise<void>;
-}
-
-/** Options of {@link startStack}. */
-export interface StackOptions {
-  client?: 'v1' | 'v2' | 'v2-modern';
-  audit: SecretsAudit;
-  /** Extra or overriding server variables (`undefined` removes one). */
-  env?: Record<string, string | undefined>;
-  /** Runtime options. */
-  sess?: LocalSessOptions;
-  /** Do not connect a server yet. */
-  noServer?: boolean;
-}
-
-/** Start the runtime and a server bound to it; registers the API key with the audit. */
-export async function startStack(options: StackOptions): Promise<StdioStack> {
-  const sess = await startLocalSess(options.sess);
-  const state = await tempStateDir();
-  options.audit.secret(sess.apiKey, 'api key');
-  const env = serverEnv({
-    SESS_API_KEY: sess.apiKey,
-    SESS_API_ORIGIN: sess.origin,
-    SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: '1',
-    SESS_MCP_STATE_DIR: state.dir,
-    ...options.env,
+/**
+ * `sess_publish` of `interaction` as the next revision after the answer a `sess_response` returned
+ * (`answered`: its handle, revision and response event id).
+ */
+export function publishAfter(
+  server: Pick<StdioSession, 'callTool'>,
+  answered: { handle: string; revision: number; response?: { eventId: string } },
+  interaction: unknown,
+): Promise<ToolCallResult> {
+  if (answered.response === undefined) throw new Error('publishAfter needs an answered interaction');
+  return server.callTool('sess_publish', {
+    handle: answered.handle,
+    expected_revision: answered.revision,
+    response_event_id: answered.response.eventId,
+    interaction,
   });
-  const servers: StdioSession[] = [];
-  const connect = async () => {
-    const server = await connectStdio({
-      client: options.client ?? 'v1',
-      env: stack.env,
-      audit: options.audit,
-    });
-    servers.push(server);
-    stack.server = server;
-    return server;
-  };
-  const stack: StdioStack = {
-    sess,
-    stateDir: state.dir,
-    env,
-    server: undefined as unknown as StdioSession,
-    async restart({ kill = true } = {}) {
-      if (stack.server !== undefined) await (kill ? stack.server.kill() : stack.server.close());
-      return connect();
-    },
-    async close() {
-      await Promise.all(servers.map((s) => s.kill()));
-      await sess.close();
-      await state.remove();
-    },
-  };
-  if (options.noServer !== true) await connect();
-  return stack;
 }

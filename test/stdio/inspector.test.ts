@@ -5,26 +5,20 @@
  * CLI call is its own server process over one state directory, as separate agent turns would be.
  *
  * The CLI is found under `.tmp/conformance/node_modules/inspcli` (`.ci/run` installs it); when it
- * is missing the test says so and skips, except under `CI`, where it fails.
+ * is missing the test says so and skips, except under `CI=true`, where it fails (see
+ * `test/support/outside-tool.ts`).
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface } from '../http/harness.js';
 import { createSecretsAudit } from '../support/audit.js';
+import { findOutsideTool, INSPECTOR_CLI_TOOL } from '../support/outside-tool.js';
 import { buildSessMcpBin, cleanBuilds, tempStateDir } from './harness.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-const cli = join(root, '.tmp/conformance/node_modules/inspcli/build/index.js');
-const available = existsSync(cli);
-if (!available && process.env.CI) {
-  throw new Error(`inspector-cli is not installed at ${cli}; .ci/run installs it`);
-}
-if (!available)
-  console.log('[inspector stdio] skipped: inspector-cli 1.0.3 is not installed under .tmp/conformance');
+const cli = findOutsideTool(INSPECTOR_CLI_TOOL) ?? '';
+const available = cli !== '';
 
 afterAll(() => cleanBuilds());
 
@@ -35,7 +29,7 @@ function run(args: string[]): Promise<{ code: number; out: string; err: string }
       process.execPath,
       [cli, ...args],
       {
-        cwd: join(root, '.tmp/conformance/node_modules/inspcli/build'),
+        cwd: dirname(cli),
         env: { PATH: process.env.PATH },
         timeout: 60_000,
       },

@@ -3,7 +3,6 @@
  * starts with `#!/usr/bin/env node`, is executable, is what package.json's `bin` names, and serves
  * the five tools when run directly — the way `npx -y @sess.si/mcp` runs it.
  */
-import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,13 +11,17 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { describe, expect, it } from 'vitest';
 import { startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
+import { findOutsideTool } from '../support/outside-tool.js';
 import { tempStateDir } from './harness.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = join(ROOT, 'dist', 'bin', 'sess-mcp.js');
-const built = existsSync(BIN);
-if (!built && process.env.CI !== undefined)
-  throw new Error(`${BIN} is missing: npm test builds it first (pretest)`);
+const built =
+  findOutsideTool({
+    name: 'the built bin dist/bin/sess-mcp.js',
+    paths: [BIN],
+    install: 'npm run build (npm test runs it first, as pretest)',
+  }) !== undefined;
 
 describe.skipIf(!built)(
   `the published bin${built ? '' : ' (skipped: dist/bin/sess-mcp.js not built; run npm run build)'}`,

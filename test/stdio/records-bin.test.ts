@@ -5,37 +5,14 @@
  * without confirmation and retires with `--yes`, and the retired handle is gone for the tools.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openProfileRecords } from '../../src/store/file.js';
-import { useSecretsAudit } from '../support/audit.js';
-import {
-  buildSessMcpBin,
-  cleanBuilds,
-  errorOf,
-  interactionOf,
-  runBin,
-  type StdioStack,
-  startStack,
-} from './harness.js';
+import { findOutsideTool } from '../support/outside-tool.js';
+import { useStdioStack } from '../support/stdio-stack.js';
+import { approveSurface } from '../support/surfaces.js';
+import { buildSessMcpBin, errorOf, interactionOf, publishAfter, runBin } from './harness.js';
 
-const audits = useSecretsAudit();
-let stack: StdioStack | undefined;
-afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
-});
-afterAll(cleanBuilds);
-
-const surface = {
-  mode: 'interactive',
-  title: 'Merge the branch?',
-  source: {
-    kind: 'sess_surface',
-    components: [{ type: 'field', name: 'why', label: 'Why', schema: { type: 'string', maxLength: 200 } }],
-  },
-  actions: [{ id: 'merge', label: 'Merge', intent: 'approve' }],
-};
+const stdio = useStdioStack();
 
 describe('sess-mcp records (the bin)', () => {
   it('prints usage with --help and refuses configuration in arguments', async () => {
@@ -58,35 +35,28 @@ describe('sess-mcp records (the bin)', () => {
   });
 
   it('lists, shows (redacted) and retires blocked and unconfirmed records', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { server, sess } = stack;
-    const audit = audits.current;
+    const audit = stdio.audit;
 
     // 1. A create whose answer is lost: the Session exists, the record is create_unknown.
     sess.faults.commitThenDrop('create');
-    const unknown = errorOf(await server.callTool('sess_request', { interaction: surface }));
+    const unknown = errorOf(await server.callTool('sess_request', { interaction: approveSurface }));
     expect(unknown.code).toBe('CREATE_OUTCOME_UNKNOWN');
     expect(sess.stats.of().sessionsCreated).toBe(1);
     audit.url(sess.sessions.list()[0]!.view.human_url, 'lost sess link');
 
     // 2. An answered interaction whose publish Sess refuses: blocked (MUTATION_REJECTED).
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
     audit.url(created.humanUrl!, 'sess link');
     const why = 'the tests are green, zebra';
     audit.answer({ why });
-    await sess.submitAnswer(created.humanUrl!, { action: 'merge', values: { why } });
+    await sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: why } });
     const answered = interactionOf(
       await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
     );
     sess.faults.fail('publish', 409);
-    const rejected = errorOf(
-      await server.callTool('sess_publish', {
-        handle: created.handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: surface,
-      }),
-    );
+    const rejected = errorOf(await publishAfter(server, answered, approveSurface));
     expect(rejected.code).toBe('MUTATION_REJECTED');
     await server.close();
 
@@ -132,13 +102,20 @@ describe('sess-mcp records (the bin)', () => {
   });
 
   // `script` (util-linux/bsdutils, essential on Debian) gives the bin a real terminal.
-  const script = ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p));
+  const script = findOutsideTool({
+    name: 'script (util-linux)',
+    paths: ['/usr/bin/script', '/bin/script'],
+    command: 'script',
+    install: 'apt-get install bsdutils',
+  });
   it.skipIf(script === undefined)(
     'asks on a real terminal and retires only after "retire" is typed',
     async () => {
-      stack = await startStack({ client: 'v1', audit: audits.current });
-      const created = interactionOf(await stack.server.callTool('sess_request', { interaction: surface }));
-      audits.current.url(created.humanUrl!, 'sess link');
+      const stack = await stdio.start({ client: 'v1' });
+      const created = interactionOf(
+        await stack.server.callTool('sess_request', { interaction: approveSurface }),
+      );
+      stdio.audit.url(created.humanUrl!, 'sess link');
       await stack.server.close();
       const bin = await buildSessMcpBin();
       const env = { SESS_MCP_STATE_DIR: stack.stateDir, PATH: process.env.PATH ?? '/usr/bin:/bin' };
@@ -174,7 +151,7 @@ describe('sess-mcp records (the bin)', () => {
       expect(confirmed.output).toContain(`Retired ${created.handle}`);
       expect(confirmed.code).toBe(0);
       expect(await openProfileRecords({ stateDir: stack.stateDir }).read(created.handle)).toBeUndefined();
-      audits.current.text(declined.output + confirmed.output, 'terminal output');
+      stdio.audit.text(declined.output + confirmed.output, 'terminal output');
     },
   );
 

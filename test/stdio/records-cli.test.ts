@@ -195,6 +195,52 @@ describe('records show', () => {
     expect(revealed.out()).toContain('do not paste it');
   });
 
+  it('redacts what a saved Surface pre-fills (field values, record fields) unless --reveal', async () => {
+    const PIN = 'earlier answer: pin 4921 zebra';
+    const IBAN = 'DE89 3704 0044 0532 0130 00';
+    const prefilled: Surface = {
+      ...surface,
+      title: 'Confirm your details',
+      source: {
+        kind: 'sess_surface',
+        components: [
+          { type: 'record', label: 'You told us', fields: { 'Card PIN': PIN } },
+          { type: 'field', name: 'iban', label: 'IBAN', schema: { type: 'string' }, value: IBAN },
+        ],
+      },
+    };
+    const store = createFileHandleStore({ stateDir, profile: 'default' }).forBinding(binding);
+    await store.create(
+      record(
+        'h_prefilled_000000007',
+        {
+          kind: 'waiting',
+          session,
+          revision: 2,
+          surface: prefilled,
+          lastMutation: { kind: 'publish', expectedRevision: 1, responseEventId: 'e1', surfaceDigest: 'x' },
+        } as InteractionState,
+        '2026-01-01T00:00:00.000Z',
+      ),
+    );
+    const run = io();
+    expect(await runRecordsCli(['show', 'h_prefilled_000000007'], run.io, access())).toBe(0);
+    // What the record is about stays readable: captions, names and labels.
+    expect(run.out()).toContain('"Card PIN": "[redacted: --reveal shows it]"');
+    expect(run.out()).toContain('"name": "iban"');
+    expect(run.out()).toContain('"value": "[redacted: --reveal shows it]"');
+    const audit = createSecretsAudit();
+    audit.url(LINK);
+    audit.answer({ PIN, IBAN });
+    audit.text(run.out(), 'show output');
+    audit.assertClean();
+
+    const revealed = io();
+    expect(await runRecordsCli(['show', 'h_prefilled_000000007', '--reveal'], revealed.io, access())).toBe(0);
+    expect(revealed.out()).toContain(PIN);
+    expect(revealed.out()).toContain(IBAN);
+  });
+
   it('says what to do next for a blocked record', async () => {
     await seed();
     const run = io();

@@ -4,44 +4,12 @@
  * a wait when the client sent a progress token; and the server killed with SIGKILL and restarted
  * between every step of the flow still completes it with exactly one Session.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { useSecretsAudit } from '../support/audit.js';
-import { cleanBuilds, interactionOf, type StdioStack, startStack } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { useStdioStack } from '../support/stdio-stack.js';
+import { approveSurface, followUpSurface } from '../support/surfaces.js';
+import { interactionOf, publishAfter } from './harness.js';
 
-const audits = useSecretsAudit();
-let stack: StdioStack | undefined;
-afterEach(async () => {
-  await stack?.close();
-  stack = undefined;
-});
-afterAll(cleanBuilds);
-
-const surface = {
-  mode: 'interactive',
-  title: 'Ship the release today?',
-  source: {
-    kind: 'sess_surface',
-    components: [
-      {
-        type: 'field',
-        name: 'note',
-        label: 'Note for the team',
-        schema: { type: 'string', maxLength: 200 },
-      },
-    ],
-  },
-  actions: [
-    { id: 'yes', label: 'Ship it', intent: 'approve' },
-    { id: 'no', label: 'Hold', intent: 'reject' },
-  ],
-};
-
-const followUp = {
-  mode: 'interactive',
-  title: 'Tag it as 2.0?',
-  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'Release notes are ready.' }] },
-  actions: [{ id: 'tag', label: 'Tag', intent: 'approve' }],
-};
+const stdio = useStdioStack();
 
 /** Resolves once `predicate` holds for the server's stderr (event-driven, no fixed sleep). */
 async function stderrShows(
@@ -60,10 +28,10 @@ describe('waits over stdio', () => {
   it.each(['v1', 'v2'] as const)(
     'a wait cancelled by the %s client ends as needs_resume and resumes without a new Session',
     async (client) => {
-      stack = await startStack({ client, audit: audits.current });
+      const stack = await stdio.start({ client });
       const { server, sess } = stack;
-      const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-      audits.current.url(created.humanUrl!, 'sess link');
+      const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
+      stdio.audit.url(created.humanUrl!, 'sess link');
       const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
 
       const controller = new AbortController();
@@ -81,15 +49,15 @@ describe('waits over stdio', () => {
       expect(sess.pendingWaits(sessionId)).toBe(0);
 
       const note = 'ship after the standup, zebra';
-      audits.current.answer({ note });
-      await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+      stdio.audit.answer({ note });
+      await sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: note } });
       const resumed = interactionOf(
         await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 10_000 }),
       );
       expect(resumed).toMatchObject({
         handle: created.handle,
         state: 'answered',
-        response: { values: { note } },
+        response: { values: { message: note } },
       });
       expect(sess.stats.of().sessionsCreated).toBe(1);
       expect(sess.sessions.list()).toHaveLength(1);
@@ -97,11 +65,11 @@ describe('waits over stdio', () => {
   );
 
   it('a host that disconnects mid-wait ends it as needs_resume; the server exits; a new one resumes', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { sess } = stack;
     const server = stack.server;
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(created.humanUrl!, 'sess link');
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
+    stdio.audit.url(created.humanUrl!, 'sess link');
     const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
     const pending = server.callTool('sess_response', {
       handle: created.handle,
@@ -117,22 +85,22 @@ describe('waits over stdio', () => {
     expect(sess.pendingWaits(sessionId)).toBe(0);
 
     const note = 'answered while the host was away';
-    audits.current.answer({ note });
-    await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+    stdio.audit.answer({ note });
+    await sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: note } });
     const next = await stack.restart({ kill: false });
     // A fresh process does its first read through the wait, which also teaches the client the workspace.
     const resumed = interactionOf(
       await next.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
     );
-    expect(resumed).toMatchObject({ state: 'answered', response: { values: { note } } });
+    expect(resumed).toMatchObject({ state: 'answered', response: { values: { message: note } } });
     expect(sess.stats.of().sessionsCreated).toBe(1);
   });
 
   it('ends a wait at the ceiling as waiting, with the re-wait line first', async () => {
-    stack = await startStack({ client: 'v2', audit: audits.current, env: { SESS_MCP_MAX_WAIT_MS: '300' } });
+    const stack = await stdio.start({ client: 'v2', env: { SESS_MCP_MAX_WAIT_MS: '300' } });
     const { server } = stack;
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(created.humanUrl!, 'sess link');
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
+    stdio.audit.url(created.humanUrl!, 'sess link');
     const started = Date.now();
     const result = await server.callTool('sess_response', {
       handle: created.handle,
@@ -147,14 +115,14 @@ describe('waits over stdio', () => {
   });
 
   it('sends progress notifications during a wait when the client sent a progress token', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { server, sess } = stack;
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(created.humanUrl!, 'sess link');
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
+    stdio.audit.url(created.humanUrl!, 'sess link');
     const progress: Array<{ progress: number; total?: number }> = [];
     const started = Date.now();
     const note = 'progress seen, answering now';
-    audits.current.answer({ note });
+    stdio.audit.answer({ note });
     const result = await server.callTool(
       'sess_response',
       { handle: created.handle, revision: 1, wait_ms: 45_000 },
@@ -163,7 +131,7 @@ describe('waits over stdio', () => {
           progress.push(p);
           // The person answers once the first notification arrived: the wait then ends at once.
           if (progress.length === 1)
-            void sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+            void sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: note } });
         },
       },
     );
@@ -177,14 +145,14 @@ describe('waits over stdio', () => {
 
 describe('crash and restart over stdio', () => {
   it('kills the server (SIGKILL) between every step and still completes with one Session', async () => {
-    stack = await startStack({ client: 'v1', audit: audits.current });
+    const stack = await stdio.start({ client: 'v1' });
     const { sess } = stack;
     const steps: string[] = [];
 
     let server = await stack.restart();
-    const created = interactionOf(await server.callTool('sess_request', { interaction: surface }));
+    const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
     steps.push('request');
-    audits.current.url(created.humanUrl!, 'sess link');
+    stdio.audit.url(created.humanUrl!, 'sess link');
 
     server = await stack.restart();
     expect(
@@ -195,8 +163,8 @@ describe('crash and restart over stdio', () => {
     steps.push('response (waiting)');
 
     const note = 'survived the crash, zebra';
-    audits.current.answer({ note });
-    await sess.submitAnswer(created.humanUrl!, { action: 'yes', values: { note } });
+    stdio.audit.answer({ note });
+    await sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: note } });
 
     server = await stack.restart();
     const answered = interactionOf(
@@ -214,32 +182,18 @@ describe('crash and restart over stdio', () => {
     steps.push('response (re-confirmed)');
 
     server = await stack.restart();
-    const published = interactionOf(
-      await server.callTool('sess_publish', {
-        handle: created.handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: followUp,
-      }),
-    );
+    const published = interactionOf(await publishAfter(server, answered, followUpSurface));
     expect(published).toMatchObject({ revision: 2, state: 'waiting' });
     steps.push('publish');
 
     // Repeating the identical publish after a restart is answered without a second revision.
     server = await stack.restart();
-    const replay = interactionOf(
-      await server.callTool('sess_publish', {
-        handle: created.handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: followUp,
-      }),
-    );
+    const replay = interactionOf(await publishAfter(server, answered, followUpSurface));
     expect(replay).toMatchObject({ revision: 2, state: 'waiting' });
     expect(sess.stats.of().revisionsPublished).toBe(1);
     steps.push('publish (identical repeat)');
 
-    await sess.submitAnswer(created.humanUrl!, { action: 'tag', values: {} });
+    await sess.submitAnswer(created.humanUrl!, { action: 'push', values: {} });
     server = await stack.restart();
     const second = interactionOf(
       await server.callTool('sess_response', { handle: created.handle, revision: 2, wait_ms: 5_000 }),
@@ -272,13 +226,12 @@ describe('crash and restart over stdio', () => {
   }, 90_000);
 
   it('kills itself at a named durable step (test hook) and the owner finds the record', async () => {
-    stack = await startStack({
+    const stack = await stdio.start({
       client: 'v1',
-      audit: audits.current,
       env: { SESS_MCP_TEST_CRASH_AT: 'create.after_response' },
     });
     const { server, sess } = stack;
-    const call = server.callTool('sess_request', { interaction: surface });
+    const call = server.callTool('sess_request', { interaction: approveSurface });
     call.catch(() => undefined);
     const exit = await server.exited();
     expect(exit).toBeDefined();
@@ -291,15 +244,14 @@ describe('crash and restart over stdio', () => {
   });
 
   it('counts occurrences of the crash step (step@N)', async () => {
-    stack = await startStack({
+    const stack = await stdio.start({
       client: 'v2',
-      audit: audits.current,
       env: { SESS_MCP_TEST_CRASH_AT: 'create.after_intent_saved@2' },
     });
     const { server, sess } = stack;
-    const first = interactionOf(await server.callTool('sess_request', { interaction: surface }));
-    audits.current.url(first.humanUrl!, 'sess link');
-    const second = server.callTool('sess_request', { interaction: surface });
+    const first = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
+    stdio.audit.url(first.humanUrl!, 'sess link');
+    const second = server.callTool('sess_request', { interaction: approveSurface });
     second.catch(() => undefined);
     await server.exited();
     await expect(second).rejects.toThrow();

@@ -1,0 +1,26 @@
+/**
+ * The one `McpServer` both faces serve: the package's identity and instructions, with the five
+ * Sess tools registered over an engine. A face decides where the engine comes from (one per
+ * process for stdio, one per request for HTTP); this module only builds the server around it.
+ */
+import { McpServer } from '@modelcontextprotocol/server';
+import type { SessEngine } from '../core/engine.js';
+import { registerSessTools } from '../core/register.js';
+import { SERVER_INSTRUCTIONS } from '../core/tool-definitions.js';
+import { PACKAGE_NAME, PACKAGE_VERSION } from './package-info.js';
+
+/**
+ * A server with the five Sess tools over `engine`. Without an engine it has no tools: the HTTP
+ * face uses that for a request it answers before any principal is known (a body that is not JSON).
+ */
+export function createSessMcpServer(engine: SessEngine | undefined): McpServer {
+  const server = new McpServer(
+    { name: PACKAGE_NAME, version: PACKAGE_VERSION },
+    {
+      capabilities: { tools: {} },
+      ...(engine === undefined ? {} : { instructions: SERVER_INSTRUCTIONS }),
+    },
+  );
+  if (engine !== undefined) registerSessTools(server, { engine });
+  return server;
+}

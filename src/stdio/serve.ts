@@ -1,0 +1,132 @@
+/**
+ * {@link serveSessMcpStdio}: the five Sess tools over stdio for an owner's own private MCP client.
+ * It reads the configuration from the environment (never from arguments), builds one engine over
+ * the file store and the Sess client, and serves it with the SDK's `serveStdio`. stdout carries
+ * the protocol only; diagnostics go to stderr as fixed event names and codes.
+ *
+ * It decides nothing about interactions itself (the engine does) and reads no file but through
+ * the file store and the credential key.
+ */
+import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { createSessEngine, type DurableStep } from '../core/engine.js';
+import { isSessMcpError, SessMcpError } from '../core/errors.js';
+import { readOptions } from '../core/options.js';
+import { createSessMcpServer } from '../faces/sess-server.js';
+import { createFileHandleStore } from '../store/file.js';
+import { createStdioAuthority } from './authority.js';
+import { type EnvLike, readStdioConfig, type StdioConfig } from './config.js';
+import { createStderrDiagnostics } from './diagnostics.js';
+
+/** A readable stream (stdin) as the SDK's stdio transport uses it. */
+export type StdinLike = ConstructorParameters<typeof StdioServerTransport>[0];
+/** A writable stream (stdout) as the SDK's stdio transport uses it. */
+export type StdoutLike = ConstructorParameters<typeof StdioServerTransport>[1];
+
+/** Options of {@link serveSessMcpStdio}. Everything defaults to the current process. */
+export interface SessMcpStdioOptions {
+  /** Where configuration is read from. `SESS_API_KEY` is read on each tool call. @default process.env */
+  env?: EnvLike;
+  /** @default process.stdin */
+  stdin?: StdinLike;
+  /** Protocol only. @default process.stdout */
+  stdout?: StdoutLike;
+  /** Diagnostics: one JSON line per event. @default process.stderr */
+  stderr?: { write(chunk: string): unknown };
+}
+
+/** A running stdio server. */
+export interface SessMcpStdioServer {
+  /** Close the connection; in-flight waits end as `needs_resume`. */
+  close(): Promise<void>;
+}
+
+/**
+ * Serve the five Sess tools over stdio.
+ *
+ * Bad options throw a `TypeError` naming the option. An invalid configuration (environment) does
+ * not stop the server: it starts, lists its tools, writes one `config_invalid` diagnostic, and
+ * every tool call returns `NOT_CONFIGURED` with a message naming the variable — hosts show tool
+ * errors to the agent, while a server that fails to start is often only "failed". A missing
+ * `SESS_API_KEY` is reported the same way, on the first tool call.
+ *
+ * @example
+ * ```ts
+ * import { serveSessMcpStdio } from '@sess.si/mcp/stdio';
+ * serveSessMcpStdio(); // reads SESS_API_KEY etc. from process.env
+ * ```
+ */
+export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStdioServer {
+  checkOptions(options);
+  const env = options.env ?? process.env;
+  const diagnostics = createStderrDiagnostics(options.stderr ?? process.stderr);
+
+  let config: StdioConfig | SessMcpError;
+  try {
+    config = readStdioConfig(env);
+  } catch (error) {
+    config = isSessMcpError(error)
+      ? error
+      : new SessMcpError('NOT_CONFIGURED', 'The server configuration cannot be read.', { retryable: false });
+    diagnostics({ event: 'config_invalid', code: 'NOT_CONFIGURED' });
+  }
+
+  const authority = createStdioAuthority({
+    env,
+    config,
+    store: (c) => createFileHandleStore({ stateDir: c.stateDir, profile: c.profile }),
+  });
+  const crashAt = config instanceof Error ? undefined : config.crashAt;
+  const engine = createSessEngine({
+    authority,
+    diagnostics,
+    ...(config instanceof Error || config.maxWaitMs === undefined ? {} : { maxWaitMs: config.maxWaitMs }),
+    ...(crashAt === undefined ? {} : { hooks: { onStep: crashHook(crashAt) } }),
+  });
+
+  const handle: StdioServerHandle = serveStdio(() => createSessMcpServer(engine), {
+    ...(options.stdin !== undefined || options.stdout !== undefined
+      ? { transport: new StdioServerTransport(options.stdin, options.stdout) }
+      : {}),
+    // The SDK's error may quote a message body: report that it happened, nothing more.
+    onerror: () => diagnostics({ event: 'transport_error' }),
+  });
+  diagnostics({ event: 'server_started' });
+  return {
+    async close() {
+      await handle.close();
+      diagnostics({ event: 'server_closed' });
+    },
+  };
+}
+
+function checkOptions(options: SessMcpStdioOptions): void {
+  const read = readOptions('serveSessMcpStdio', options, true);
+  if (options.env !== undefined && (options.env === null || typeof options.env !== 'object')) {
+    read.fail('env', 'must be an object of strings');
+  }
+  if (options.stdin !== undefined && typeof (options.stdin as { on?: unknown } | null)?.on !== 'function') {
+    read.fail('stdin', 'must be a readable stream');
+  }
+  for (const name of ['stdout', 'stderr'] as const) {
+    const stream = options[name];
+    if (stream !== undefined && typeof (stream as { write?: unknown } | null)?.write !== 'function') {
+      read.fail(name, 'must be a writable stream');
+    }
+  }
+}
+
+/**
+ * Testing only (`SESS_MCP_TEST_CRASH_AT` with `SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1`): kill
+ * this process with SIGKILL at the named durable step (`step` or `step@N` for its Nth time), as a
+ * power cut would.
+ */
+function crashHook(spec: string): (name: DurableStep) => Promise<void> | undefined {
+  const [step, nth] = spec.split('@') as [string, string | undefined];
+  let remaining = nth === undefined ? 1 : Number(nth);
+  return (name) => {
+    if (name !== step || --remaining > 0) return undefined;
+    process.kill(process.pid, 'SIGKILL');
+    // The signal lands asynchronously: make sure not one more step runs before it does.
+    return new Promise<void>(() => {});
+  };
+}

@@ -1,0 +1,152 @@
+/**
+ * The options of `createSessMcpHttpHandler` and the surface of both face entries: every bad option
+ * is a `TypeError` of the one form `createSessMcpHttpHandler: option "<name>" <rule>.`, the rules
+ * several entries share (wait bound, workspace id) give the same verdict here as in the stdio
+ * environment, and the entry exports exactly its named values.
+ */
+import { describe, expect, it } from 'vitest';
+import { isSessMcpError } from '../../src/core/errors.js';
+import { SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../../src/core/rules.js';
+import * as httpEntry from '../../src/http/index.js';
+import { resolveHttpOptions, type SessMcpHttpHandlerOptions } from '../../src/http/options.js';
+import { readStdioConfig } from '../../src/stdio/config.js';
+
+const base: SessMcpHttpHandlerOptions = {
+  authenticate: () => undefined,
+  handleStore: () => {
+    throw new Error('not used');
+  },
+  allowedHosts: ['localhost'],
+};
+
+function httpVerdict(extra: Partial<SessMcpHttpHandlerOptions>): 'accepted' | string {
+  try {
+    resolveHttpOptions({ ...base, ...extra } as SessMcpHttpHandlerOptions);
+    return 'accepted';
+  } catch (error) {
+    expect(error).toBeInstanceOf(TypeError);
+    return (error as Error).message;
+  }
+}
+
+function stdioVerdict(env: Record<string, string>): 'accepted' | string {
+  try {
+    readStdioConfig({ HOME: '/home/me', ...env }, { platform: 'linux' });
+    return 'accepted';
+  } catch (error) {
+    if (!isSessMcpError(error)) throw error;
+    expect(error.code).toBe('NOT_CONFIGURED');
+    return error.message;
+  }
+}
+
+describe('createSessMcpHttpHandler options', () => {
+  it.each([
+    ['authenticate', { authenticate: undefined }],
+    ['handleStore', { handleStore: 'x' }],
+    ['allowedHosts', { allowedHosts: [] }],
+    ['allowedHosts', { allowedHosts: ['exa mple/x'] }],
+    ['allowedHosts', { allowedHosts: ['mcp.example.com:99999'] }],
+    ['allowedOrigins', { allowedOrigins: ['https://a.example/path'] }],
+    ['requiredScopes', { requiredScopes: ['a b'] }],
+    ['maxBodyBytes', { maxBodyBytes: 0 }],
+    ['requestTimeoutMs', { requestTimeoutMs: -1 }],
+    ['maxWaitMs', { maxWaitMs: 45_001 }],
+    ['maxWaitMs', { maxWaitMs: 1.5 }],
+    ['allowInsecureLocalhost', { allowInsecureLocalhost: 'yes' }],
+    ['sessOrigin', { sessOrigin: 'http://api.sess.si' }],
+    ['sessOrigin', { sessOrigin: 'http://127.0.0.1:9' }],
+    ['expectedWorkspaceId', { expectedWorkspaceId: 'ws!1' }],
+    ['receiptIssuer', { receiptIssuer: '' }],
+    ['resourceMetadataUrl', { resourceMetadataUrl: 'not a url' }],
+    ['diagnostics', { diagnostics: 'stderr' }],
+  ])('a bad %s is a TypeError in the one form, naming it', (name, bad) => {
+    const message = httpVerdict(bad as Partial<SessMcpHttpHandlerOptions>);
+    expect(message).toMatch(new RegExp(`^createSessMcpHttpHandler: option "${name}" [^\\n]+\\.$`));
+  });
+
+  it('accepts maxWaitMs 0 (never wait), as the engine and SESS_MCP_MAX_WAIT_MS do', () => {
+    expect(resolveHttpOptions({ ...base, maxWaitMs: 0 }).maxWaitMs).toBe(0);
+    expect(resolveHttpOptions({ ...base, maxWaitMs: WAIT_CEILING_MS }).maxWaitMs).toBe(WAIT_CEILING_MS);
+  });
+
+  it('states the shared rule when it refuses maxWaitMs or expectedWorkspaceId', () => {
+    expect(httpVerdict({ maxWaitMs: -1 })).toBe(
+      `createSessMcpHttpHandler: option "maxWaitMs" must be ${WAIT_MS_RULE.text}.`,
+    );
+    expect(httpVerdict({ expectedWorkspaceId: 'ws!1' })).toBe(
+      `createSessMcpHttpHandler: option "expectedWorkspaceId" must be ${SESS_ID_RULE.text}.`,
+    );
+  });
+
+  it('fills the defaults', () => {
+    const resolved = resolveHttpOptions(base);
+    expect(resolved.requestTimeoutMs).toBe(httpEntry.DEFAULT_HTTP_REQUEST_TIMEOUT_MS);
+    expect(httpEntry.DEFAULT_HTTP_REQUEST_TIMEOUT_MS).toBe(60_000);
+    expect(resolved.maxBodyBytes).toBe(httpEntry.DEFAULT_MAX_BODY_BYTES);
+    expect(resolved.maxBodyBytes).toBe(256 * 1024);
+    expect(resolved.sessOrigin).toBe('https://api.sess.si');
+    expect(resolved.allowedOrigins.size).toBe(0);
+    expect(resolved.maxWaitMs).toBeUndefined();
+    expect(resolved.expectedWorkspaceId).toBeUndefined();
+    expect(
+      resolveHttpOptions({ ...base, sessOrigin: 'http://127.0.0.1:9', allowInsecureLocalhost: true })
+        .sessOrigin,
+    ).toBe('http://127.0.0.1:9');
+  });
+
+  it('keeps an explicit port on an allowedHosts entry, :80 included', () => {
+    expect(
+      resolveHttpOptions({ ...base, allowedHosts: ['MCP.example.com:80', '[::1]', 'a:8443'] }).allowedHosts,
+    ).toEqual(['mcp.example.com:80', '[::1]', 'a:8443']);
+  });
+});
+
+describe('one rule, one verdict across the entries', () => {
+  it.each([
+    [0, true],
+    [1, true],
+    [45_000, true],
+    [45_001, false],
+    [-1, false],
+  ])('maxWaitMs %d: HTTP option and SESS_MCP_MAX_WAIT_MS agree with WAIT_MS_RULE', (ms, valid) => {
+    expect(WAIT_MS_RULE.test(ms)).toBe(valid);
+    expect(httpVerdict({ maxWaitMs: ms }) === 'accepted').toBe(valid);
+    expect(stdioVerdict({ SESS_MCP_MAX_WAIT_MS: String(ms) }) === 'accepted').toBe(valid);
+  });
+
+  it.each([
+    ['ws_1', true],
+    ['ws.1:a-b', true],
+    ['W'.repeat(128), true],
+    ['W'.repeat(129), false],
+    ['ws!1', false],
+    ['ws 1', false],
+    ['ws/1', false],
+  ])(
+    'workspace id %s: HTTP expectedWorkspaceId and SESS_EXPECTED_WORKSPACE_ID agree with SESS_ID_RULE',
+    (id, valid) => {
+      expect(SESS_ID_RULE.test(id)).toBe(valid);
+      const http = httpVerdict({ expectedWorkspaceId: id });
+      const stdio = stdioVerdict({ SESS_EXPECTED_WORKSPACE_ID: id });
+      expect(http === 'accepted').toBe(valid);
+      expect(stdio === 'accepted').toBe(valid);
+      if (!valid) {
+        expect(http).toContain('"expectedWorkspaceId"');
+        expect(stdio).toContain('SESS_EXPECTED_WORKSPACE_ID');
+        expect(stdio).toContain(SESS_ID_RULE.text);
+      }
+    },
+  );
+});
+
+describe('entry surfaces', () => {
+  it('@sess.si/mcp/http exports exactly its named values', () => {
+    expect(Object.keys(httpEntry).sort()).toEqual([
+      'DEFAULT_HTTP_REQUEST_TIMEOUT_MS',
+      'DEFAULT_MAX_BODY_BYTES',
+      'createSessMcpHttpHandler',
+      'httpBindingOf',
+    ]);
+  });
+});
