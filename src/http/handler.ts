@@ -9,7 +9,7 @@
  * It never reads a token from headers, never gives the MCP bearer token to Sess or to a tool, and
  * starts no listener.
  */
-import { createSessEngine, type SessEngine } from '../core/engine.js';
+import { createSessEngine, createWaitGate, type SessEngine } from '../core/engine.js';
 import { SessMcpError } from '../core/errors.js';
 import type { Authority, CallAuthority, HandleStore, HttpBinding, SessApi } from '../core/ports.js';
 import { createSessMcpServer } from '../faces/sess-server.js';
@@ -235,6 +235,9 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
     ...(resolved.allowInsecureLocalhost ? { allowInsecureLocalhost: true } : {}),
     ...(resolved.receiptIssuer === undefined ? {} : { issuer: resolved.receiptIssuer }),
   });
+  // One wait gate for the handler: waits on one Session share an upstream long-poll, and each
+  // caller's upstream waits are capped, across every request this handler serves.
+  const waitGate = createWaitGate({ maxConcurrentWaits: resolved.maxConcurrentWaits });
   const pipeline = createPipeline(
     resolved,
     (scope) =>
@@ -243,6 +246,7 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
           createSessEngine({
             authority: requestAuthority(resolved, scope.principal, receiptVerifier),
             diagnostics: resolved.diagnostics,
+            waitGate,
             ...(resolved.maxWaitMs === undefined ? {} : { maxWaitMs: resolved.maxWaitMs }),
           }),
           scope,

@@ -6,6 +6,7 @@
  * not store (the host's `handleStore` does) and it never reads the environment.
  */
 
+import { DEFAULT_MAX_CONCURRENT_WAITS } from '../core/engine.js';
 import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding } from '../core/ports.js';
 import { SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
@@ -104,6 +105,15 @@ export interface SessMcpHttpHandlerOptions {
    */
   maxWaitMs?: number;
   /**
+   * The most upstream Sess waits one caller (binding scope) holds at once through this handler.
+   * Waits on the same Session share one upstream long-poll and count once; a wait over the cap
+   * first reads the Session once (an answer that exists is returned at once), then queues within
+   * its own `wait_ms`: it never returns early and never fails because of the cap. The cap is per
+   * handler: a host running several instances lets one caller hold this many waits in each.
+   * @default 8
+   */
+  maxConcurrentWaits?: number;
+  /**
    * Where diagnostics go: fixed event names, codes and durations only, never a link, token,
    * header or answer. Besides the engine's own events (`tool_result`, `tool_error`, …) the handler
    * reports `http.request_done` (with `ms`) for every request and, when it refuses one,
@@ -134,6 +144,7 @@ export interface ResolvedHttpOptions {
   expectedWorkspaceId: string | undefined;
   receiptIssuer: string | undefined;
   maxWaitMs: number | undefined;
+  maxConcurrentWaits: number;
   diagnostics: DiagnosticsSink;
 }
 
@@ -283,6 +294,12 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
   if (options.maxWaitMs !== undefined && !WAIT_MS_RULE.test(options.maxWaitMs)) {
     read.fail('maxWaitMs', `must be ${WAIT_MS_RULE.text}`);
   }
+  const maxConcurrentWaits = read.integer(
+    'maxConcurrentWaits',
+    options.maxConcurrentWaits,
+    { min: 1, max: 10_000 },
+    DEFAULT_MAX_CONCURRENT_WAITS,
+  );
   const allowInsecureLocalhost = read.boolean(
     'allowInsecureLocalhost',
     options.allowInsecureLocalhost,
@@ -327,6 +344,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     expectedWorkspaceId,
     receiptIssuer,
     maxWaitMs: options.maxWaitMs,
+    maxConcurrentWaits,
     diagnostics,
   };
 }

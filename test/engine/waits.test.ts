@@ -169,8 +169,37 @@ describe('the cap on upstream waits', () => {
     expect(stateOf(await held)).toBe('answered');
   });
 
-  it('the cap holds per gate across binding scopes too', async () => {
+  it('each binding scope has its own cap: other callers are never queued behind it', async () => {
     const gate = createWaitGate({ maxConcurrentWaits: 2 });
+    const harness = await harnessWithGate(gate);
+    const sessionIds: string[] = [];
+    for (let i = 0; i < 4; i++)
+      sessionIds.push(sessionIdOf(harness.sess, (await harness.request()).humanUrl));
+    const controller = new AbortController();
+    const waits = sessionIds.map((sessionId, i) =>
+      gate.wait({
+        sess: harness.client,
+        origin: harness.sess.origin,
+        scope: `scope-${i % 2}`,
+        generation: 'gen-1',
+        sessionId,
+        revision: 1,
+        status: 'active',
+        timeoutMs: 30_000,
+        signal: controller.signal,
+      }),
+    );
+    await until(() => harness.sess.pendingWaits() === 4);
+    expect(gate.queued()).toBe(0);
+    expect([gate.running('scope-0'), gate.running('scope-1')]).toEqual([2, 2]);
+    controller.abort();
+    const settled = await Promise.allSettled(waits);
+    expect(settled.map((s) => s.status)).toEqual(Array(4).fill('rejected'));
+    await until(() => harness.sess.pendingWaits() === 0);
+  });
+
+  it('maxTotalWaits caps the whole gate across binding scopes', async () => {
+    const gate = createWaitGate({ maxConcurrentWaits: 2, maxTotalWaits: 2 });
     const harness = await harnessWithGate(gate);
     const sessionIds: string[] = [];
     for (let i = 0; i < 4; i++)
@@ -295,5 +324,6 @@ describe('createWaitGate options', () => {
   it('defaults to 8', () => {
     expect(createWaitGate().maxConcurrentWaits).toBe(8);
     expect(createWaitGate({}).maxConcurrentWaits).toBe(8);
+    expect(createWaitGate().maxTotalWaits).toBe(Infinity);
   });
 });

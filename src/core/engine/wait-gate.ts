@@ -19,10 +19,17 @@ import { type SessApi, SessApiError, type SessionStatus, type SessionView } from
 /** Options of {@link createWaitGate}. */
 export interface WaitGateOptions {
   /**
-   * The most upstream waits that run at once, per binding scope and for the whole gate.
+   * The most upstream waits one binding scope runs at once through this gate (so, per caller
+   * and per process: a host with several instances lets one caller hold this many in each).
    * @default 8
    */
   maxConcurrentWaits?: number;
+  /**
+   * The most upstream waits the whole gate runs at once, over every binding scope. Unset, only
+   * the per-scope cap applies.
+   * @default unlimited
+   */
+  maxTotalWaits?: number;
 }
 
 /** One wait, as the engine asks the gate for it. */
@@ -47,8 +54,10 @@ export interface GateWaitRequest {
 
 /** Shares and bounds upstream waits. Build it with {@link createWaitGate}. */
 export interface WaitGate {
-  /** The cap per binding scope and per gate. */
+  /** The cap per binding scope. */
   readonly maxConcurrentWaits: number;
+  /** The cap over every scope (`Infinity` when unset). */
+  readonly maxTotalWaits: number;
   /**
    * Wait until the Session is no longer at (`revision`, `status`) or the waiter's time runs out.
    * Resolves with the view Sess reported, or `undefined` when the waiter's own deadline came
@@ -101,7 +110,8 @@ function differs(view: SessionView, request: GateWaitRequest): boolean {
 /**
  * Build a wait gate.
  *
- * @throws TypeError naming the option when `maxConcurrentWaits` is not a whole number from 1.
+ * @throws TypeError naming the option when `maxConcurrentWaits` or `maxTotalWaits` is not a whole
+ * number from 1.
  *
  * @example
  * ```ts
@@ -117,6 +127,8 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
     { min: 1, max: 10_000 },
     DEFAULT_MAX_CONCURRENT_WAITS,
   );
+  const maxTotal =
+    read.optionalInteger('maxTotalWaits', options?.maxTotalWaits, { min: 1, max: 1_000_000 }) ?? Infinity;
   const polls = new Map<string, Poll>();
   const queue: Poll[] = [];
   const perScope = new Map<string, number>();
@@ -129,7 +141,7 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
     if (next === 0) perScope.delete(scope);
     else perScope.set(scope, next);
   };
-  const hasRoom = (scope: string): boolean => total < max && (perScope.get(scope) ?? 0) < max;
+  const hasRoom = (scope: string): boolean => total < maxTotal && (perScope.get(scope) ?? 0) < max;
 
   const finish = (poll: Poll, outcome: Outcome): void => {
     if (polls.get(poll.key) === poll) polls.delete(poll.key);
@@ -167,7 +179,7 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
   };
 
   function pump(): void {
-    for (let index = 0; index < queue.length && total < max; ) {
+    for (let index = 0; index < queue.length && total < maxTotal; ) {
       const poll = queue[index] as Poll;
       if (hasRoom(poll.scope)) {
         queue.splice(index, 1);
@@ -297,6 +309,7 @@ export function createWaitGate(options?: WaitGateOptions): WaitGate {
 
   return {
     maxConcurrentWaits: max,
+    maxTotalWaits: maxTotal,
     wait,
     running: (scope) => (scope === undefined ? total : (perScope.get(scope) ?? 0)),
     queued: () => queue.length,

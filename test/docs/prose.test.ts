@@ -1,0 +1,69 @@
+/**
+ * The docs speak to the package's readers: `docs/architecture.md` names only files that exist, and
+ * no doc or source comment names the project's own process (work items, build rounds) or a
+ * specification file the reader does not have.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+
+function* files(dir: string, pattern: RegExp): Generator<string> {
+  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* files(path, pattern);
+    else if (pattern.test(entry.name)) yield path;
+  }
+}
+
+/** Words that only make sense inside the project's own process. */
+const PROCESS_WORDS: readonly [RegExp, string][] = [
+  [/\bissues? #?\d+\b/i, 'a work item number'],
+  [/\bfirst build\b/i, 'a build round'],
+  [/\bthis round\b/i, 'a build round'],
+  [/\.\.\/shared\/|\bseeds\//, 'a path outside the repository'],
+  [/\bthe spec\b(?!ification)/i, 'a specification the reader does not have'],
+];
+
+const READER_FILES = [
+  'README.md',
+  ...files('docs', /\.md$/),
+  ...files('src', /\.ts$/),
+  ...files('examples', /\.(ts|mjs)$/),
+  ...files('bench', /\.(ts|mjs)$/),
+  ...files('scripts', /\.(mjs|sh)$/),
+];
+
+describe('docs for the package readers', () => {
+  it('docs/architecture.md names only paths that exist', () => {
+    const text = readFileSync(join(root, 'docs/architecture.md'), 'utf8');
+    const named = [...text.matchAll(/`((?:src|test|docs|bench|examples|scripts|api)\/[^`\s]*)`/g)].map(
+      (m) => m[1]!,
+    );
+    expect(named.length).toBeGreaterThan(10);
+    const missing = named.filter((path) => !existsSync(join(root, path.replace(/\{[^}]*\}/, ''))));
+    expect(missing).toEqual([]);
+  });
+
+  it('no doc or comment names the project process or a file outside the repository', () => {
+    const found: string[] = [];
+    for (const file of READER_FILES) {
+      readFileSync(join(root, file), 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+          for (const [pattern, what] of PROCESS_WORDS) {
+            if (pattern.test(line)) found.push(`${file}:${index + 1}: ${what}`);
+          }
+        });
+    }
+    expect(found).toEqual([]);
+  });
+
+  it('the check catches each kind of word', () => {
+    for (const sample of ['see issue 8', 'from the first build', '../shared/STYLE.md', 'as the spec says']) {
+      expect(PROCESS_WORDS.some(([pattern]) => pattern.test(sample))).toBe(true);
+    }
+    expect(PROCESS_WORDS.some(([pattern]) => pattern.test('the specification of the wire'))).toBe(false);
+  });
+});

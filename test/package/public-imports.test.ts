@@ -1,0 +1,73 @@
+/**
+ * Examples, benchmarks and the stdio and HTTP faces are built on the package's public entries only,
+ * so the checked-in API reports (`api/*.api.md`) really are the surface they need. Any relative
+ * import from them that leaves its own folder must land on an entry of package.json `exports`.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+
+/** The source file of every public entry (package.json `exports` → tsup entries). */
+const ENTRY_SOURCES = new Set([
+  'src/index.ts',
+  'src/sess/index.ts',
+  'src/http/index.ts',
+  'src/stdio/index.ts',
+  'src/store/file.ts',
+  'src/store/postgres.ts',
+  'src/testing/index.ts',
+  'package.json',
+]);
+
+function* files(dir: string): Generator<string> {
+  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* files(path);
+    else if (/\.(ts|mts|mjs)$/.test(entry.name)) yield path;
+  }
+}
+
+function relativeImports(file: string): string[] {
+  const source = readFileSync(join(root, file), 'utf8');
+  const found: string[] = [];
+  for (const m of source.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+)["'](\.[^"']+)["']/g)) {
+    found.push(m[1]!);
+  }
+  return found;
+}
+
+/** `../src/http/index.js` from `examples/x.ts` → `src/http/index.ts`. */
+function target(file: string, spec: string): string {
+  return relative(root, resolve(dirname(join(root, file)), spec)).replace(/\.js$/, '.ts');
+}
+
+/** Relative imports of `dir` that leave `home` and do not land on a public entry. */
+function offenders(dir: string, home: string): string[] {
+  const bad: string[] = [];
+  for (const file of files(dir)) {
+    for (const spec of relativeImports(file)) {
+      const to = target(file, spec);
+      if (to.startsWith(`${home}/`)) continue;
+      if (!ENTRY_SOURCES.has(to)) bad.push(`${file} imports ${spec}`);
+    }
+  }
+  return bad;
+}
+
+describe('public entries only', () => {
+  it.each([
+    ['examples', 'examples'],
+    ['bench', 'bench'],
+    ['src/http', 'src/http'],
+    ['src/stdio', 'src/stdio'],
+  ])('%s imports only public entries from outside itself', (dir, home) => {
+    expect(offenders(dir, home)).toEqual([]);
+  });
+
+  it('catches an import of an internal module', () => {
+    expect(ENTRY_SOURCES.has(target('examples/x.ts', '../src/core/engine.js'))).toBe(false);
+    expect(ENTRY_SOURCES.has(target('examples/x.ts', '../src/http/index.js'))).toBe(true);
+  });
+});
