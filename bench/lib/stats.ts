@@ -51,13 +51,6 @@ export async function interleave<T = number>(
   return { subject: s, baseline: b };
 }
 
-/** Time `n` sequential runs of `fn`; milliseconds per run. */
-export async function perCall(n: number, fn: () => Promise<unknown>): Promise<number> {
-  const start = now();
-  for (let i = 0; i < n; i += 1) await fn();
-  return (now() - start) / n;
-}
-
 /** CPU time (user + system, all threads) this process has used since it started, in ms. */
 export function cpuMs(): number {
   const { user, system } = process.cpuUsage();
