@@ -154,7 +154,8 @@ export async function adapterOverhead(): Promise<Row[]> {
     const replayPerCall = (procCpuMs(replay.pid!) - replayCpu) / calls;
     const wall = { s: medianOf(r.subject, 'wall'), b: medianOf(r.baseline, 'wall') };
     const cpu = { s: medianOf(r.subject, 'cpu'), b: medianOf(r.baseline, 'cpu') };
-    const label = `1 adapter overhead (sess_response, ${exchanges.length} Sess trips)`;
+    const bytes = exchanges.reduce((sum, e) => sum + Buffer.byteLength(e.body), 0);
+    const label = `1 adapter overhead (sess_response, ${exchanges.length} Sess trips, ${bytes} B)`;
     return [
       {
         measure: `${label}: wall`,
