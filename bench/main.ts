@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: runs the six benchmarks of issue 8 and prints one table. `--only N[,M]` runs
- * some of them.
+ * `npm run bench`: runs the benchmarks and prints one table. `--only N[,M]` runs some of them;
+ * `--waits A,B` sets the sizes of measure 3 and `--http-waits A,B` those of measure 7. The goals
+ * the `met?` column judges by are in bench/lib/goals.ts.
  *
  * Benchmarks, not tests: nothing here fails the process on a missed goal; the table says `no`.
  */
@@ -8,13 +9,19 @@ import os from 'node:os';
 import { adapterOverhead, answerLatency } from './lib/adapter.js';
 import { coldStartBench } from './lib/cold-start.js';
 import { durableCommit } from './lib/durable.js';
+import { idleHttpRequests } from './lib/http-waits.js';
 import { postgresStore } from './lib/postgres.js';
 import { type Row, renderTable } from './lib/table.js';
 import { concurrentWaits } from './lib/waits.js';
 
 type Measure = () => Promise<Row[]>;
-const sizesAt = process.argv.indexOf('--waits');
-const sizes = sizesAt >= 0 ? (process.argv[sizesAt + 1] ?? '').split(',').map(Number) : undefined;
+/** The comma-separated sizes after `flag`, or undefined for the measure's default. */
+function sizesOf(flag: string): number[] | undefined {
+  const at = process.argv.indexOf(flag);
+  return at >= 0 ? (process.argv[at + 1] ?? '').split(',').map(Number) : undefined;
+}
+const sizes = sizesOf('--waits');
+const httpSizes = sizesOf('--http-waits');
 const measures: Record<string, [string, Measure]> = {
   1: ['adapter overhead', adapterOverhead],
   2: ['answer latency', answerLatency],
@@ -22,6 +29,7 @@ const measures: Record<string, [string, Measure]> = {
   4: ['durable commit', durableCommit],
   5: ['cold start', coldStartBench],
   6: ['postgres store', postgresStore],
+  7: ['idle HTTP requests', () => idleHttpRequests(httpSizes)],
 };
 
 const onlyAt = process.argv.indexOf('--only');

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { atMostTimes, COLD_START_MAX } from './goals.js';
 import { interleave, median, now } from './stats.js';
 import { ms, type Row, times, yesNo } from './table.js';
 
@@ -74,8 +75,8 @@ export async function coldStartBench(): Promise<Row[]> {
         subject: ms(s),
         baseline: ms(b),
         ratio: times(s / b),
-        goal: '≤ 1.2×',
-        met: yesNo(s / b <= 1.2),
+        goal: atMostTimes(COLD_START_MAX),
+        met: yesNo(s / b <= COLD_START_MAX),
       },
     ];
   } finally {
