@@ -6,6 +6,7 @@ import { defineConfig } from 'tsup';
 const entries: Record<string, string> = {
   index: 'src/index.ts',
   stdio: 'src/stdio/index.ts',
+  sess: 'src/sess/index.ts',
   http: 'src/http/index.ts',
   'store/file': 'src/store/file.ts',
   'store/postgres': 'src/store/postgres.ts',

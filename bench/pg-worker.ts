@@ -8,9 +8,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { type InteractionRecord, isUnfinished } from '../src/core/record.js';
+import type { InteractionRecord } from '../src/index.js';
 import { createPostgresHandleStore } from '../src/store/postgres.js';
-import { encodeRecordColumns, RECORD_TEXT_MARKER_JSON } from '../src/store/postgres-encoding.js';
 
 const url = process.env.DATABASE_URL!;
 const record = JSON.parse(process.argv[2]!) as InteractionRecord;
@@ -20,8 +19,13 @@ await stores.migrate();
 const store = stores.forBinding(record.binding);
 let version = (await store.create(record)).version;
 const bare = new pg.Pool({ connectionString: url });
-const { text, createdAt } = encodeRecordColumns(record);
-const unfinished = isUnfinished(record);
+// The bare baseline writes the same column values the store wrote for this record, read back
+// once, so it needs none of the store's own code.
+const written = await bare.query(
+  `SELECT record::text AS marker, record_text, unfinished, created_at FROM ${stores.table} WHERE handle = $1`,
+  [record.handle],
+);
+const { marker, record_text: text, unfinished, created_at: createdAt } = written.rows[0];
 
 const updateStore = async () => {
   version = (await store.update(record, version)).version;
@@ -32,7 +36,7 @@ const updateBare = async () => {
      SET record = $2::jsonb, record_text = $3, version = version + 1, unfinished = $4, created_at = $5,
          written_at = now()
      WHERE handle = $1 AND version = $6 RETURNING version`,
-    [record.handle, RECORD_TEXT_MARKER_JSON, text, unfinished, createdAt, version],
+    [record.handle, marker, text, unfinished, createdAt, version],
   );
   if (rows.length !== 1) throw new Error('bare update lost its row');
   version = Number(rows[0].version);

@@ -10,8 +10,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMemoryHandleStore } from '../src/core/memory-store.js';
 import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
+import { createMemoryHandleStore } from '../src/index.js';
 
 /** What the example needs to run. */
 export interface ExistingServerOptions {

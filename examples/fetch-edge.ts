@@ -8,8 +8,9 @@
  *
  * In an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead of the sources.
  */
-import { createMemoryHandleStore } from '../src/core/memory-store.js';
+
 import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../src/http/index.js';
+import { createMemoryHandleStore } from '../src/index.js';
 
 /** The bindings this module reads. */
 export interface EdgeEnv {

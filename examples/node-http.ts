@@ -19,8 +19,8 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { createMemoryHandleStore } from '../src/core/memory-store.js';
 import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
+import { createMemoryHandleStore } from '../src/index.js';
 
 /** What the example needs to run. */
 export interface NodeHttpExampleOptions {

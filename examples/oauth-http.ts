@@ -47,9 +47,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
-import { createMemoryHandleStore } from '../src/core/memory-store.js';
-import type { DiagnosticsSink } from '../src/core/ports.js';
 import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
+import { createMemoryHandleStore, type DiagnosticsSink } from '../src/index.js';
 
 /** The scope a token must carry to use the Sess tools. */
 export const SESS_SCOPE = 'sess';

@@ -1,30 +1,94 @@
 /**
- * `@sess.si/mcp`: the transport-agnostic interaction core of `sess-mcp-tools/5`.
+ * `@sess.si/mcp`: the transport-agnostic interaction core.
  *
- * This entry holds the tool contract (schemas, limits, errors, results), the interaction engine,
- * the ports and the memory store. It imports neither `@modelcontextprotocol/*` nor any `node:`
- * module; the stdio and HTTP faces live behind `@sess.si/mcp/stdio` and `@sess.si/mcp/http`.
+ * What an embedder needs: the engine and its options, the ports (`SessApi`, `HandleStore`,
+ * `Authority`) and their types, `registerSessTools` for an existing MCP server, the error table
+ * and class, the result and argument types, the tool contract and the few schemas a host reuses,
+ * and the memory store. It imports neither `@modelcontextprotocol/*` nor any `node:` module.
+ *
+ * The Sess client and receipt verifier live in `@sess.si/mcp/sess`; the faces in
+ * `@sess.si/mcp/stdio` and `@sess.si/mcp/http`; the durable stores in `@sess.si/mcp/store/file`
+ * and `@sess.si/mcp/store/postgres`. Validator internals stay behind the module boundary.
  */
 
-export * from './core/ask-surface.js';
+// The engine and its options.
 export {
   createSessEngine,
-  DEFAULT_PROGRESS_INTERVAL_MS,
+  createWaitGate,
   type DurableStep,
   type EngineHooks,
   type EngineResult,
-  MAX_WAIT_CEILING_MS,
+  type GateWaitRequest,
   type SessEngine,
   type SessEngineOptions,
   type ToolCallContext,
   type ToolProgress,
+  type WaitGate,
+  type WaitGateOptions,
 } from './core/engine.js';
-export * from './core/errors.js';
-export * from './core/json-schema.js';
-export * from './core/limits.js';
-export { createMemoryHandleStore, type HandleStoreFactory } from './core/memory-store.js';
-export * from './core/ports.js';
-export * from './core/record.js';
+// Results and errors.
+export {
+  ERROR_CODES,
+  ERROR_TABLE,
+  type ErrorClass,
+  type ErrorCode,
+  isSessMcpError,
+  type RetryRule,
+  SessMcpError,
+  type SessMcpErrorDetails,
+  type ToolErrorObject,
+} from './core/errors.js';
+export { isUnsafeKey } from './core/limits.js';
+export { createMemoryHandleStore } from './core/memory-store.js';
+// The ports, and the memory store beside them.
+export {
+  type AskRespondentsOptions,
+  type AskRespondentView,
+  type AskView,
+  type Authority,
+  type Binding,
+  bindingGeneration,
+  bindingScope,
+  type CallAuthority,
+  type Clock,
+  type CompleteInput,
+  type CreateAskInput,
+  type CreateSessionInput,
+  type DiagnosticEvent,
+  type DiagnosticsSink,
+  type HandleStore,
+  type HandleStoreFactory,
+  type HttpBinding,
+  MAX_UNFINISHED,
+  type PublishInput,
+  type ResponseEvent,
+  type SessApi,
+  SessApiError,
+  type SessApiErrorDetails,
+  type SessApiErrorKind,
+  type SessCallOptions,
+  type SessionStatus,
+  type SessionView,
+  STORE_ERROR_REASONS,
+  type StdioBinding,
+  type StoreErrorReason,
+  type VerificationReason,
+  type VerifiedReceipt,
+  type VerifyResponseInput,
+  type VersionedRecord,
+} from './core/ports.js';
+export {
+  type ConfirmedMutation,
+  type CreateRequest,
+  INTERACTION_STATE_KINDS,
+  type InteractionRecord,
+  type InteractionState,
+  type InteractionStateKind,
+  isUnfinished,
+  type SessionRef,
+  type VerifiedResponse,
+} from './core/record.js';
+// Registering the tools on an MCP server the host already runs.
 export {
   type McpServerLike,
   type RegisterSessToolsOptions,
@@ -33,11 +97,36 @@ export {
   type StandardSchemaWithJsonLike,
   type ToolAnnotationsLike,
   type ToolHandlerContextLike,
-  toolCallContextFrom,
 } from './core/register.js';
-export * from './core/result.js';
-export * from './core/schemas.js';
+export type {
+  AskAnswerResult,
+  AskResult,
+  InteractionResult,
+  InteractionResultState,
+  ResponseResult,
+  ToolResult,
+} from './core/result.js';
+// The tool contract: what `tools/list` publishes and what the tools accept.
+export { WAIT_CEILING_MS } from './core/rules.js';
+export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from './core/schemas.js';
 export type * from './core/surface.js';
-export * from './core/tool-definitions.js';
-export * from './core/validate.js';
-export * from './sess/index.js';
+export {
+  type AskArgs,
+  type AskField,
+  type AskOption,
+  type CompleteArgs,
+  type PublishArgs,
+  type RequestArgs,
+  type ResponseArgs,
+  TOOL_NAMES,
+  type ToolArgs,
+  type ToolName,
+} from './core/tool-args.js';
+export {
+  SERVER_INSTRUCTIONS,
+  TOOL_DEFINITIONS,
+  TOOLS_CONTRACT_VERSION,
+  type ToolAnnotations,
+  type ToolDefinition,
+} from './core/tool-definitions.js';
+export { parseToolArguments } from './core/validate.js';

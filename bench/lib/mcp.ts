@@ -7,12 +7,16 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMemoryHandleStore, type HandleStoreFactory } from '../../src/core/memory-store.js';
-import type { HandleStore, HttpBinding } from '../../src/core/ports.js';
-import type { InteractionRecord } from '../../src/core/record.js';
-import type { InteractionResult } from '../../src/core/result.js';
-import type { Surface } from '../../src/core/surface.js';
 import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../../src/http/index.js';
+import {
+  createMemoryHandleStore,
+  type HandleStore,
+  type HandleStoreFactory,
+  type HttpBinding,
+  type InteractionRecord,
+  type InteractionResult,
+  type Surface,
+} from '../../src/index.js';
 
 /** A small valid Surface: one text, one action. */
 export const SURFACE: Surface = {

@@ -4,7 +4,7 @@
  *
  * The store benchmarks write these exact bytes; nothing here measures.
  */
-import type { InteractionRecord } from '../../src/core/record.js';
+import type { InteractionRecord } from '../../src/index.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { callTool, SURFACE, sessHandler } from './mcp.js';
 

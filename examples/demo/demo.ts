@@ -16,11 +16,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createMemoryHandleStore } from '../../src/core/memory-store.js';
-import type { InteractionResult, ResponseResult } from '../../src/core/result.js';
-import type { AskArgs } from '../../src/core/schemas.js';
-import type { Surface } from '../../src/core/surface.js';
 import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../../src/http/index.js';
+import {
+  type AskArgs,
+  createMemoryHandleStore,
+  type InteractionResult,
+  type ResponseResult,
+  type Surface,
+} from '../../src/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { qrLines } from './qr.js';
 

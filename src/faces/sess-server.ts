@@ -4,9 +4,7 @@
  * process for stdio, one per request for HTTP); this module only builds the server around it.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import type { SessEngine } from '../core/engine.js';
-import { registerSessTools } from '../core/register.js';
-import { SERVER_INSTRUCTIONS } from '../core/tool-definitions.js';
+import { registerSessTools, SERVER_INSTRUCTIONS, type SessEngine } from '../index.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-info.js';
 
 /**

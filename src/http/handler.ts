@@ -9,12 +9,20 @@
  * It never reads a token from headers, never gives the MCP bearer token to Sess or to a tool, and
  * starts no listener.
  */
-import { createSessEngine, createWaitGate, type SessEngine } from '../core/engine.js';
-import { SessMcpError } from '../core/errors.js';
-import type { Authority, CallAuthority, HandleStore, HttpBinding, SessApi } from '../core/ports.js';
+
 import { createSessMcpServer } from '../faces/sess-server.js';
-import { createSessClient } from '../sess/client.js';
-import { createReceiptVerifier, type ReceiptVerifier } from '../sess/receipt.js';
+import {
+  type Authority,
+  type CallAuthority,
+  createSessEngine,
+  createWaitGate,
+  type HandleStore,
+  type HttpBinding,
+  type SessApi,
+  type SessEngine,
+  SessMcpError,
+} from '../index.js';
+import { createReceiptVerifier, createSessClient, type ReceiptVerifier } from '../sess/index.js';
 import { incomingFromRequest } from './fetch-face.js';
 import {
   createNodeFace,

@@ -6,11 +6,10 @@
  * not store (the host's `handleStore` does) and it never reads the environment.
  */
 
-import { DEFAULT_MAX_CONCURRENT_WAITS } from '../core/engine.js';
 import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
-import type { DiagnosticsSink, HandleStore, HttpBinding } from '../core/ports.js';
 import { SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
-import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/origin.js';
+import type { DiagnosticsSink, HandleStore, HttpBinding } from '../index.js';
+import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 
 /**
  * Who is calling, as the hosting runtime's `authenticate` established it. Handles are bound to
@@ -144,7 +143,7 @@ export interface ResolvedHttpOptions {
   expectedWorkspaceId: string | undefined;
   receiptIssuer: string | undefined;
   maxWaitMs: number | undefined;
-  maxConcurrentWaits: number;
+  maxConcurrentWaits: number | undefined;
   diagnostics: DiagnosticsSink;
 }
 
@@ -294,12 +293,11 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
   if (options.maxWaitMs !== undefined && !WAIT_MS_RULE.test(options.maxWaitMs)) {
     read.fail('maxWaitMs', `must be ${WAIT_MS_RULE.text}`);
   }
-  const maxConcurrentWaits = read.integer(
-    'maxConcurrentWaits',
-    options.maxConcurrentWaits,
-    { min: 1, max: 10_000 },
-    DEFAULT_MAX_CONCURRENT_WAITS,
-  );
+  // The gate fills in its own default (8); only a given value is checked here.
+  const maxConcurrentWaits = read.optionalInteger('maxConcurrentWaits', options.maxConcurrentWaits, {
+    min: 1,
+    max: 10_000,
+  });
   const allowInsecureLocalhost = read.boolean(
     'allowInsecureLocalhost',
     options.allowInsecureLocalhost,

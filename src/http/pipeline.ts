@@ -15,7 +15,7 @@ import {
   type McpRequestContext,
   type McpServer,
 } from '@modelcontextprotocol/server';
-import type { DiagnosticsSink } from '../core/ports.js';
+import type { DiagnosticsSink } from '../index.js';
 import { CancellationRegistry, callerKey, cancelledIdOf } from './cancellation.js';
 import {
   defaultPortOf,

@@ -7,7 +7,7 @@
  * answer malformed JSON (the SDK does, in its own words).
  */
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
-import { isUnsafeKey } from '../core/limits.js';
+import { isUnsafeKey } from '../index.js';
 import { INVALID_PARAMS, INVALID_REQUEST, type JsonRpcId, jsonRpcError, requestIdOf } from './responses.js';
 
 /** A parsed body: the value and the first unsafe key found, if any. */

@@ -1,7 +1,7 @@
 /**
- * The Sess client behind the `SessApi` port: origin validation, the HTTP client and receipt
- * verification. Uses only `fetch` and WebCrypto (no `node:` module), so it belongs to the
- * edge-safe root entry.
+ * `@sess.si/mcp/sess`: the Sess client behind the `SessApi` port — origin validation, the HTTP
+ * client and receipt verification — for an embedder writing its own `Authority`. Uses only
+ * `fetch` and WebCrypto (no `node:` module), so it runs on edge runtimes like the root entry.
  *
  * The wire schemas and digests (`wire.ts`, `digest.ts`, `jws.ts`) are not re-exported here: they
  * are the wire's, not the client's API.

@@ -7,9 +7,16 @@
  * at start-up is reported on each call as the same `NOT_CONFIGURED`. This module decides nothing
  * about records: the engine re-checks every loaded record against the binding it returns.
  */
-import { isSessMcpError, SessMcpError } from '../core/errors.js';
-import type { Authority, CallAuthority, HandleStore, SessApi, StdioBinding } from '../core/ports.js';
-import { createSessClient } from '../sess/client.js';
+import {
+  type Authority,
+  type CallAuthority,
+  type HandleStore,
+  isSessMcpError,
+  type SessApi,
+  SessMcpError,
+  type StdioBinding,
+} from '../index.js';
+import { createSessClient } from '../sess/index.js';
 import { type EnvLike, STDIO_ENV, type StdioConfig } from './config.js';
 import { credentialGenerationOf, loadOrCreateCredentialKey } from './credential.js';
 

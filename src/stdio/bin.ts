@@ -7,8 +7,8 @@
  * the environment only. The shebang above is kept by the build in `dist/bin/sess-mcp.js`.
  */
 import { createInterface } from 'node:readline/promises';
-import { isSessMcpError } from '../core/errors.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../faces/package-info.js';
+import { isSessMcpError } from '../index.js';
 import { openProfileRecords } from '../store/file.js';
 import { readStdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';

@@ -9,8 +9,6 @@
  */
 import { homedir as osHomedir } from 'node:os';
 import { posix as posixPath, win32 as win32Path } from 'node:path';
-import { SessMcpError } from '../core/errors.js';
-import { SessApiError } from '../core/ports.js';
 import {
   PROFILE_NAME_RULE,
   profileDirectory,
@@ -18,7 +16,8 @@ import {
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
 } from '../core/rules.js';
-import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/origin.js';
+import { SessApiError, SessMcpError } from '../index.js';
+import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 
 /** The environment variables the stdio server reads, by name. */
 export const STDIO_ENV = {

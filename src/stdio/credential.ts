@@ -10,7 +10,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SessMcpError } from '../core/errors.js';
+import { SessMcpError } from '../index.js';
 
 /** The file name of the per-profile secret inside the profile directory. */
 export const CREDENTIAL_KEY_FILE = 'credential-key';

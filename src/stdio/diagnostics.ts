@@ -6,8 +6,7 @@
  * caller that passed a value by mistake cannot put a link, key, handle, receipt or answer on
  * stderr. It never writes to stdout, which carries the protocol only.
  */
-import { ERROR_TABLE } from '../core/errors.js';
-import type { DiagnosticEvent, DiagnosticsSink } from '../core/ports.js';
+import { type DiagnosticEvent, type DiagnosticsSink, ERROR_TABLE } from '../index.js';
 
 /** Where lines go: `process.stderr` fits. */
 export interface LineWriterLike {

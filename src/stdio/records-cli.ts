@@ -8,13 +8,14 @@
  * Session is the owner's job, in Sess. It reads and removes files only through
  * {@link RecordsAccess}, which the file store provides.
  */
-import { type ErrorCode, isSessMcpError } from '../core/errors.js';
-import type { VersionedRecord } from '../core/ports.js';
 import {
+  type ErrorCode,
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
   type InteractionStateKind,
-} from '../core/record.js';
+  isSessMcpError,
+  type VersionedRecord,
+} from '../index.js';
 import type { ProfileRecordSummary, ProfileRecords } from '../store/file.js';
 
 /**

@@ -8,10 +8,9 @@
  * the file store and the credential key.
  */
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import { createSessEngine, type DurableStep } from '../core/engine.js';
-import { isSessMcpError, SessMcpError } from '../core/errors.js';
 import { readOptions } from '../core/options.js';
 import { createSessMcpServer } from '../faces/sess-server.js';
+import { createSessEngine, type DurableStep, isSessMcpError, SessMcpError } from '../index.js';
 import { createFileHandleStore } from '../store/file.js';
 import { createStdioAuthority } from './authority.js';
 import { type EnvLike, readStdioConfig, type StdioConfig } from './config.js';
