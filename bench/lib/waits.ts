@@ -34,6 +34,28 @@ interface Memory {
 
 const BATCH = 250;
 
+/** A count with a space between thousands: `10 000`. */
+const count = (value: number) => value.toLocaleString('en').replace(/,/g, ' ');
+
+/**
+ * `9 998/10 000 answered; SESS_UNAVAILABLE 2`: how many waits ended answered, then every other
+ * way one ended (a tool error's code or another state), most frequent first, and any answer the
+ * runtime refused.
+ */
+export function answeredSummary(
+  answered: number,
+  n: number,
+  outcomes: Readonly<Record<string, number>>,
+  refused = 0,
+): string {
+  const others = Object.entries(outcomes)
+    .filter(([outcome]) => outcome !== 'answered')
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .map(([outcome, times]) => `${outcome} ${count(times)}`);
+  if (refused > 0) others.push(`answers refused ${count(refused)}`);
+  return [`${count(answered)}/${count(n)} answered`, ...others].join('; ');
+}
+
 const trace = (step: string) => {
   if (process.env.SESS_BENCH_TRACE === '1') process.stderr.write(`[waits] ${step}\n`);
 };
@@ -70,7 +92,6 @@ async function holdWaits(n: number): Promise<Row[]> {
     const returned = message<{
       lastReturned: number;
       answered: number;
-      other: number;
       reissued: number;
       outcomes: Record<string, number>;
     }>(holder, 'returned');
@@ -97,7 +118,7 @@ async function holdWaits(n: number): Promise<Row[]> {
         measure: `${label}: last return after last answer`,
         subject: ms(Math.max(0, after)),
         baseline: `answering took ${ms(answered.done - answered.started)}`,
-        ratio: `${back.answered}/${n} answered`,
+        ratio: answeredSummary(back.answered, n, back.outcomes, answered.refused),
         goal: '≤ 100 ms',
         met: yesNo(after <= 100 && back.answered === n && answered.refused === 0),
       },
