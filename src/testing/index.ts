@@ -35,6 +35,11 @@ export { type LocalKeyInfo, LocalKeys } from './keys.js';
 export { DEFAULT_PLAN, type LocalPlan, type LocalWorkspaceStats } from './model.js';
 export { checkSurfaceRules, SESS_SURFACE_LIMITS, type SurfaceViolation } from './surface-rules.js';
 
+/** How long the runtime keeps an idle kept-alive connection open. */
+const KEEP_ALIVE_MS = 65_000;
+/** The idle time it advertises (`Keep-Alive: timeout=…`), a minute less: clients close first. */
+const KEEP_ALIVE_HINT = 'timeout=5';
+
 /** Options of {@link startLocalSess}. */
 export interface LocalSessOptions {
   /** Interface to listen on. Anything but a loopback address exposes the runtime. @default '127.0.0.1' */
@@ -221,11 +226,17 @@ export async function startLocalSess(options: LocalSessOptions = {}): Promise<Lo
     },
   );
 
-  const server: Server = createServer(listener);
+  // Every response advertises a shorter idle time than the server keeps (`KEEP_ALIVE_HINT`): a
+  // client retires an idle socket on the advertised figure, so one whose event loop lags by
+  // seconds never sends its next request onto a socket the server has just closed.
+  const server: Server = createServer((req, res) => {
+    res.setHeader('keep-alive', KEEP_ALIVE_HINT);
+    listener(req, res);
+  });
   // Long-polls hold a request open for up to 45 s; never let Node's own timers cut them.
   server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.keepAliveTimeout = 5_000;
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // A deep accept backlog: thousands of agents may open their long-polls at the same moment
