@@ -235,8 +235,8 @@ export async function startLocalSess(options: LocalSessOptions = {}): Promise<Lo
   });
   // Long-polls hold a request open for up to 45 s; never let Node's own timers cut them.
   server.requestTimeout = 0;
+  server.headersTimeout = 60_000;
   server.keepAliveTimeout = KEEP_ALIVE_MS;
-  server.headersTimeout = KEEP_ALIVE_MS + 1_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // A deep accept backlog: thousands of agents may open their long-polls at the same moment
