@@ -5,8 +5,9 @@
  *
  * Figures: resident memory per wait (RSS with the waits held minus RSS before, both after a full
  * collection, over n) and the time from the last answer accepted to the last wait returned (both
- * clocks are this machine's, read as `timeOrigin + now()`). Counts, not ratios: the goals are
- * absolute.
+ * clocks are this machine's, read as `timeOrigin + now()`), with how many waits ended answered
+ * and, by its tool error code or state, how every other one ended. Counts, not ratios: the goals
+ * are absolute.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
