@@ -17,8 +17,10 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runExchange } from '../../src/sess/errors.js';
 import { createSessClient } from '../../src/sess/index.js';
 import { answerToForm } from '../../src/testing/page/index.js';
 import { ANSWER, sampleSurface } from '../testing/helpers.js';
@@ -137,4 +139,87 @@ describe('a wait under event-loop lag', () => {
       socket.destroy();
     }
   }, 60_000);
+});
+
+/**
+ * A server on its own thread (its own event loop, so this thread's lag does not stop it): it
+ * flags each request it receives in `flag`, then answers `{}` after `delayMs`.
+ */
+async function slowServer(
+  delayMs: number,
+): Promise<{ url: string; flag: Int32Array; close(): Promise<void> }> {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+    const http = require('node:http');
+    const server = http.createServer((req, res) => {
+      Atomics.store(workerData.flag, 0, 1);
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
+        res.end('{}');
+      }, workerData.delayMs);
+    });
+    server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
+    { eval: true, workerData: { flag, delayMs } },
+  );
+  const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+  return {
+    url: `http://127.0.0.1:${port}/v1/sessions/ses_x`,
+    flag,
+    close: () => worker.terminate().then(() => {}),
+  };
+}
+
+describe('a deadline under event-loop lag', () => {
+  it('a response that arrived before the deadline is read, though the loop ran the deadline first', async () => {
+    const server = await slowServer(300);
+    try {
+      const exchange = runExchange({
+        fetch: (input, init) => fetch(input, init),
+        url: server.url,
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        mutation: false,
+        what: 'read a Session',
+        timeoutMs: 600,
+        maxBytes: 1024,
+      });
+      const started = performance.now();
+      while (Atomics.load(server.flag, 0) === 0) await sleep(1);
+      // The request is at the server; it answers at +300 ms, while this loop is blocked (in an
+      // I/O-side callback, as a burst of returning waits blocks it) until past the 600 ms
+      // deadline. Unblocked, the loop's next turn runs the due deadline before it reads the socket.
+      await new Promise<void>((resolve) =>
+        setImmediate(() => {
+          lag(1_000);
+          resolve();
+        }),
+      );
+      expect(performance.now() - started).toBeGreaterThan(600);
+      const response = await exchange;
+      expect(response.status).toBe(200);
+      expect(response.text).toBe('{}');
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
+
+  it('a response that had not arrived by the deadline is still a timeout', async () => {
+    const server = await slowServer(2_000);
+    try {
+      const exchange = runExchange({
+        fetch: (input, init) => fetch(input, init),
+        url: server.url,
+        method: 'GET',
+        headers: { accept: 'application/json' },
+        mutation: false,
+        what: 'read a Session',
+        timeoutMs: 300,
+        maxBytes: 1024,
+      });
+      await expect(exchange).rejects.toMatchObject({ kind: 'timeout' });
+    } finally {
+      await server.close();
+    }
+  }, 30_000);
 });
