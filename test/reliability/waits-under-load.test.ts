@@ -10,6 +10,10 @@
  * bin, bundled from source), so its timers keep running while this process blocks its own event
  * loop for longer than the advertised idle time — the lag of a loaded machine, with nothing
  * left to chance. The real client with Node's own `fetch` and its connection pool does the rest.
+ *
+ * The same lag makes a loop run its due timers before it reads responses that arrived in time;
+ * the client's request deadline must not turn such a response into a timeout (a server on its
+ * own thread answers while this thread is blocked past the deadline).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
