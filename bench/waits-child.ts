@@ -5,9 +5,10 @@
  *
  * Steps: create `n` interactions (one principal each, so no binding's cap is reached), report
  * their links and the resident memory; on `hold`, start every wait; on `measure`, report the
- * memory with the waits held; then report when the last wait returned and how many were answered.
+ * memory with the waits held; then report when the last wait returned, how many were answered,
+ * and how every other one ended (its state or its tool error's code).
  */
-import { callTool, SURFACE, sessHandler } from './lib/mcp.js';
+import { callTool, resultOf, SURFACE, sessHandler, toolCall } from './lib/mcp.js';
 
 const [origin, workspaceId, apiKey, count] = process.argv.slice(2) as [string, string, string, string];
 const n = Number(count);
@@ -40,40 +41,39 @@ send({ kind: 'created', urls, before: memory() });
 
 let lastReturned = 0;
 let answered = 0;
-let other = 0;
 let reissued = 0;
 let done = 0;
+/** How the waits ended: `answered`, another state, or the tool error's code. */
 const outcomes: Record<string, number> = {};
-const note = (key: string) => {
-  outcomes[key] = (outcomes[key] ?? 0) + 1;
-};
+
+/**
+ * One call of `sess_response`, reduced to how it ended: the interaction's state, the tool
+ * error's code (`SESS_UNAVAILABLE`, …), or for a failure of the handler itself its fixed first
+ * words (`HTTP 500`, `JSON-RPC error`), never a message that could carry a value.
+ */
+async function waitOnce(i: number): Promise<string> {
+  try {
+    const args = { handle: handles[i], revision: 1, wait_ms: 45_000 };
+    const result = await resultOf(await rig.handler.fetch(toolCall('sess_response', args, `p${i}`)));
+    if (result.isError === true) return result.structuredContent?.error?.code ?? 'tool error without a code';
+    return result.structuredContent?.interaction?.state ?? 'no interaction';
+  } catch (error) {
+    return error instanceof Error ? error.message.split(':')[0]!.slice(0, 40) : 'thrown';
+  }
+}
 
 /** One agent's wait: called again, as an agent would, when the ceiling passes unanswered. */
 async function hold(i: number): Promise<void> {
-  for (;;) {
-    try {
-      const result = await callTool(
-        rig.handler.fetch,
-        'sess_response',
-        { handle: handles[i], revision: 1, wait_ms: 45_000 },
-        `p${i}`,
-      );
-      if (result.state === 'waiting') {
-        reissued += 1;
-        continue;
-      }
-      if (result.state === 'answered') answered += 1;
-      else other += 1;
-      note(String(result.state));
-    } catch (error) {
-      other += 1;
-      note((error as Error).message.slice(0, 60));
-    }
-    break;
+  let outcome = await waitOnce(i);
+  while (outcome === 'waiting') {
+    reissued += 1;
+    outcome = await waitOnce(i);
   }
+  if (outcome === 'answered') answered += 1;
+  outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
   lastReturned = performance.timeOrigin + performance.now();
   done += 1;
-  if (done === n) send({ kind: 'returned', lastReturned, answered, other, outcomes, reissued });
+  if (done === n) send({ kind: 'returned', lastReturned, answered, outcomes, reissued });
 }
 
 process.on('message', async (message: { kind: string; from?: number; to?: number }) => {

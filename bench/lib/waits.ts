@@ -5,8 +5,9 @@
  *
  * Figures: resident memory per wait (RSS with the waits held minus RSS before, both after a full
  * collection, over n) and the time from the last answer accepted to the last wait returned (both
- * clocks are this machine's, read as `timeOrigin + now()`). Counts, not ratios: the goals are
- * absolute.
+ * clocks are this machine's, read as `timeOrigin + now()`), with how many waits ended answered
+ * and, by its tool error code or state, how every other one ended. Counts, not ratios: the goals
+ * are absolute.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
@@ -33,6 +34,28 @@ interface Memory {
 }
 
 const BATCH = 250;
+
+/** A count with a space between thousands: `10 000`. */
+const count = (value: number) => value.toLocaleString('en').replace(/,/g, ' ');
+
+/**
+ * `9 998/10 000 answered; SESS_UNAVAILABLE 2`: how many waits ended answered, then every other
+ * way one ended (a tool error's code or another state), most frequent first, and any answer the
+ * runtime refused.
+ */
+export function answeredSummary(
+  answered: number,
+  n: number,
+  outcomes: Readonly<Record<string, number>>,
+  refused = 0,
+): string {
+  const others = Object.entries(outcomes)
+    .filter(([outcome]) => outcome !== 'answered')
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1))
+    .map(([outcome, times]) => `${outcome} ${count(times)}`);
+  if (refused > 0) others.push(`answers refused ${count(refused)}`);
+  return [`${count(answered)}/${count(n)} answered`, ...others].join('; ');
+}
 
 const trace = (step: string) => {
   if (process.env.SESS_BENCH_TRACE === '1') process.stderr.write(`[waits] ${step}\n`);
@@ -70,7 +93,6 @@ async function holdWaits(n: number): Promise<Row[]> {
     const returned = message<{
       lastReturned: number;
       answered: number;
-      other: number;
       reissued: number;
       outcomes: Record<string, number>;
     }>(holder, 'returned');
@@ -97,7 +119,7 @@ async function holdWaits(n: number): Promise<Row[]> {
         measure: `${label}: last return after last answer`,
         subject: ms(Math.max(0, after)),
         baseline: `answering took ${ms(answered.done - answered.started)}`,
-        ratio: `${back.answered}/${n} answered`,
+        ratio: answeredSummary(back.answered, n, back.outcomes, answered.refused),
         goal: '≤ 100 ms',
         met: yesNo(after <= 100 && back.answered === n && answered.refused === 0),
       },

@@ -55,9 +55,13 @@ export async function runExchange(request: ExchangeRequest): Promise<ExchangeRes
     controller.abort();
     rejectAbort(ABORTED);
   };
-  const timer = setTimeout(() => {
-    timedOut = true;
-    end();
+  // A lagging event loop runs every due timer before it reads the sockets again, so the deadline
+  // is only applied one turn later: a response that arrived in time is read first, not lost.
+  let timer = setTimeout(() => {
+    timer = setTimeout(() => {
+      timedOut = true;
+      end();
+    }, 0);
   }, request.timeoutMs);
   signal?.addEventListener('abort', end, { once: true });
   let responseStarted = false;

@@ -146,6 +146,11 @@ interface CheckedOptions {
   apiKey: string | undefined;
 }
 
+/** How long the runtime keeps an idle kept-alive connection open. */
+const KEEP_ALIVE_MS = 65_000;
+/** The idle time it advertises (`Keep-Alive: timeout=…`), a minute less: clients close first. */
+const KEEP_ALIVE_HINT = 'timeout=5';
+
 const PLAN_MINIMUM: Record<keyof LocalPlan, number> = {
   maxExpiresIn: 30,
   maxOpenSessions: 1,
@@ -273,11 +278,17 @@ export async function startLocalSess(options?: LocalSessOptions): Promise<LocalS
     },
   });
 
-  const server: Server = createServer(listener);
+  // Every response advertises a shorter idle time than the server keeps (`KEEP_ALIVE_HINT`): a
+  // client retires an idle socket on the advertised figure, so one whose event loop lags by
+  // seconds never sends its next request onto a socket the server has just closed.
+  const server: Server = createServer((req, res) => {
+    res.setHeader('keep-alive', KEEP_ALIVE_HINT);
+    listener(req, res);
+  });
   // Long-polls hold a request open for up to 45 s; never let Node's own timers cut them.
   server.requestTimeout = 0;
   server.headersTimeout = 60_000;
-  server.keepAliveTimeout = 5_000;
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     // A deep accept backlog: thousands of agents may open their long-polls at the same moment
