@@ -1,7 +1,7 @@
 /**
  * The result envelope of every tool of `sess-mcp-tools/5`: `{ interaction: {...} }` in
- * `structuredContent` and the same JSON as text, with the few lines for the agent that the spec
- * puts in front of it; and the tool-error envelope `{ error: {...} }` with `isError: true`.
+ * `structuredContent` and the same JSON as text, with the few lines for the agent put in
+ * front of it; and the tool-error envelope `{ error: {...} }` with `isError: true`.
  *
  * Plain data shaped like an MCP `CallToolResult`, without importing the MCP SDK. It decides no
  * state: the engine says what happened; this module only writes it down.

@@ -1,6 +1,6 @@
 /**
  * The stdio server's configuration, read from the environment of the server process only (the
- * spec's "Configuration" table). Every variable is checked here with a specific message that names
+ * README's "Configuration" table). Every variable is checked here with a specific message that names
  * the variable and the rule, and never echoes a value: a misplaced API key in `SESS_API_ORIGIN`
  * must not end up in a tool result.
  *
