@@ -13,19 +13,23 @@ import { createMemoryHandleStore } from '../../src/index.js';
 declare const myOAuth: { verify(authorization: string | null): Promise<SessHttpPrincipal | undefined> };
 declare const app: http.RequestListener;
 
-//#region createSessMcpHttpHandler
-const stores = createMemoryHandleStore();
-const handler = createSessMcpHttpHandler({
-  authenticate: (request) => myOAuth.verify(request.headers.get('authorization')),
-  handleStore: (binding) => stores.forBinding(binding),
-  allowedHosts: ['mcp.example.com'],
-  requiredScopes: ['sess'],
-  resourceMetadataUrl: 'https://mcp.example.com/.well-known/oauth-protected-resource',
-});
-const server = http.createServer();
-handler.attach(server); // or http.createServer(handler.node)
-server.listen(8080);
-//#endregion
+export function handlerExample(): http.Server {
+  //#region createSessMcpHttpHandler
+  // createMemoryHandleStore comes from '@sess.si/mcp', createSessMcpHttpHandler from '@sess.si/mcp/http'.
+  const stores = createMemoryHandleStore();
+  const handler = createSessMcpHttpHandler({
+    authenticate: (request) => myOAuth.verify(request.headers.get('authorization')),
+    handleStore: (binding) => stores.forBinding(binding),
+    allowedHosts: ['mcp.example.com'],
+    requiredScopes: ['sess'],
+    resourceMetadataUrl: 'https://mcp.example.com/.well-known/oauth-protected-resource',
+  });
+  const server = http.createServer();
+  handler.attach(server); // or http.createServer(handler.node)
+  server.listen(8080);
+  //#endregion
+  return server;
+}
 
 export function checkContinueExample(server: http.Server, handler: SessMcpHttpHandler): void {
   //#region checkContinue

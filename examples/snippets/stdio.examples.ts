@@ -14,6 +14,7 @@ import { createFileHandleStore } from '../../src/store/file.js';
 
 export function serveExample(): SessMcpStdioServer {
   //#region serveSessMcpStdio
+  // import { serveSessMcpStdio } from '@sess.si/mcp/stdio';
   const server = serveSessMcpStdio(); // reads SESS_API_KEY etc. from process.env
   //#endregion
   return server;

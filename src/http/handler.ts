@@ -209,6 +209,7 @@ function scopedEngine(engine: SessEngine, scope: RequestScope): SessEngine {
  * @throws {TypeError} naming the option when an option is invalid.
  * @example
  * ```ts source="examples/snippets/http.examples.ts#createSessMcpHttpHandler"
+ * // createMemoryHandleStore comes from '@sess.si/mcp', createSessMcpHttpHandler from '@sess.si/mcp/http'.
  * const stores = createMemoryHandleStore();
  * const handler = createSessMcpHttpHandler({
  *   authenticate: (request) => myOAuth.verify(request.headers.get('authorization')),

@@ -51,6 +51,7 @@ export interface SessMcpStdioServer {
  *
  * @example
  * ```ts source="examples/snippets/stdio.examples.ts#serveSessMcpStdio"
+ * // import { serveSessMcpStdio } from '@sess.si/mcp/stdio';
  * const server = serveSessMcpStdio(); // reads SESS_API_KEY etc. from process.env
  * ```
  */
