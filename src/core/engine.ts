@@ -157,7 +157,7 @@ function toRespondents(args: AskArgs['respondents']): AskRespondentsOptions | un
  * @throws TypeError naming the option when an option is invalid (`maxWaitMs` above 45 000, …).
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/core.examples.ts#createSessEngine"
  * const engine = createSessEngine({ authority, maxWaitMs: 30_000 });
  * const result = await engine.call('sess_response', { handle, revision: 1 }, { signal });
  * ```

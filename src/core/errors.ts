@@ -134,9 +134,11 @@ export interface SessMcpErrorDetails {
  * The one error class of this package. Callers switch on {@link SessMcpError.code}.
  *
  * @example
- * ```ts
- * try { await engine.response(args) } catch (e) {
- *   if (e instanceof SessMcpError && e.code === 'SESS_UNAVAILABLE') retryLater();
+ * ```ts source="examples/snippets/core.examples.ts#SessMcpError"
+ * try {
+ *   await engine.response({ handle, revision: 1 });
+ * } catch (error) {
+ *   if (error instanceof SessMcpError && error.code === 'SESS_UNAVAILABLE') retryLater();
  * }
  * ```
  */

@@ -106,7 +106,7 @@ function guardKeys(node: unknown): void {
  * The JSON Schema (draft 2020-12, without `$schema`) of `tool`'s arguments, freshly built.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/core.examples.ts#toolInputJsonSchema"
  * const schema = toolInputJsonSchema('sess_response'); // { type: 'object', properties: { handle, … } }
  * ```
  */

@@ -40,7 +40,7 @@ interface MemoryEntry {
  * when an unfinished record is created; an update never refuses for it.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/core.examples.ts#createMemoryHandleStore"
  * const stores = createMemoryHandleStore();
  * const store = stores.forBinding(binding);
  * const created = await store.create(record); // version 1

@@ -43,11 +43,8 @@ export function optionMessage(factory: string, option: string, rule: string): st
 
 /**
  * Start checking `options` for `factory`: refuses anything but an object (or `undefined` when
- * `allowMissing`), then returns the reader for its fields.
- *
- * @example
- * const read = readOptions('createSessEngine', options);
- * const maxWaitMs = read.integer('maxWaitMs', options.maxWaitMs, { min: 0, max: 45_000 }, 45_000);
+ * `allowMissing`), then returns the reader for its fields: `createSessEngine` reads its wait
+ * ceiling with `read.integer('maxWaitMs', options.maxWaitMs, { min: 0, max: 45_000 }, 45_000)`.
  */
 export function readOptions(factory: string, options: unknown, allowMissing = false): OptionReader {
   if (!(allowMissing && options === undefined) && (options === null || typeof options !== 'object')) {

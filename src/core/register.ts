@@ -116,7 +116,7 @@ export function toolCallContextFrom(ctx: ToolHandlerContextLike | undefined): To
  * error result with the contract's `{ code, message, retryable, … }`, never a protocol error.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/core.examples.ts#registerSessTools"
  * const server = new McpServer(
  *   { name: '@sess.si/mcp', version },
  *   { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },

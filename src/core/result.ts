@@ -123,8 +123,10 @@ function cleanInteraction(result: InteractionResult): InteractionResult {
  * with {@link REWAIT_LINE} ({@link ASK_REWAIT_LINE} for an Ask); each is followed by a blank line. Never `isError`, even while waiting.
  *
  * @example
- * ```ts
- * return toolSuccess('sess_response', { handle, revision: 1, state: 'waiting' });
+ * ```ts source="examples/snippets/core.examples.ts#toolSuccess"
+ * export function waitingResult(handle: string): ToolResult {
+ *   return toolSuccess('sess_response', { handle, revision: 1, state: 'waiting' });
+ * }
  * ```
  */
 export function toolSuccess(tool: ToolName, result: InteractionResult): ToolResult {

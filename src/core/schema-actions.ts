@@ -10,6 +10,37 @@
 import * as v from 'valibot';
 import { codePointLength } from './limits.js';
 
+/**
+ * The action behind {@link maxCodePoints} and {@link maxFieldComponents}: refuses an input whose
+ * `measure` exceeds `limit`, with the measure as the issue's `received`.
+ */
+function atMost<
+  TInput,
+  TIssue extends v.BaseIssue<unknown>,
+  TAction extends v.BaseValidation<TInput, TInput, TIssue> & { readonly requirement: number },
+>(
+  name: Pick<TAction, 'type' | 'reference'>,
+  limit: number,
+  label: string,
+  measure: (input: TInput) => number,
+): TAction {
+  const action = {
+    ...name,
+    kind: 'validation',
+    async: false,
+    expects: `<=${limit}`,
+    requirement: limit,
+    '~run'(dataset: v.OutputDataset<TInput, v.BaseIssue<unknown>>, config: v.Config<v.BaseIssue<unknown>>) {
+      if (dataset.typed) {
+        const received = measure(dataset.value);
+        if (received > limit) v._addIssue(action, label, dataset, config, { received: `${received}` });
+      }
+      return dataset as v.OutputDataset<TInput, TIssue>;
+    },
+  } as unknown as TAction;
+  return action;
+}
+
 /** The issue of {@link maxCodePoints}: `received` is the measured length. */
 export interface MaxCodePointsIssue extends v.BaseIssue<string> {
   readonly kind: 'validation';
@@ -26,23 +57,12 @@ export interface MaxCodePointsAction extends v.BaseValidation<string, string, Ma
 
 /** Refuses a string longer than `limit` Unicode code points. Never truncates. */
 export function maxCodePoints(limit: number): MaxCodePointsAction {
-  return {
-    kind: 'validation',
-    type: 'max_code_points',
-    reference: maxCodePoints,
-    async: false,
-    expects: `<=${limit}`,
-    requirement: limit,
-    '~run'(dataset, config) {
-      if (dataset.typed) {
-        const length = codePointLength(dataset.value);
-        if (length > this.requirement) {
-          v._addIssue(this, 'length', dataset, config, { received: `${length}` });
-        }
-      }
-      return dataset as v.OutputDataset<string, MaxCodePointsIssue>;
-    },
-  };
+  return atMost<string, MaxCodePointsIssue, MaxCodePointsAction>(
+    { type: 'max_code_points', reference: maxCodePoints },
+    limit,
+    'length',
+    codePointLength,
+  );
 }
 
 /** The issue of {@link uniqueStrings}; its path names the repeated entry. */
@@ -105,24 +125,12 @@ export interface MaxFieldComponentsAction<TInput extends readonly unknown[]>
 export function maxFieldComponents<TInput extends readonly unknown[]>(
   limit: number,
 ): MaxFieldComponentsAction<TInput> {
-  return {
-    kind: 'validation',
-    type: 'max_field_components',
-    reference: maxFieldComponents,
-    async: false,
-    expects: `<=${limit}`,
-    requirement: limit,
-    '~run'(dataset, config) {
-      if (dataset.typed) {
-        let count = 0;
-        for (const item of dataset.value) {
-          if ((item as { type?: unknown }).type === 'field') count++;
-        }
-        if (count > this.requirement) v._addIssue(this, 'fields', dataset, config, { received: `${count}` });
-      }
-      return dataset as v.OutputDataset<TInput, MaxFieldComponentsIssue>;
-    },
-  };
+  return atMost<TInput, MaxFieldComponentsIssue, MaxFieldComponentsAction<TInput>>(
+    { type: 'max_field_components', reference: maxFieldComponents },
+    limit,
+    'fields',
+    (items) => items.filter((item) => (item as { type?: unknown }).type === 'field').length,
+  );
 }
 
 /**

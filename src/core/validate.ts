@@ -648,7 +648,7 @@ export function askToSurface(args: AskArgs): Surface {
  * where a limit was exceeded. Never truncates.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/core.examples.ts#parseToolArguments"
  * const args = parseToolArguments('sess_response', { handle: 'h_1', revision: 1 });
  * ```
  */

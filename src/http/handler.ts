@@ -59,7 +59,7 @@ export interface SessMcpHttpHandler {
    * authentication and scope checks accepted the request, right before the body is read; a
    * refused request gets its refusal without `100 Continue`, and its connection is closed.
    * @example
-   * ```ts
+   * ```ts source="examples/snippets/http.examples.ts#checkContinue"
    * server.on('checkContinue', (req, res) => {
    *   if (req.url?.startsWith('/mcp')) return handler.checkContinue(req, res);
    *   res.writeContinue();
@@ -73,7 +73,7 @@ export interface SessMcpHttpHandler {
    * `checkContinue` for `checkContinue`. Use it instead of `createServer(handler.node)`, not
    * besides.
    * @example
-   * ```ts
+   * ```ts source="examples/snippets/http.examples.ts#attach"
    * const server = http.createServer();
    * handler.attach(server);
    * server.listen(8080);
@@ -216,11 +216,8 @@ function scopedEngine(engine: SessEngine, scope: RequestScope): SessEngine {
  *
  * @throws {TypeError} naming the option when an option is invalid.
  * @example
- * ```ts
- * import http from 'node:http';
- * import { createMemoryHandleStore } from '@sess.si/mcp';
- * import { createSessMcpHttpHandler } from '@sess.si/mcp/http';
- *
+ * ```ts source="examples/snippets/http.examples.ts#createSessMcpHttpHandler"
+ * // createMemoryHandleStore comes from '@sess.si/mcp', createSessMcpHttpHandler from '@sess.si/mcp/http'.
  * const stores = createMemoryHandleStore();
  * const handler = createSessMcpHttpHandler({
  *   authenticate: (request) => myOAuth.verify(request.headers.get('authorization')),

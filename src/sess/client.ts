@@ -135,7 +135,7 @@ interface AfterAnswerInput {
  *
  * @throws TypeError naming the option when an option is invalid.
  * @example
- * ```ts
+ * ```ts source="examples/snippets/sess.examples.ts#createSessClient"
  * const sess = createSessClient({
  *   origin: 'https://api.sess.si',
  *   credential: () => process.env.SESS_API_KEY ?? '',

@@ -19,10 +19,8 @@ export const DIGEST_PREFIX = 'sha-256:';
  * @throws TypeError for a value JSON cannot hold: a non-finite number, a bigint, a function, a
  *   symbol, `undefined` at the top or inside an array, or an object that is not a plain object
  *   or array (a `Date`, a `Map`, a class instance).
- * @example
- * ```ts
- * canonicalJson({ b: 1, a: [true, 'x'] }); // '{"a":[true,"x"],"b":1}'
- * ```
+ *
+ * `{ b: 1, a: [true, 'x'] }` is written `{"a":[true,"x"],"b":1}`.
  */
 export function canonicalJson(value: unknown): string {
   return write(value, '');
@@ -94,12 +92,7 @@ export function base64UrlDecode(text: string): Uint8Array<ArrayBuffer> | undefin
 
 /**
  * The digest of a JSON value: `sha-256:` + base64url (no padding) of SHA-256 over the UTF-8
- * bytes of its {@link canonicalJson}.
- *
- * @example
- * ```ts
- * const sdg = await digestJson(surface); // 'sha-256:…' (43 characters after the prefix)
- * ```
+ * bytes of its {@link canonicalJson}: 43 characters after the prefix.
  */
 export async function digestJson(value: unknown): Promise<string> {
   const bytes = new TextEncoder().encode(canonicalJson(value));

@@ -72,12 +72,7 @@ function add(a: Point, b: Point): Point {
 
 /**
  * True when `bytes` encode a valid Ed25519 public key: canonical, on the curve, and not of small
- * order (8·A is not the identity).
- *
- * @example
- * ```ts
- * isUsableEd25519PublicKey(new Uint8Array(32)); // false: y = 0 is a point of order 4
- * ```
+ * order (8·A is not the identity). Thirty-two zero bytes are refused: y = 0 is a point of order 4.
  */
 export function isUsableEd25519PublicKey(bytes: Uint8Array): boolean {
   const point = decodePoint(bytes);

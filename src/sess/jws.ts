@@ -51,13 +51,8 @@ export interface ParsedCompactJws {
 }
 
 /**
- * Generate a fresh Ed25519 signing key for workspace `ws`.
- *
- * @example
- * ```ts
- * const key = await generateSigningKey('ws_123', 'key_2026_1');
- * const jwks = { keys: [key.publicJwk] };
- * ```
+ * Generate a fresh Ed25519 signing key for workspace `ws`; its `publicJwk` is what a key set
+ * (`{ keys: [key.publicJwk] }`) publishes.
  */
 export async function generateSigningKey(ws: string, kid: string): Promise<Ed25519SigningKey> {
   const pair = (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, [

@@ -34,7 +34,7 @@ const ORIGIN_SHAPE = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#@\\\s]+)\/?$/;
  *
  * @throws {SessApiError} kind `configuration` naming what is wrong.
  * @example
- * ```ts
+ * ```ts source="examples/snippets/sess.examples.ts#validateSessOrigin"
  * validateSessOrigin('https://API.sess.si/'); // 'https://api.sess.si'
  * validateSessOrigin('http://127.0.0.1:8787', { allowInsecureLocalhost: true }); // 'http://127.0.0.1:8787'
  * ```

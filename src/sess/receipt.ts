@@ -91,9 +91,11 @@ function askClaimsMatch(
  * @throws TypeError naming the option when an option is invalid.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/sess.examples.ts#createReceiptVerifier"
  * const verifier = createReceiptVerifier({ origin: 'https://api.sess.si' });
  * await verifier.verify({ workspaceId, sessionId, revision, eventId, surface, answer, receipt });
+ * // One verifier shared by the clients a face builds per call keeps one key-set cache:
+ * const perCall = createSessClient({ origin: 'https://api.sess.si', credential, receiptVerifier: verifier });
  * ```
  */
 export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptVerifier {

@@ -41,7 +41,7 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,4096}$/;
  * Create the stdio authority.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/stdio.examples.ts#createStdioAuthority"
  * const authority = createStdioAuthority({
  *   env: process.env,
  *   config: readStdioConfig(process.env),

@@ -94,7 +94,7 @@ function optional(env: EnvLike, name: string): string | undefined {
  *
  * @throws SessMcpError `NOT_CONFIGURED` naming the variable and the rule, never its value.
  * @example
- * ```ts
+ * ```ts source="examples/snippets/stdio.examples.ts#readStdioConfig"
  * const config = readStdioConfig(process.env);
  * // config.profileDir === '/home/me/.local/state/sess-mcp/profiles/default'
  * ```

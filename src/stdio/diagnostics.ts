@@ -38,7 +38,7 @@ export function sanitizeDiagnostic(event: DiagnosticEvent): DiagnosticEvent {
  * Writing never throws: a broken stderr must not break a tool call.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/stdio.examples.ts#createStderrDiagnostics"
  * const diagnostics = createStderrDiagnostics();
  * diagnostics({ event: 'server_started' });
  * // stderr: {"source":"sess-mcp","event":"server_started"}

@@ -57,12 +57,8 @@ const REDACTED = '[redacted: --reveal shows it]';
 class UsageError extends Error {}
 
 /**
- * Run `sess-mcp records <args>` (the words after `records`).
- *
- * @example
- * ```ts
- * const code = await runRecordsCli(['list', '--state', 'blocked'], io, access);
- * ```
+ * Run `sess-mcp records <args>` (the words after `records`): `['list', '--state', 'blocked']`
+ * lists the blocked records of the profile that `access` opens.
  */
 export async function runRecordsCli(
   args: readonly string[],

@@ -49,9 +49,9 @@ export interface SessMcpStdioServer {
  * `SESS_API_KEY` is reported the same way, on the first tool call.
  *
  * @example
- * ```ts
- * import { serveSessMcpStdio } from '@sess.si/mcp/stdio';
- * serveSessMcpStdio(); // reads SESS_API_KEY etc. from process.env
+ * ```ts source="examples/snippets/stdio.examples.ts#serveSessMcpStdio"
+ * // import { serveSessMcpStdio } from '@sess.si/mcp/stdio';
+ * const server = serveSessMcpStdio(); // reads SESS_API_KEY etc. from process.env
  * ```
  */
 export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStdioServer {

@@ -86,9 +86,11 @@ function summarize(handle: string, path: string, current: VersionedRecord): Prof
  * Bad options throw a `TypeError` naming the option.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/stores.examples.ts#openProfileRecords"
  * const records = openProfileRecords({ stateDir, profile: 'default' });
- * for (const r of await records.list()) if (r.state === 'blocked' || r.problem) console.log(r.handle, r.state ?? r.problem);
+ * for (const r of await records.list()) {
+ *   if (r.state === 'blocked' || r.problem) console.log(r.handle, r.state ?? r.problem);
+ * }
  * await records.remove(handle);
  * ```
  */

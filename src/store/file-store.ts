@@ -48,7 +48,7 @@ export interface FileHandleStore extends HandleStoreFactory {
  * the owner and mode checks are skipped; links are still refused.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/stores.examples.ts#createFileHandleStore"
  * const stores = createFileHandleStore({ stateDir: '/home/me/.local/state/sess-mcp', profile: 'default' });
  * const store = stores.forBinding({ kind: 'stdio', profile: 'default', apiOrigin, credentialGeneration });
  * const { version } = await store.create(record);

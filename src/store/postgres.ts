@@ -160,8 +160,8 @@ async function makePool(connectionString: string): Promise<PoolLike> {
  * query timeout.
  *
  * @example
- * ```ts
- * const stores = createPostgresHandleStore({ connectionString: process.env.DATABASE_URL });
+ * ```ts source="examples/snippets/stores.examples.ts#createPostgresHandleStore"
+ * const stores = createPostgresHandleStore({ connectionString: process.env.DATABASE_URL ?? '' });
  * await stores.migrate();
  * const store = stores.forBinding(binding); // per request
  * ```

@@ -110,10 +110,10 @@ export interface FaultTimes {
  * were added; each call consumes one application of the first fault in the queue.
  *
  * @example
- * ```ts
- * sess.faults.fail('create', 503);                 // next create: 503 unavailable
- * sess.faults.commitThenDrop('publish');           // next publish commits, then the socket closes
- * sess.faults.tamperReceipt('get', { mode: 'signature' }, { times: Infinity });
+ * ```ts source="examples/snippets/testing.examples.ts#LocalFaults"
+ * sess.faults.fail('create', 503); // next create: 503 unavailable
+ * sess.faults.commitThenDrop('publish'); // next publish commits, then the socket closes
+ * sess.faults.tamperReceipt('get', { mode: 'signature' }, { times: Number.POSITIVE_INFINITY });
  * ```
  */
 export class LocalFaults {

@@ -35,10 +35,11 @@ function newKid(): string {
  * The key store (`sess.keys`).
  *
  * @example
- * ```ts
- * const kid = await sess.keys.rotate();          // the default workspace now signs with `kid`
- * sess.keys.remove(oldKid);                      // drop a key from the JWKS
- * const jws = await sess.keys.sign(claims);      // sign any claims with the active key
+ * ```ts source="examples/snippets/testing.examples.ts#LocalKeys"
+ * const oldKid = sess.keys.activeKid();
+ * const kid = await sess.keys.rotate(); // the default workspace now signs with `kid`
+ * sess.keys.remove(oldKid); // drop the old key from the JWKS
+ * const jws = await sess.keys.sign(claims); // sign any claims with the active key
  * ```
  */
 export class LocalKeys {

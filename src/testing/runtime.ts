@@ -224,15 +224,19 @@ function checkOptions(options: LocalSessOptions | undefined): CheckedOptions {
  * Start a local Sess runtime.
  *
  * @example
- * ```ts
+ * ```ts source="examples/snippets/testing.examples.ts#startLocalSess"
  * const sess = await startLocalSess();
  * const res = await fetch(`${sess.origin}/v1/sessions`, {
  *   method: 'POST',
- *   headers: { authorization: `Bearer ${sess.apiKey}`, 'content-type': 'application/json', 'idempotency-key': 'k1' },
+ *   headers: {
+ *     authorization: `Bearer ${sess.apiKey}`,
+ *     'content-type': 'application/json',
+ *     'idempotency-key': 'k1',
+ *   },
  *   body: JSON.stringify({ interaction: surface }),
  * });
- * const session = await res.json();
- * await sess.submitAnswer(session.human_url, { action: 'approve', values: { message: 'ok' } });
+ * const session = (await res.json()) as { human_url: string };
+ * await sess.submitAnswer(session.human_url, { action: 'approve', values: {} });
  * await sess.close();
  * ```
  */

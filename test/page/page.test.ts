@@ -18,9 +18,9 @@ import {
   renderPage,
   validateAnswer,
 } from '../../src/testing/page/index.js';
-import { examplePageHandler, exampleSubmit } from '../../src/testing/page/page.examples.js';
 import { FOLLOW_UP, hostileSurface, TRIP, TRIP_ANSWER, withComponents } from './fixtures.js';
 import { byId, decode, innerText, type Tag, tags } from './html-scan.js';
+import { examplePageHandler, exampleSubmit } from './one-session-mount.js';
 
 const formView = (extra: Partial<Extract<PageView, { kind: 'form' }>> = {}): PageView => ({
   kind: 'form',
@@ -718,7 +718,7 @@ describe('validateAnswer', () => {
   });
 });
 
-describe('page.examples.ts', () => {
+describe('the one-Session mount (one-session-mount.ts)', () => {
   it('the documented mount serves the form, refuses a bad answer with 422, takes a good one with 303', async () => {
     const answers: unknown[] = [];
     const handler = examplePageHandler(TRIP, '/s/demo', (a) => answers.push(a));

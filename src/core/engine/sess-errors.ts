@@ -119,15 +119,11 @@ export function classifyCreateFailure(error: unknown): CreateFailure {
       return { kind: 'unknown', reason: 'server_error' };
     }
     case 'transport':
-      return { kind: 'unknown', reason: 'transport' };
     case 'timeout':
-      return { kind: 'unknown', reason: 'timeout' };
     case 'unknown_outcome':
-      return { kind: 'unknown', reason: 'unknown_outcome' };
     case 'aborted':
-      return { kind: 'unknown', reason: 'aborted' };
+      return { kind: 'unknown', reason: err.kind };
     case 'protocol':
-      return { kind: 'unknown', reason: 'protocol' };
     case 'verification':
       return { kind: 'unknown', reason: 'protocol' };
   }

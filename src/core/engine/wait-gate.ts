@@ -108,16 +108,11 @@ function differs(view: SessionView, request: GateWaitRequest): boolean {
 }
 
 /**
- * Build a wait gate.
+ * Build a wait gate. Engines that share one gate (`createSessEngine({ authority, waitGate })`)
+ * share its caps.
  *
  * @throws TypeError naming the option when `maxConcurrentWaits` or `maxTotalWaits` is not a whole
  * number from 1.
- *
- * @example
- * ```ts
- * const waitGate = createWaitGate({ maxConcurrentWaits: 8 });
- * const engine = createSessEngine({ authority, waitGate });
- * ```
  */
 export function createWaitGate(options?: WaitGateOptions): WaitGate {
   const read = readOptions('createWaitGate', options, true);

@@ -76,12 +76,8 @@ function parseNumber(raw: string | null): number | string | undefined {
  * Turns a posted form into the action and the raw values of every field. Values are not checked
  * here: a number that does not parse stays a string, an unknown choice stays as posted.
  * Text fields always have a string (empty when left blank); booleans are `true` or `false`;
- * multi-choices are arrays; an empty number, choice or rating is left out.
- *
- * @example
- * ```ts
- * const { action, values } = formToAnswer(surface, new URLSearchParams(body));
- * ```
+ * multi-choices are arrays; an empty number, choice or rating is left out. The posted body is
+ * read as `new URLSearchParams(body)`.
  */
 export function formToAnswer(
   surface: Surface,
@@ -123,13 +119,8 @@ export function formToAnswer(
 /**
  * What a browser posts for `answer` on the page of `revision`: `_revision`, then every field in
  * page order, then the pressed button. Feeding the result to {@link formToAnswer} gives the
- * answer back.
- *
- * @example
- * ```ts
- * // As in page.examples.ts (exampleSubmit): answer like a browser, without one.
- * await fetch(pageUrl, { method: 'POST', body: answerToForm(surface, answer, revision), redirect: 'manual' });
- * ```
+ * answer back. Posting it as a `fetch` body (with `redirect: 'manual'`) answers a page like a
+ * browser, without one.
  */
 export function answerToForm(
   surface: Surface,

@@ -50,14 +50,8 @@ export type PageView =
   | { kind: 'not_found' };
 
 /**
- * A whole HTML document for `view`. Throws a `TypeError` for a view kind it does not know.
- *
- * @example
- * ```ts
- * // A whole mount for one Session: page.examples.ts (examplePageHandler).
- * res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': PAGE_CSP });
- * res.end(renderPage({ kind: 'form', surface, revision: 1, actionUrl: path }));
- * ```
+ * A whole HTML document for `view`, to be sent as `text/html; charset=utf-8` with the
+ * `content-security-policy` `PAGE_CSP`. Throws a `TypeError` for a view kind it does not know.
  */
 export function renderPage(view: PageView): string {
   switch (view.kind) {

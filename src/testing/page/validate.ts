@@ -127,15 +127,8 @@ function missingMessage(field: FieldComponent): string {
 /**
  * Checks an answer against the Surface: the action must be one of its buttons and every field's
  * value must fit its schema. Values of fields the Surface does not have are refused by name.
- * On success the answer holds only the Surface's fields, in page order.
- *
- * @example
- * ```ts
- * // As in page.examples.ts (examplePageHandler):
- * const input = formToAnswer(surface, new URLSearchParams(body));
- * const check = validateAnswer(surface, input);
- * if (!check.ok) return send(res, 422, { kind: 'form', surface, revision: 1, actionUrl: path, values: input.values, errors: check.errors });
- * ```
+ * On success the answer holds only the Surface's fields, in page order. A refused answer is drawn
+ * again as the form with `values: input.values` and `errors: check.errors`, status 422.
  */
 export function validateAnswer(
   surface: Surface,

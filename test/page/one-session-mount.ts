@@ -1,13 +1,20 @@
 /**
- * Type-checked examples for the answer-page module's JSDoc: how a server mounts the page for one
- * Session. Not imported by any entry point; the type check keeps it honest.
+ * The smallest mount of the answer page: one Session served by a `node:http` handler, the way a
+ * server wires `renderPage`, `formToAnswer`, `validateAnswer` and `answerToForm` together.
  *
  * It is deliberately minimal (one Session, no revisions, no expiry): the real mount is the local
  * runtime's `page-routes.ts`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Answer, Surface } from '../../core/surface.js';
-import { answerToForm, formToAnswer, PAGE_CSP, type PageView, renderPage, validateAnswer } from './index.js';
+import type { Answer, Surface } from '../../src/core/surface.js';
+import {
+  answerToForm,
+  formToAnswer,
+  PAGE_CSP,
+  type PageView,
+  renderPage,
+  validateAnswer,
+} from '../../src/testing/page/index.js';
 
 /** Serve one Session's page at `path`: the form, inline errors, then "waiting". */
 export function examplePageHandler(surface: Surface, path: string, onAnswer: (answer: Answer) => void) {

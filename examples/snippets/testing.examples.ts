@@ -1,9 +1,9 @@
 /**
- * The JSDoc examples of `@sess.si/mcp/testing`, kept compiling by the type check. Not exported and
- * not run: each function shows one use as a reader would write it.
+ * The JSDoc examples of `@sess.si/mcp/testing`. The type check covers this file and
+ * `npm run snippets` copies each region into the JSDoc that names it; it is never run.
  */
-import type { Surface } from '../core/surface.js';
-import { startLocalSess } from './index.js';
+import type { Surface } from '../../src/index.js';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 
 const surface: Surface = {
   mode: 'interactive',
@@ -12,8 +12,8 @@ const surface: Surface = {
   actions: [{ id: 'approve', label: 'Approve', intent: 'approve' }],
 };
 
-/** `startLocalSess`: create a Session over the wire, answer it as a person, close. */
-export async function exampleRound(): Promise<void> {
+export async function roundExample(): Promise<void> {
+  //#region startLocalSess
   const sess = await startLocalSess();
   const res = await fetch(`${sess.origin}/v1/sessions`, {
     method: 'POST',
@@ -27,18 +27,23 @@ export async function exampleRound(): Promise<void> {
   const session = (await res.json()) as { human_url: string };
   await sess.submitAnswer(session.human_url, { action: 'approve', values: {} });
   await sess.close();
+  //#endregion
 }
 
-/** `LocalFaults` and `LocalKeys`. */
-export async function exampleFaultsAndKeys(): Promise<void> {
-  const sess = await startLocalSess({ clock: { frozen: true } });
+export function faultsExample(sess: LocalSess): void {
+  //#region LocalFaults
   sess.faults.fail('create', 503); // next create: 503 unavailable
   sess.faults.commitThenDrop('publish'); // next publish commits, then the socket closes
   sess.faults.tamperReceipt('get', { mode: 'signature' }, { times: Number.POSITIVE_INFINITY });
+  //#endregion
+}
+
+export async function keysExample(sess: LocalSess, claims: Record<string, unknown>): Promise<string> {
+  //#region LocalKeys
   const oldKid = sess.keys.activeKid();
-  await sess.keys.rotate(); // the default workspace now signs with a new key
+  const kid = await sess.keys.rotate(); // the default workspace now signs with `kid`
   sess.keys.remove(oldKid); // drop the old key from the JWKS
-  await sess.keys.sign({ sid: 'ses_1' }); // sign any claims with the active key
-  sess.clock.advance(60_000); // links expire by this clock
-  await sess.close();
+  const jws = await sess.keys.sign(claims); // sign any claims with the active key
+  //#endregion
+  return `${kid} ${jws}`;
 }

@@ -1,0 +1,51 @@
+/**
+ * The JSDoc examples of `@sess.si/mcp/http`. The type check covers this file and `npm run snippets`
+ * copies each region into the JSDoc that names it; it is never run.
+ */
+import http from 'node:http';
+import {
+  createSessMcpHttpHandler,
+  type SessHttpPrincipal,
+  type SessMcpHttpHandler,
+} from '../../src/http/index.js';
+import { createMemoryHandleStore } from '../../src/index.js';
+
+declare const myOAuth: { verify(authorization: string | null): Promise<SessHttpPrincipal | undefined> };
+declare const app: http.RequestListener;
+
+export function handlerExample(): http.Server {
+  //#region createSessMcpHttpHandler
+  // createMemoryHandleStore comes from '@sess.si/mcp', createSessMcpHttpHandler from '@sess.si/mcp/http'.
+  const stores = createMemoryHandleStore();
+  const handler = createSessMcpHttpHandler({
+    authenticate: (request) => myOAuth.verify(request.headers.get('authorization')),
+    handleStore: (binding) => stores.forBinding(binding),
+    allowedHosts: ['mcp.example.com'],
+    requiredScopes: ['sess'],
+    resourceMetadataUrl: 'https://mcp.example.com/.well-known/oauth-protected-resource',
+  });
+  const server = http.createServer();
+  handler.attach(server); // or http.createServer(handler.node)
+  server.listen(8080);
+  //#endregion
+  return server;
+}
+
+export function checkContinueExample(server: http.Server, handler: SessMcpHttpHandler): void {
+  //#region checkContinue
+  server.on('checkContinue', (req, res) => {
+    if (req.url?.startsWith('/mcp')) return handler.checkContinue(req, res);
+    res.writeContinue();
+    app(req, res); // the host's other routes
+  });
+  //#endregion
+}
+
+export function attachExample(handler: SessMcpHttpHandler): http.Server {
+  //#region attach
+  const server = http.createServer();
+  handler.attach(server);
+  server.listen(8080);
+  //#endregion
+  return server;
+}
