@@ -22,7 +22,7 @@ import {
 } from './matrix.js';
 import { MARKERS, runFlow } from './run-flow.js';
 import { FLOWS, nextStep, promptFor } from './script.js';
-import { createStandInLog, toolResultShape } from './stand-in-log.js';
+import { createStandInLog, firstInteractionResult, toolResultShape } from './stand-in-log.js';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -143,7 +143,7 @@ describe('Vercel AI SDK (ai + @ai-sdk/mcp)', () => {
       host: 'Vercel AI SDK',
       version,
       transport: 'HTTP',
-      reachesModel: toolResultShape(log.requests.find((r) => r.toolResults.length === 1)?.toolResults[0]),
+      reachesModel: toolResultShape(firstInteractionResult(log)),
       progressToken: progressTokenOf(server.messages),
       callTimeout: 'not measured',
       instructions: bodies.includes(MARKERS.instructions)

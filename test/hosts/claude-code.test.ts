@@ -31,7 +31,7 @@ import {
 } from './matrix.js';
 import { MARKERS, runFlow } from './run-flow.js';
 import { FLOWS, promptFor } from './script.js';
-import { toolResultShape } from './stand-in-log.js';
+import { firstInteractionResult, toolResultShape } from './stand-in-log.js';
 
 const run = promisify(execFile);
 const VERSION = '2.1.328';
@@ -201,7 +201,6 @@ async function matrixRun(transport: Transport) {
   keysOnly.text(standIn.log.requests.map((r) => r.body).join('\n'), 'model requests');
 
   const requests = standIn.log.requests;
-  const firstResult = requests.find((r) => r.toolResults.length === 1)?.toolResults[0];
   const bodies = requests.map((r) => r.body).join('\n');
   const offered = new Set(requests.flatMap((r) => r.toolNames));
   const scheduling = SCHEDULING_TOOLS.filter((t) => offered.has(t));
@@ -210,7 +209,7 @@ async function matrixRun(transport: Transport) {
     host: 'Claude Code',
     version: VERSION,
     transport,
-    reachesModel: toolResultShape(firstResult),
+    reachesModel: toolResultShape(firstInteractionResult(standIn.log)),
     progressToken: progressTokenOf(messages),
     callTimeout: 'not measured',
     instructions: bodies.includes(MARKERS.instructions) ? 'in the system prompt' : 'not sent to the model',

@@ -92,11 +92,17 @@ export async function playPerson(
       `revision ${revision}`,
     );
     // The ask flow needs the host to re-call sess_response: answer only once the second wait started.
-    const waits = flow === 'ask' ? 2 : 1;
+    const waits = flow === 'ask' || flow === 'ask_rating' ? 2 : 1;
     await nthWait(sess, id, waits, deadline);
     const surface = sess.sessions.get(id)!.surfaces[revision - 1]!;
     const values: Record<string, unknown> =
-      flow === 'ask' ? { note: ANSWERS.note } : revision === 1 ? { message: ANSWERS.message } : {};
+      flow === 'ask'
+        ? { note: ANSWERS.note }
+        : flow === 'ask_rating'
+          ? { score: 4 }
+          : revision === 1
+            ? { message: ANSWERS.message }
+            : {};
     const posted = await sess.submitAnswer(session.view.human_url, {
       action: surface.actions[0]!.id,
       values,

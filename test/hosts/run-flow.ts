@@ -36,6 +36,7 @@ const EXPECTED: Record<FlowName, RegExp> = {
   ask: /^Session completed at revision 1$/,
   request: /^Session completed at revision 2$/,
   respondents: /^Ask \w+, 2 of 2 answered$/,
+  ask_rating: /^Session completed at revision 1$/,
 };
 
 /**
@@ -80,7 +81,15 @@ export async function runFlow(
   if (hostError !== undefined) problems.push(`host: ${hostError}`);
   if (personError !== undefined) problems.push(personError);
   if (!EXPECTED[flow].test(state)) problems.push(`ended with ${state}`);
-  if (flow === 'ask' && rewaits < 2) problems.push(`only ${rewaits} sess_response call(s)`);
+  if ((flow === 'ask' || flow === 'ask_rating') && rewaits < 2) {
+    problems.push(`only ${rewaits} sess_response call(s)`);
+  }
+  // A refusal before any interaction exists says why; a result that holds a link is never quoted.
+  const results = log.requests[log.requests.length - 1]?.toolResults ?? [];
+  const lastResult = results[results.length - 1];
+  if (problems.length > 0 && lastResult !== undefined && !lastResult.includes('http')) {
+    problems.push(`last tool result: ${lastResult.split('\n')[0]!.slice(0, 160)}`);
+  }
   return {
     flow,
     pass: problems.length === 0,

@@ -11,7 +11,7 @@
 import { approveSurface, followUpSurface } from '../engine/harness.js';
 
 /** The flows of the host matrix. */
-export type FlowName = 'ask' | 'request' | 'respondents';
+export type FlowName = 'ask' | 'request' | 'respondents' | 'ask_rating';
 
 /** Every flow, in the order the matrix runs them. */
 export const FLOWS: readonly FlowName[] = ['ask', 'request', 'respondents'];
@@ -44,7 +44,7 @@ export type ScriptStep =
 
 /** The flow named in a prompt, if any. */
 export function flowOf(promptText: string): FlowName | undefined {
-  const match = /Host matrix flow: (ask|request|respondents)\./.exec(promptText);
+  const match = /Host matrix flow: (ask|request|respondents|ask_rating)\./.exec(promptText);
   return match?.[1] as FlowName | undefined;
 }
 
@@ -65,7 +65,15 @@ export function parseToolResult(text: string): Record<string, unknown> | undefin
     }
   };
   const whole = tryParse(text.trim());
-  if (whole !== undefined) return whole;
+  if (whole !== undefined) {
+    if ('interaction' in whole || 'error' in whole) return whole;
+    // A host that forwards the content block itself, maybe with structuredContent beside it.
+    if (whole.structuredContent !== null && typeof whole.structuredContent === 'object') {
+      return whole.structuredContent as Record<string, unknown>;
+    }
+    if (typeof whole.text === 'string') return parseToolResult(whole.text);
+    return whole;
+  }
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i += 1) {
     if (lines[i]!.trimStart().startsWith('{')) {
@@ -94,6 +102,12 @@ function interactionOf(result: Record<string, unknown> | undefined): Interaction
 const askArguments = {
   question: 'Which day suits the release?',
   fields: [{ name: 'note', label: 'Anything to add?', type: 'text', required: true }],
+};
+
+/** The ask flow with one rating field: the only field type LangChain's adapter lets through. */
+const ratingArguments = {
+  question: 'How ready is the release?',
+  fields: [{ name: 'score', label: 'Readiness', type: 'rating', required: true }],
 };
 
 const respondentArguments = {
@@ -125,7 +139,10 @@ export function nextStep(input: ScriptInput): ScriptStep {
   };
   if (input.toolResults.length === 0) {
     if (flow === 'request') return tool('sess_request', { interaction: approveSurface });
-    return tool('sess_ask', flow === 'ask' ? askArguments : respondentArguments);
+    return tool(
+      'sess_ask',
+      flow === 'ask' ? askArguments : flow === 'ask_rating' ? ratingArguments : respondentArguments,
+    );
   }
   if (input.toolResults.length >= MAX_RESULTS) return { kind: 'text', text: 'Stopped: too many steps.' };
   const last = parseToolResult(input.toolResults[input.toolResults.length - 1]!);

@@ -50,8 +50,18 @@ export type ResultShape = 'text content' | 'structuredContent' | 'both' | 'none'
 export function toolResultShape(result: string | undefined): ResultShape {
   if (result === undefined) return 'none';
   const lead = result.includes('Show the person this link now:');
-  const copies = result.split('"interaction"').length - 1;
+  // A copy inside a JSON string has its quotes escaped.
+  const copies = result.match(/\\?"interaction\\?"/g)?.length ?? 0;
   if (lead && copies >= 2) return 'both';
   if (lead) return 'text content';
   return copies >= 1 ? 'structuredContent' : 'none';
+}
+
+/** The first tool result in a log that carries an interaction (a `sess_ask` or `sess_request` result). */
+export function firstInteractionResult(log: StandInLog): string | undefined {
+  for (const request of log.requests) {
+    const found = request.toolResults.find((r) => r.includes('interaction'));
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
