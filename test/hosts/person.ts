@@ -3,6 +3,7 @@
  * (`submitAnswer`, `startRespondent`), timed by the waits the host's calls open, so a host that
  * does not re-call `sess_response` never sees the answer. It does not talk to the host.
  */
+import type { JsonValue } from '../../src/core/surface.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import type { SecretsAudit } from '../support/audit.js';
 import type { FlowName } from './script.js';
@@ -95,7 +96,7 @@ export async function playPerson(
     const waits = flow === 'ask' || flow === 'ask_rating' ? 2 : 1;
     await nthWait(sess, id, waits, deadline);
     const surface = sess.sessions.get(id)!.surfaces[revision - 1]!;
-    const values: Record<string, unknown> =
+    const values: Record<string, JsonValue> =
       flow === 'ask'
         ? { note: ANSWERS.note }
         : flow === 'ask_rating'
