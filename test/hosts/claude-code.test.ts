@@ -18,6 +18,7 @@ import { createSecretsAudit } from '../support/audit.js';
 import { type AnthropicStandIn, startAnthropicStandIn } from './anthropic-stand-in.js';
 import {
   BEARER,
+  builtBin,
   type FlowOutcome,
   type HostResult,
   progressTokenOf,
@@ -144,7 +145,7 @@ async function matrixRun(transport: Transport) {
         '--',
         process.execPath,
         join(ROOT, 'test/hosts/stdio-tap.mjs'),
-        join(ROOT, 'dist/bin/sess-mcp.js'),
+        builtBin(),
       ],
       env,
     );
@@ -204,6 +205,8 @@ async function matrixRun(transport: Transport) {
   const bodies = requests.map((r) => r.body).join('\n');
   const offered = new Set(requests.flatMap((r) => r.toolNames));
   const scheduling = SCHEDULING_TOOLS.filter((t) => offered.has(t));
+  // Deferred tools are only named, one a line, in the request text (ToolSearch loads them).
+  const deferredScheduling = SCHEDULING_TOOLS.filter((t) => !offered.has(t) && bodies.includes(`\\n${t}\\n`));
   const messages = await tapped();
   const result: HostResult = {
     host: 'Claude Code',
@@ -217,10 +220,10 @@ async function matrixRun(transport: Transport) {
       ? 'in the tools list'
       : [...offered].some((n) => n.startsWith('mcp__sess__')) && bodies.includes(MARKERS.description)
         ? 'deferred: names only until ToolSearch loads them into the tools list'
-        : 'deferred: names only (never loaded)',
+        : 'deferred: only the tool names reach the model (behind ToolSearch); the script called the tools without loading them and the host ran the calls, so no description reached the model',
     flows,
     notes: [
-      `scheduling tools offered to the model: ${scheduling.length === 0 ? 'none' : scheduling.join(', ')} (of ${SCHEDULING_TOOLS.join(', ')})`,
+      `scheduling tools (of ${SCHEDULING_TOOLS.join(', ')}): offered in the tools list: ${scheduling.join(', ') || 'none'}; named as deferred tools (loadable through ToolSearch): ${deferredScheduling.join(', ') || 'none'}`,
       `tools offered: ${[...offered].sort().join(', ')}`,
       'the host keeps the bearer header (HTTP) or the server env with the API key (stdio) in ~/.claude.json, where `claude mcp add` stores it; that file is not scanned',
     ],

@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import {
+  builtBin,
   type FlowOutcome,
   type HostResult,
   progressTokenOf,
@@ -118,7 +119,7 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
       'env_key = "STANDIN_API_KEY"',
       '[mcp_servers.sess]',
       `command = ${toml(process.execPath)}`,
-      `args = [${toml(join(ROOT, 'test/hosts/stdio-tap.mjs'))}, ${toml(join(ROOT, 'dist/bin/sess-mcp.js'))}]`,
+      `args = [${toml(join(ROOT, 'test/hosts/stdio-tap.mjs'))}, ${toml(builtBin())}]`,
       'default_tools_approval_mode = "approve"',
       '[mcp_servers.sess.env]',
       `SESS_API_KEY = ${toml(sess.apiKey)}`,

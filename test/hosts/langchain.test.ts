@@ -169,7 +169,9 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
       reachesModel: toolResultShape(firstInteractionResult(log)),
       progressToken: progressTokenOf(server.messages),
       callTimeout: 'not measured',
-      instructions: bodies.includes(MARKERS.instructions) ? 'in the messages' : 'not sent to the model',
+      instructions: bodies.includes(MARKERS.instructions)
+        ? 'in the messages'
+        : 'not sent to the model: the adapter offers no way to read them (no `instructions` in its API)',
       toolDescriptions: bodies.includes(MARKERS.description) ? 'in the tools list' : 'not sent to the model',
       flows,
       notes: [

@@ -37,6 +37,13 @@ export function requireHost(label: string, path: string, install: string): strin
   return undefined;
 }
 
+/** The built `sess-mcp` bin a stdio host starts (`npm run build` makes it; `npm test` builds first). */
+export function builtBin(): string {
+  const bin = join(ROOT, 'dist', 'bin', 'sess-mcp.js');
+  if (!existsSync(bin)) throw new Error('dist/bin/sess-mcp.js is missing: run `npm run build` first');
+  return bin;
+}
+
 /** One JSON-RPC message a host sent its MCP server. */
 export interface TappedMessage {
   method?: string;
