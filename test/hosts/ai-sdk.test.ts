@@ -20,7 +20,7 @@ import {
   startHostHttpServer,
   writeHostResult,
 } from './matrix.js';
-import { MARKERS, runFlow } from './run-flow.js';
+import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, nextStep, promptFor } from './script.js';
 import { createStandInLog, firstInteractionResult, toolResultShape } from './stand-in-log.js';
 
@@ -131,6 +131,15 @@ describe('Vercel AI SDK (ai + @ai-sdk/mcp)', () => {
         }),
       );
     }
+    const callTimeout = await probeLongCall(log, async () => {
+      const result = await generateText({
+        model,
+        tools,
+        prompt: promptFor('long'),
+        stopWhen: isStepCount(4),
+      });
+      outputs.push(result.text);
+    });
     audit.text(outputs.join('\n'), 'agent output');
     const keysOnly = createSecretsAudit();
     keysOnly.secret(sess.apiKey, 'sess api key');
@@ -145,7 +154,7 @@ describe('Vercel AI SDK (ai + @ai-sdk/mcp)', () => {
       transport: 'HTTP',
       reachesModel: toolResultShape(firstInteractionResult(log)),
       progressToken: progressTokenOf(server.messages),
-      callTimeout: 'not measured',
+      callTimeout,
       instructions: bodies.includes(MARKERS.instructions)
         ? 'not used by the SDK itself; `client.instructions` holds them and this app puts them in `system`'
         : 'not sent to the model',
@@ -157,7 +166,8 @@ describe('Vercel AI SDK (ai + @ai-sdk/mcp)', () => {
     for (const flow of flows)
       expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
     expect(result.reachesModel).not.toBe('none');
+    expect(result.callTimeout).not.toMatch(/^not measured/);
     audit.assertClean();
     keysOnly.assertClean();
-  }, 120_000);
+  }, 180_000);
 });

@@ -30,7 +30,7 @@ import {
   type TappedMessage,
   writeHostResult,
 } from './matrix.js';
-import { MARKERS, runFlow } from './run-flow.js';
+import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, promptFor } from './script.js';
 import { firstInteractionResult, toolResultShape } from './stand-in-log.js';
 
@@ -184,6 +184,11 @@ async function matrixRun(transport: Transport) {
     );
   }
 
+  const callTimeout = await probeLongCall(standIn.log, async () => {
+    const { out, err } = await claudePrint(where, standIn, promptFor('long'));
+    outputs.push(out, err);
+  });
+
   // Secrets: nothing of the key or token in any output, file or model request; links and answers
   // only in the host's own transcript (and, from there, in what it sends its model).
   const files = await readTree(where.home);
@@ -191,7 +196,9 @@ async function matrixRun(transport: Transport) {
   const keysOnly = createSecretsAudit();
   keysOnly.secret(sess.apiKey, 'sess api key');
   keysOnly.secret(BEARER, 'mcp bearer token');
-  const storesConfig = (path: string) => path === '.claude.json';
+  // Where `claude mcp add` stores what it was given, and the host's own backups of that file.
+  const storesConfig = (path: string) =>
+    path === '.claude.json' || path.startsWith('.claude/backups/.claude.json.backup');
   const transcript = (path: string) =>
     path.startsWith('.claude/projects/') || path.startsWith('.claude/sessions/');
   for (const file of [...files, ...projectFiles]) {
@@ -214,7 +221,7 @@ async function matrixRun(transport: Transport) {
     transport,
     reachesModel: toolResultShape(firstInteractionResult(standIn.log)),
     progressToken: progressTokenOf(messages),
-    callTimeout: 'not measured',
+    callTimeout,
     instructions: bodies.includes(MARKERS.instructions) ? 'in the system prompt' : 'not sent to the model',
     toolDescriptions: requests[0]?.toolNames.some((n) => n.startsWith('mcp__sess__'))
       ? 'in the tools list'
@@ -225,7 +232,7 @@ async function matrixRun(transport: Transport) {
     notes: [
       `scheduling tools (of ${SCHEDULING_TOOLS.join(', ')}): offered in the tools list: ${scheduling.join(', ') || 'none'}; named as deferred tools (loadable through ToolSearch): ${deferredScheduling.join(', ') || 'none'}`,
       `tools offered: ${[...offered].sort().join(', ')}`,
-      'the host keeps the bearer header (HTTP) or the server env with the API key (stdio) in ~/.claude.json, where `claude mcp add` stores it; that file is not scanned',
+      'the host keeps the bearer header (HTTP) or the server env with the API key (stdio) in ~/.claude.json, where `claude mcp add` stores it, and in its backups of that file (~/.claude/backups/); those files are not scanned',
     ],
   };
   await writeHostResult(`claude-code-${transport.toLowerCase()}`, result);
@@ -242,6 +249,7 @@ describe.skipIf(claude === undefined)(`Claude Code ${VERSION}`, () => {
       for (const flow of result.flows)
         expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
       expect(result.reachesModel).not.toBe('none');
+      expect(result.callTimeout).not.toMatch(/^not measured/);
       audit.assertClean();
       keysOnly.assertClean();
     },

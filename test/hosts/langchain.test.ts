@@ -24,7 +24,7 @@ import {
   startHostHttpServer,
   writeHostResult,
 } from './matrix.js';
-import { MARKERS, runFlow } from './run-flow.js';
+import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, nextStep, promptFor } from './script.js';
 import {
   createStandInLog,
@@ -154,6 +154,14 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
         }),
       );
     }
+    const callTimeout = await probeLongCall(log, async () => {
+      const state = await agent.invoke(
+        { messages: [{ role: 'user', content: promptFor('long') }] },
+        { recursionLimit: 10 },
+      );
+      const last = state.messages[state.messages.length - 1];
+      outputs.push(last === undefined ? '' : contentText(last.content));
+    });
     audit.text(outputs.join('\n'), 'agent output');
     const keysOnly = createSecretsAudit();
     keysOnly.secret(sess.apiKey, 'sess api key');
@@ -168,7 +176,7 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
       transport: 'HTTP',
       reachesModel: toolResultShape(firstInteractionResult(log)),
       progressToken: progressTokenOf(server.messages),
-      callTimeout: 'not measured',
+      callTimeout,
       instructions: bodies.includes(MARKERS.instructions)
         ? 'in the messages'
         : 'not sent to the model: the adapter offers no way to read them (no `instructions` in its API)',
@@ -192,7 +200,8 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     expect(callsBeforeRating).toBe(0);
     expect({ note: rating!.note, pass: rating!.pass }).toMatchObject({ pass: true });
     expect(result.reachesModel).not.toBe('none');
+    expect(result.callTimeout).not.toMatch(/^not measured/);
     audit.assertClean();
     keysOnly.assertClean();
-  }, 120_000);
+  }, 180_000);
 });

@@ -37,6 +37,7 @@ const EXPECTED: Record<FlowName, RegExp> = {
   request: /^Session completed at revision 2$/,
   respondents: /^Ask \w+, 2 of 2 answered$/,
   ask_rating: /^Session completed at revision 1$/,
+  long: /^Session active at revision 1$/,
 };
 
 /**
@@ -97,4 +98,32 @@ export async function runFlow(
     calls,
     seconds: Math.round((Date.now() - started) / 100) / 10,
   };
+}
+
+/**
+ * The long-call probe: the host runs `sess_ask`, then one `sess_response` at the 45 s ceiling that
+ * nobody answers. Says whether the host let the call run to its end (a `waiting` result after
+ * about 45 s) or cut it (an error, or an earlier result), with the seconds it took.
+ */
+export async function probeLongCall(log: StandInLog, host: () => Promise<void>): Promise<string> {
+  const before = log.requests.length;
+  let hostError: string | undefined;
+  try {
+    await host();
+  } catch (error) {
+    hostError = error instanceof Error ? error.message.split('\n')[0] : String(error);
+  }
+  const requests = log.requests.slice(before);
+  const issued = requests.find((r) => r.step?.kind === 'tool' && r.step.tool === 'sess_response');
+  const answered = requests.find((r) => r.toolResults.length >= 2);
+  if (issued?.at === undefined || answered?.at === undefined) {
+    return `not measured: the long call did not complete${hostError === undefined ? '' : ` (${hostError})`}`;
+  }
+  const seconds = Math.round((answered.at - issued.at) / 100) / 10;
+  const result = answered.toolResults[answered.toolResults.length - 1] ?? '';
+  const state = /\\?"state\\?":\\?"(waiting|needs_resume)/.exec(result)?.[1];
+  if (state !== undefined && seconds >= 44)
+    return `a 45 s call is not cut (its \`${state}\` result came after ${seconds} s)`;
+  const said = result.includes('http') ? 'a result' : result.split('\n')[0]!.slice(0, 120);
+  return `cut: after ${seconds} s the host gave the model ${said}`;
 }

@@ -11,13 +11,16 @@
 import { approveSurface, followUpSurface } from '../engine/harness.js';
 
 /** The flows of the host matrix. */
-export type FlowName = 'ask' | 'request' | 'respondents' | 'ask_rating';
+export type FlowName = 'ask' | 'request' | 'respondents' | 'ask_rating' | 'long';
 
 /** Every flow, in the order the matrix runs them. */
 export const FLOWS: readonly FlowName[] = ['ask', 'request', 'respondents'];
 
 /** The short wait every scripted `sess_response` asks for, so a person's answer needs re-waits. */
 export const SCRIPT_WAIT_MS = 1_500;
+
+/** The wait of the long-call probe: the ceiling, so a host that cuts calls early shows it. */
+export const LONG_WAIT_MS = 45_000;
 
 /** The tool results a scripted run may see before it gives up (the host loops otherwise). */
 const MAX_RESULTS = 14;
@@ -44,7 +47,7 @@ export type ScriptStep =
 
 /** The flow named in a prompt, if any. */
 export function flowOf(promptText: string): FlowName | undefined {
-  const match = /Host matrix flow: (ask|request|respondents|ask_rating)\./.exec(promptText);
+  const match = /Host matrix flow: (ask|request|respondents|ask_rating|long)\./.exec(promptText);
   return match?.[1] as FlowName | undefined;
 }
 
@@ -139,10 +142,19 @@ export function nextStep(input: ScriptInput): ScriptStep {
   };
   if (input.toolResults.length === 0) {
     if (flow === 'request') return tool('sess_request', { interaction: approveSurface });
+    if (flow === 'long') return tool('sess_ask', ratingArguments);
     return tool(
       'sess_ask',
       flow === 'ask' ? askArguments : flow === 'ask_rating' ? ratingArguments : respondentArguments,
     );
+  }
+  if (flow === 'long') {
+    // One wait at the ceiling with nobody answering, then stop: what came back says whether the
+    // host let the call run.
+    if (input.toolResults.length >= 2) return { kind: 'text', text: 'Done: the long call returned.' };
+    const first = interactionOf(parseToolResult(input.toolResults[0]!));
+    if (first === undefined) return { kind: 'text', text: 'Stopped: no interaction to wait on.' };
+    return tool('sess_response', { handle: first.handle, revision: first.revision, wait_ms: LONG_WAIT_MS });
   }
   if (input.toolResults.length >= MAX_RESULTS) return { kind: 'text', text: 'Stopped: too many steps.' };
   const last = parseToolResult(input.toolResults[input.toolResults.length - 1]!);

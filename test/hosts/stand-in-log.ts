@@ -16,6 +16,8 @@ export interface ModelRequest {
   toolResults: string[];
   /** The script's answer (undefined for side requests answered with plain text). */
   step?: ScriptStep;
+  /** When the request arrived (`Date.now()`). */
+  at?: number;
 }
 
 /** The log of one stand-in. */
@@ -28,6 +30,9 @@ export interface StandInLog {
 /** A fresh log. */
 export function createStandInLog(): StandInLog {
   const requests: ModelRequest[] = [];
+  const push = requests.push.bind(requests);
+  // Stamp every request as it is logged, so a suite can time the calls between two requests.
+  requests.push = (...items: ModelRequest[]) => push(...items.map((item) => ({ at: Date.now(), ...item })));
   return {
     requests,
     calls() {
