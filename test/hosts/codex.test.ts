@@ -121,6 +121,8 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
       `command = ${toml(process.execPath)}`,
       `args = [${toml(join(ROOT, 'test/hosts/stdio-tap.mjs'))}, ${toml(builtBin())}]`,
       'default_tools_approval_mode = "approve"',
+      // Start the turn only once the server is up (else the first model request may lack its tools).
+      'required = true',
       '[mcp_servers.sess.env]',
       `SESS_API_KEY = ${toml(sess.apiKey)}`,
       `SESS_API_ORIGIN = ${toml(sess.origin)}`,
@@ -193,7 +195,7 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
         `tools offered: ${[...new Set(standIn.log.requests.flatMap((r) => r.toolNames))].sort().join(', ')}`,
         'the host keeps the server env with the API key in ~/.codex/config.toml, written by the test as a user would; that file is not scanned',
         'links and answers appear in its transcript only: ~/.codex/sessions/, ~/.codex/thread_history_*.sqlite and the `codex exec --json` event stream',
-        'MCP tools reach the model as one Responses `namespace` tool per server (`mcp__sess`) whose description is the server instructions; with the default `incremental_tools` feature they were not in the first request at all, so this run passes `--disable incremental_tools`',
+        'MCP tools reach the model as one Responses `namespace` tool per server (`mcp__sess`) whose description is the server instructions; when tried with the default `incremental_tools` feature, the first model request carried no MCP tools; this run passes `--disable incremental_tools` and marks the server `required = true` (the turn starts once it is up)',
         ...(retries.length > 0
           ? [
               `run again once because no model request offered the sess tools (the MCP server was still starting): ${retries.join(', ')}`,
