@@ -119,10 +119,12 @@ lines.push('');
 lines.push('## Secrets');
 lines.push('');
 lines.push(
-  'After each run the suite scans everything the host wrote (its home and project directories), its',
-  'output and every request it sent its model. The Sess API key and the MCP bearer token appear nowhere,',
-  'except in the one configuration file where the host stores what it was given (`~/.claude.json` after',
-  '`claude mcp add`, `~/.codex/config.toml`), which is not scanned. Links and answer values appear only',
+  'After each run the suite scans everything a CLI host wrote (its home and project directories), every',
+  'host’s output, and every request it sent its model. The Sess API key and the MCP bearer token appear',
+  'nowhere, except where the host stores the configuration it was given, which is not scanned:',
+  '`~/.claude.json` after `claude mcp add` (the bearer header, or the server’s environment with the API',
+  'key) and Claude Code’s own backups of that file under `~/.claude/backups/`; `~/.codex/config.toml`.',
+  'The two frameworks write no files. Links and answer values appear only',
   'where the host keeps its own conversation transcript (Claude Code: `~/.claude/projects/`; Codex:',
   '`~/.codex/sessions/`, its thread history database and the `codex exec --json` event stream) and in',
   'what it sends its model.',
