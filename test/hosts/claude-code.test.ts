@@ -1,0 +1,258 @@
+/**
+ * Claude Code (`@anthropic-ai/claude-code`, its Linux binary from the platform package) drives the
+ * sess tools with no model: `claude -p` in a temporary git repository with `HOME` in a temporary
+ * directory, `ANTHROPIC_BASE_URL` pointing at the Messages stand-in, the tools allowed by name.
+ * Over stdio (`claude mcp add … -- node …/sess-mcp.js`, through a pass-through tap that logs what
+ * the host sent) and over HTTP (`claude mcp add --transport http` with a bearer header).
+ *
+ * Installed by `.ci/run` under `.tmp/claude-code`; under `CI=true` a missing install fails.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { createSecretsAudit } from '../support/audit.js';
+import { type AnthropicStandIn, startAnthropicStandIn } from './anthropic-stand-in.js';
+import {
+  BEARER,
+  builtBin,
+  type FlowOutcome,
+  type HostResult,
+  progressTokenOf,
+  ROOT,
+  readStdioTap,
+  readTree,
+  requireHost,
+  startHostHttpServer,
+  type TappedMessage,
+  writeHostResult,
+} from './matrix.js';
+import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
+import { FLOWS, promptFor } from './script.js';
+import { firstInteractionResult, toolResultShape } from './stand-in-log.js';
+
+const run = promisify(execFile);
+const VERSION = '2.1.328';
+const claude = requireHost(
+  'Claude Code',
+  '.tmp/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude',
+  `npm install --prefix .tmp/claude-code @anthropic-ai/claude-code@${VERSION}`,
+);
+const TOOLS = ['sess_request', 'sess_response', 'sess_publish', 'sess_complete', 'sess_ask']
+  .map((t) => `mcp__sess__${t}`)
+  .join(',');
+const SCHEDULING_TOOLS = ['ScheduleWakeup', 'CronCreate', 'Monitor'];
+
+const cleanup: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  while (cleanup.length > 0) await cleanup.pop()?.();
+});
+
+interface Place {
+  home: string;
+  project: string;
+}
+
+async function place(): Promise<Place> {
+  const home = await mkdtemp(join(tmpdir(), 'hosts-claude-home-'));
+  const project = await mkdtemp(join(tmpdir(), 'hosts-claude-project-'));
+  cleanup.push(async () => {
+    await rm(home, { recursive: true, force: true });
+    await rm(project, { recursive: true, force: true });
+  });
+  await run('git', ['init', '-q'], { cwd: project });
+  return { home, project };
+}
+
+function hostEnv(where: Place, standIn: AnthropicStandIn): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: where.home,
+    ANTHROPIC_BASE_URL: standIn.origin,
+    ANTHROPIC_API_KEY: 'sk-ant-stand-in-not-a-key',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+}
+
+/** Run `claude -p` for one flow; rejects on a non-zero exit. Returns stdout and stderr. */
+function claudePrint(
+  where: Place,
+  standIn: AnthropicStandIn,
+  prompt: string,
+): Promise<{ out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(claude!, ['-p', prompt, '--allowedTools', TOOLS, '--output-format', 'json'], {
+      cwd: where.project,
+      env: hostEnv(where, standIn),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve({ out, err });
+      else reject(new Error(`claude -p exited with ${code ?? signal}: ${err.slice(0, 300)}`));
+    });
+  });
+}
+
+type Transport = 'stdio' | 'HTTP';
+
+async function matrixRun(transport: Transport) {
+  const sess: LocalSess = await startLocalSess();
+  cleanup.push(() => sess.close());
+  const standIn = await startAnthropicStandIn();
+  cleanup.push(() => standIn.close());
+  const where = await place();
+  const audit = createSecretsAudit();
+  audit.secret(sess.apiKey, 'sess api key');
+  audit.secret(BEARER, 'mcp bearer token');
+  let tapped: () => Promise<TappedMessage[]>;
+  const env = { cwd: where.project, env: hostEnv(where, standIn) };
+  if (transport === 'stdio') {
+    const state = join(where.home, 'sess-state');
+    const tap = join(where.home, 'tap.jsonl');
+    await run(
+      claude!,
+      [
+        'mcp',
+        'add',
+        '--scope',
+        'local',
+        'sess',
+        '-e',
+        `SESS_API_KEY=${sess.apiKey}`,
+        '-e',
+        `SESS_API_ORIGIN=${sess.origin}`,
+        '-e',
+        'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1',
+        '-e',
+        `SESS_MCP_STATE_DIR=${state}`,
+        '-e',
+        `HOST_MATRIX_TAP=${tap}`,
+        '--',
+        process.execPath,
+        join(ROOT, 'test/hosts/stdio-tap.mjs'),
+        builtBin(),
+      ],
+      env,
+    );
+    tapped = () => readStdioTap(tap);
+  } else {
+    const server = await startHostHttpServer(sess);
+    cleanup.push(() => server.close());
+    await run(
+      claude!,
+      [
+        'mcp',
+        'add',
+        '--transport',
+        'http',
+        '--scope',
+        'local',
+        'sess',
+        server.url,
+        '--header',
+        `Authorization: Bearer ${BEARER}`,
+      ],
+      env,
+    );
+    tapped = async () => server.messages;
+  }
+  const listed = await run(claude!, ['mcp', 'list'], env);
+  const outputs: string[] = [listed.stdout, listed.stderr];
+
+  const flows: FlowOutcome[] = [];
+  for (const flow of FLOWS) {
+    flows.push(
+      await runFlow(sess, flow, standIn.log, audit, async () => {
+        const { out, err } = await claudePrint(where, standIn, promptFor(flow));
+        outputs.push(out, err);
+      }),
+    );
+  }
+
+  const callTimeout = await probeLongCall(standIn.log, async () => {
+    const { out, err } = await claudePrint(where, standIn, promptFor('long'));
+    outputs.push(out, err);
+  });
+
+  // Secrets: nothing of the key or token in any output, file or model request; links and answers
+  // only in the host's own transcript (and, from there, in what it sends its model).
+  const files = await readTree(where.home);
+  const projectFiles = await readTree(where.project);
+  const keysOnly = createSecretsAudit();
+  keysOnly.secret(sess.apiKey, 'sess api key');
+  keysOnly.secret(BEARER, 'mcp bearer token');
+  // Where `claude mcp add` stores what it was given, and the host's own backups of that file.
+  const storesConfig = (path: string) =>
+    path === '.claude.json' || path.startsWith('.claude/backups/.claude.json.backup');
+  const transcript = (path: string) =>
+    path.startsWith('.claude/projects/') || path.startsWith('.claude/sessions/');
+  for (const file of [...files, ...projectFiles]) {
+    if (storesConfig(file.path)) continue;
+    (transcript(file.path) ? keysOnly : audit).text(file.text, `host file ${file.path}`);
+  }
+  audit.text(outputs.join('\n'), 'host output');
+  keysOnly.text(standIn.log.requests.map((r) => r.body).join('\n'), 'model requests');
+
+  const requests = standIn.log.requests;
+  const bodies = requests.map((r) => r.body).join('\n');
+  const offered = new Set(requests.flatMap((r) => r.toolNames));
+  const scheduling = SCHEDULING_TOOLS.filter((t) => offered.has(t));
+  // Deferred tools are only named, one a line, in the request text (ToolSearch loads them).
+  const deferredScheduling = SCHEDULING_TOOLS.filter((t) => !offered.has(t) && bodies.includes(`\\n${t}\\n`));
+  const messages = await tapped();
+  const result: HostResult = {
+    host: 'Claude Code',
+    version: VERSION,
+    transport,
+    reachesModel: toolResultShape(firstInteractionResult(standIn.log)),
+    progressToken: progressTokenOf(messages),
+    callTimeout,
+    instructions: bodies.includes(MARKERS.instructions) ? 'in the system prompt' : 'not sent to the model',
+    toolDescriptions: requests[0]?.toolNames.some((n) => n.startsWith('mcp__sess__'))
+      ? 'in the tools list'
+      : [...offered].some((n) => n.startsWith('mcp__sess__')) && bodies.includes(MARKERS.description)
+        ? 'deferred: names only until ToolSearch loads them into the tools list'
+        : 'deferred: only the tool names reach the model (behind ToolSearch); the script called the tools without loading them and the host ran the calls, so no description reached the model',
+    flows,
+    notes: [
+      `scheduling tools (of ${SCHEDULING_TOOLS.join(', ')}): offered in the tools list: ${scheduling.join(', ') || 'none'}; named as deferred tools (loadable through ToolSearch): ${deferredScheduling.join(', ') || 'none'}`,
+      `tools offered: ${[...offered].sort().join(', ')}`,
+      'the host keeps the bearer header (HTTP) or the server env with the API key (stdio) in ~/.claude.json, where `claude mcp add` stores it, and in its backups of that file (~/.claude/backups/); those files are not scanned',
+    ],
+  };
+  await writeHostResult(`claude-code-${transport.toLowerCase()}`, result);
+  await writeHostResult(`claude-code-${transport.toLowerCase()}.model-log`, requests as never);
+  return { result, audit, keysOnly, listed: listed.stdout };
+}
+
+describe.skipIf(claude === undefined)(`Claude Code ${VERSION}`, () => {
+  it.each<Transport>(['stdio', 'HTTP'])(
+    'runs every flow over %s with no model, and no key or token reaches its files or output',
+    async (transport) => {
+      const { result, audit, keysOnly, listed } = await matrixRun(transport);
+      expect(listed).toMatch(/sess: .*Connected/);
+      for (const flow of result.flows)
+        expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
+      expect(result.reachesModel).not.toBe('none');
+      expect(result.callTimeout).not.toMatch(/^not measured/);
+      audit.assertClean();
+      keysOnly.assertClean();
+    },
+    300_000,
+  );
+});

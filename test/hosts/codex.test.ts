@@ -1,0 +1,218 @@
+/**
+ * Codex CLI (`@openai/codex`, its Linux binary from the platform package) drives the sess tools
+ * with no model: `codex exec` with `CODEX_HOME` and `HOME` in a temporary directory, a custom
+ * model provider pointing at the Responses stand-in, and `sess-mcp` as a stdio MCP server in
+ * `config.toml` (through the pass-through tap that logs what the host sent).
+ *
+ * Installed by `.ci/run` under `.tmp/codex`; under `CI=true` a missing install fails.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { createSecretsAudit } from '../support/audit.js';
+import {
+  builtBin,
+  type FlowOutcome,
+  type HostResult,
+  progressTokenOf,
+  ROOT,
+  readStdioTap,
+  readTree,
+  requireHost,
+  writeHostResult,
+} from './matrix.js';
+import { startResponsesStandIn } from './responses-stand-in.js';
+import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
+import { FLOWS, promptFor } from './script.js';
+import { firstInteractionResult, toolResultShape } from './stand-in-log.js';
+
+const VERSION = '0.169.0';
+const codex = requireHost(
+  'Codex CLI',
+  '.tmp/codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex',
+  `npm install --prefix .tmp/codex @openai/codex@${VERSION}`,
+);
+const PROVIDER_KEY = 'stand-in-provider-key-not-secret';
+
+const cleanup: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  while (cleanup.length > 0) await cleanup.pop()?.();
+});
+
+const toml = (value: string) => JSON.stringify(value);
+
+/** Whether a Responses request carries `text` in the description of a `namespace` tool. */
+function namespaceDescribes(body: string, text: string): boolean {
+  const parsed = JSON.parse(body) as { tools?: Array<{ type?: string; description?: string }> };
+  return (parsed.tools ?? []).some((t) => t.type === 'namespace' && (t.description ?? '').includes(text));
+}
+
+function codexExec(home: string, cwd: string, prompt: string): Promise<{ out: string; err: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      codex!,
+      [
+        'exec',
+        '--skip-git-repo-check',
+        '--json',
+        '-s',
+        'read-only',
+        '-c',
+        'approval_policy="never"',
+        '--disable',
+        'incremental_tools',
+        prompt,
+      ],
+      {
+        cwd,
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          CODEX_HOME: join(home, '.codex'),
+          STANDIN_API_KEY: PROVIDER_KEY,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve({ out, err });
+      else reject(new Error(`codex exec exited with ${code ?? signal}: ${err.slice(-300)}`));
+    });
+  });
+}
+
+describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
+  it('runs every flow over stdio with no model, and no key reaches its files or output', async () => {
+    const sess: LocalSess = await startLocalSess();
+    cleanup.push(() => sess.close());
+    const standIn = await startResponsesStandIn();
+    cleanup.push(() => standIn.close());
+    const home = await mkdtemp(join(tmpdir(), 'hosts-codex-home-'));
+    const project = await mkdtemp(join(tmpdir(), 'hosts-codex-project-'));
+    cleanup.push(async () => {
+      await rm(home, { recursive: true, force: true });
+      await rm(project, { recursive: true, force: true });
+    });
+    const tap = join(home, 'tap.jsonl');
+    const { mkdir } = await import('node:fs/promises');
+    await mkdir(join(home, '.codex'), { recursive: true });
+    const config = [
+      'model = "stand-in"',
+      'model_provider = "standin"',
+      '[model_providers.standin]',
+      'name = "stand-in"',
+      `base_url = ${toml(standIn.baseUrl)}`,
+      'wire_api = "responses"',
+      'env_key = "STANDIN_API_KEY"',
+      '[mcp_servers.sess]',
+      `command = ${toml(process.execPath)}`,
+      `args = [${toml(join(ROOT, 'test/hosts/stdio-tap.mjs'))}, ${toml(builtBin())}]`,
+      'default_tools_approval_mode = "approve"',
+      // Start the turn only once the server is up (else the first model request may lack its tools).
+      'required = true',
+      '[mcp_servers.sess.env]',
+      `SESS_API_KEY = ${toml(sess.apiKey)}`,
+      `SESS_API_ORIGIN = ${toml(sess.origin)}`,
+      'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST = "1"',
+      `SESS_MCP_STATE_DIR = ${toml(join(home, 'sess-state'))}`,
+      `HOST_MATRIX_TAP = ${toml(tap)}`,
+      '',
+    ].join('\n');
+    await writeFile(join(home, '.codex', 'config.toml'), config);
+
+    const audit = createSecretsAudit();
+    audit.secret(sess.apiKey, 'sess api key');
+    const outputs: string[] = [];
+    const events: string[] = [];
+    const retries: string[] = [];
+    /**
+     * One `codex exec`; when none of its model requests offered a sess tool (the MCP server was
+     * still starting when the turn began), run it once more and say so.
+     */
+    const exec = async (prompt: string, label: string) => {
+      for (let attempt = 1; ; attempt += 1) {
+        const before = standIn.log.requests.length;
+        const { out, err } = await codexExec(home, project, prompt);
+        events.push(out);
+        outputs.push(err);
+        const offered = standIn.log.requests
+          .slice(before)
+          .some((r) => r.toolNames.some((n) => n.includes('sess_')));
+        if (offered || attempt === 2) return;
+        retries.push(label);
+      }
+    };
+    const flows: FlowOutcome[] = [];
+    for (const flow of FLOWS) {
+      flows.push(await runFlow(sess, flow, standIn.log, audit, () => exec(promptFor(flow), flow)));
+    }
+    const callTimeout = await probeLongCall(standIn.log, () => exec(promptFor('long'), 'long call'));
+    const keysOnly = createSecretsAudit();
+    keysOnly.secret(sess.apiKey, 'sess api key');
+    // Where Codex keeps the conversation: its rollout files and thread history database.
+    const transcript = (path: string) =>
+      path.startsWith('.codex/sessions/') ||
+      path.startsWith('.codex/thread_history_') ||
+      path.startsWith('.codex/history');
+    for (const file of await readTree(home)) {
+      if (file.path === '.codex/config.toml') continue;
+      (transcript(file.path) ? keysOnly : audit).text(file.text, `host file ${file.path}`);
+    }
+    audit.text(outputs.join('\n'), 'host stderr');
+    // `codex exec --json` prints the conversation's events (tool results among them): a transcript.
+    keysOnly.text(events.join('\n'), 'host event stream');
+    keysOnly.text(standIn.log.requests.map((r) => r.body).join('\n'), 'model requests');
+
+    const bodies = standIn.log.requests.map((r) => r.body).join('\n');
+    const result: HostResult = {
+      host: 'Codex CLI',
+      version: VERSION,
+      transport: 'stdio',
+      reachesModel: toolResultShape(firstInteractionResult(standIn.log)),
+      progressToken: progressTokenOf(await readStdioTap(tap)),
+      callTimeout,
+      instructions: standIn.log.requests.some((r) => namespaceDescribes(r.body, MARKERS.instructions))
+        ? "as the description of the server's tool namespace"
+        : bodies.includes(MARKERS.instructions)
+          ? 'elsewhere in the request'
+          : 'not sent to the model',
+      toolDescriptions: bodies.includes(MARKERS.description) ? 'in the tools list' : 'not sent to the model',
+      flows,
+      notes: [
+        `tools offered: ${[...new Set(standIn.log.requests.flatMap((r) => r.toolNames))].sort().join(', ')}`,
+        'the host keeps the server env with the API key in ~/.codex/config.toml, written by the test as a user would; that file is not scanned',
+        'links and answers appear in its transcript only: ~/.codex/sessions/, ~/.codex/thread_history_*.sqlite and the `codex exec --json` event stream',
+        'MCP tools reach the model as one Responses `namespace` tool per server (`mcp__sess`) whose description is the server instructions; when tried with the default `incremental_tools` feature, the first model request carried no MCP tools; this run passes `--disable incremental_tools` and marks the server `required = true` (the turn starts once it is up)',
+        ...(retries.length > 0
+          ? [
+              `run again once because no model request offered the sess tools (the MCP server was still starting): ${retries.join(', ')}`,
+            ]
+          : []),
+        ...(standIn.unserved.length > 0
+          ? [`model API paths the stand-in does not serve: ${[...new Set(standIn.unserved)].join(', ')}`]
+          : []),
+      ],
+    };
+    await writeHostResult('codex-stdio', result);
+    await writeHostResult('codex-stdio.model-log', standIn.log.requests as never);
+    for (const flow of flows)
+      expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
+    expect(result.reachesModel).not.toBe('none');
+    expect(result.callTimeout).not.toMatch(/^not measured/);
+    audit.assertClean();
+    keysOnly.assertClean();
+  }, 300_000);
+});

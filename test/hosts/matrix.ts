@@ -1,0 +1,223 @@
+/**
+ * What every host suite of the matrix shares: where the host installs live (under `.tmp/`, put
+ * there by `.ci/run`), the MCP servers a host connects to with a tap that logs every JSON-RPC
+ * message the host sent (stdio: a pass-through process; HTTP: the handler's `fetch` face in a
+ * `node:http` server with a bearer check), the scan of a host's files for secrets, and the JSON
+ * result a run writes under `.tmp/hosts/` for `render.mjs` to turn into `docs/hosts.md`.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, relative, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { createMemoryHandleStore } from '../../src/core/memory-store.js';
+import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../../src/http/index.js';
+import type { LocalSess } from '../../src/testing/index.js';
+import type { FlowName } from './script.js';
+import type { ResultShape } from './stand-in-log.js';
+
+/** The repository root. */
+export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+
+/** A distinctive MCP bearer token (the audit looks for it). */
+export const BEARER = 'hostmatrix-bearer-7f3a9c51e2d84b60';
+
+/**
+ * Find a host install. Under `CI=true` a missing install fails the suite (CI installs every
+ * host); elsewhere the suite is skipped with the install command as the reason.
+ */
+export function requireHost(label: string, path: string, install: string): string | undefined {
+  const full = resolve(ROOT, path);
+  if (existsSync(full)) return full;
+  const message = `${label} is not installed at ${path}; install it with: ${install}`;
+  if (process.env.CI === 'true') throw new Error(message);
+  console.warn(`skipping: ${message}`);
+  return undefined;
+}
+
+/** The built `sess-mcp` bin a stdio host starts (`npm run build` makes it; `npm test` builds first). */
+export function builtBin(): string {
+  const bin = join(ROOT, 'dist', 'bin', 'sess-mcp.js');
+  if (!existsSync(bin)) throw new Error('dist/bin/sess-mcp.js is missing: run `npm run build` first');
+  return bin;
+}
+
+/** One JSON-RPC message a host sent its MCP server. */
+export interface TappedMessage {
+  method?: string;
+  params?: { name?: string; _meta?: Record<string, unknown> } & Record<string, unknown>;
+}
+
+/** Read the pass-through log of the stdio tap (one JSON-RPC message a line). */
+export async function readStdioTap(file: string): Promise<TappedMessage[]> {
+  const text = existsSync(file) ? await readFile(file, 'utf8') : '';
+  return text
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as TappedMessage];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** Whether a host sent a progress token with its tool calls. */
+export function progressTokenOf(messages: readonly TappedMessage[]): 'yes' | 'no' {
+  const calls = messages.filter((m) => m.method === 'tools/call');
+  return calls.length > 0 && calls.every((m) => m.params?._meta?.progressToken !== undefined) ? 'yes' : 'no';
+}
+
+/** A running HTTP MCP endpoint for a host. */
+export interface HostHttpServer {
+  url: string;
+  /** Every JSON-RPC message the host posted. */
+  messages: TappedMessage[];
+  /** Every response status with the request's method (to spot refused requests). */
+  statuses: number[];
+  close(): Promise<void>;
+}
+
+/**
+ * The HTTP face as `examples/node-http.ts` mounts it, at `/mcp`, with one bearer token for the
+ * runtime's workspace; the body is read first so the tap can log it, then given to `fetch`.
+ */
+export async function startHostHttpServer(sess: LocalSess): Promise<HostHttpServer> {
+  const stores = createMemoryHandleStore();
+  const principal: SessHttpPrincipal = {
+    workspaceId: sess.workspaceId,
+    principalId: 'owner',
+    clientId: 'host-matrix',
+    grantId: 'grant-1',
+    grantGeneration: '1',
+    scopes: ['sess'],
+    credential: () => sess.apiKey,
+  };
+  const handler = createSessMcpHttpHandler({
+    authenticate: (request) =>
+      request.headers.get('authorization') === `Bearer ${BEARER}` ? principal : undefined,
+    handleStore: (binding) => stores.forBinding(binding),
+    allowedHosts: ['127.0.0.1', 'localhost'],
+    requiredScopes: ['sess'],
+    sessOrigin: sess.origin,
+    allowInsecureLocalhost: true,
+  });
+  const messages: TappedMessage[] = [];
+  const statuses: number[] = [];
+  let port = 0;
+  const server = http.createServer((req, res) => {
+    void (async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = Buffer.concat(chunks);
+      if (body.length > 0) {
+        try {
+          const parsed = JSON.parse(body.toString('utf8')) as TappedMessage | TappedMessage[];
+          messages.push(...(Array.isArray(parsed) ? parsed : [parsed]));
+        } catch {
+          // Not JSON: the handler answers it.
+        }
+      }
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (typeof value === 'string') headers.set(name, value);
+        else if (Array.isArray(value)) headers.set(name, value.join(', '));
+      }
+      const method = req.method ?? 'GET';
+      const response = await handler.fetch(
+        new Request(`http://127.0.0.1:${port}${req.url ?? '/'}`, {
+          method,
+          headers,
+          ...(method === 'GET' || method === 'HEAD' ? {} : { body }),
+        }),
+      );
+      statuses.push(response.status);
+      const out: Record<string, string> = {};
+      response.headers.forEach((value, name) => {
+        out[name] = value;
+      });
+      res.writeHead(response.status, out);
+      if (response.body === null) res.end();
+      else Readable.fromWeb(response.body as import('node:stream/web').ReadableStream).pipe(res);
+    })().catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    messages,
+    statuses,
+    async close() {
+      await handler.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+}
+
+/** Every file under `dir` (at most `maxBytes` each), with its path relative to `dir`. */
+export async function readTree(
+  dir: string,
+  maxBytes = 4_000_000,
+): Promise<Array<{ path: string; text: string }>> {
+  const out: Array<{ path: string; text: string }> = [];
+  const walk = async (d: string): Promise<void> => {
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const full = join(d, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== '.git' && entry.name !== 'node_modules') await walk(full);
+      } else if (entry.isFile() && (await stat(full)).size <= maxBytes) {
+        out.push({ path: relative(dir, full), text: await readFile(full, 'utf8') });
+      }
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+/** One flow's outcome in a host's run. */
+export interface FlowOutcome {
+  flow: FlowName;
+  pass: boolean;
+  /** Why it failed (no secret in it), or what it saw. */
+  note: string;
+  /** The scripted tool calls the host executed, in order. */
+  calls: string[];
+  seconds: number;
+}
+
+/** The result a host suite writes for the rendered table. */
+export interface HostResult {
+  host: string;
+  version: string;
+  transport: 'stdio' | 'HTTP';
+  /** What reached the model of a tool result. */
+  reachesModel: ResultShape;
+  progressToken: 'yes' | 'no' | 'not observable';
+  /** How long the host lets a call run. */
+  callTimeout: string;
+  instructions: string;
+  toolDescriptions: string;
+  flows: FlowOutcome[];
+  notes: string[];
+}
+
+/** Write a host's result to `.tmp/hosts/<slug>.json`. */
+export async function writeHostResult(slug: string, result: HostResult): Promise<void> {
+  const dir = join(ROOT, '.tmp', 'hosts');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, `${slug}.json`), `${JSON.stringify(result, null, 2)}\n`);
+}

@@ -1,0 +1,190 @@
+/**
+ * The scripted "model" every host stand-in shares: given the bytes a host sent to its model API,
+ * it picks the next tool call. It knows nothing a model would not see: the flow is named in the
+ * prompt, tool names come from the tool list the host offered, and every handle, revision and
+ * event id is read from the last tool result the host forwarded. Nothing is hard-coded.
+ *
+ * It does not speak any wire format; each stand-in (Anthropic Messages, OpenAI Responses, the
+ * frameworks' test models) turns what it parsed into a {@link ScriptInput} and the answer back
+ * into its own format.
+ */
+import { approveSurface, followUpSurface } from '../engine/harness.js';
+
+/** The flows of the host matrix. */
+export type FlowName = 'ask' | 'request' | 'respondents' | 'ask_rating' | 'long';
+
+/** Every flow, in the order the matrix runs them. */
+export const FLOWS: readonly FlowName[] = ['ask', 'request', 'respondents'];
+
+/** The short wait every scripted `sess_response` asks for, so a person's answer needs re-waits. */
+export const SCRIPT_WAIT_MS = 1_500;
+
+/** The wait of the long-call probe: the ceiling, so a host that cuts calls early shows it. */
+export const LONG_WAIT_MS = 45_000;
+
+/** The tool results a scripted run may see before it gives up (the host loops otherwise). */
+const MAX_RESULTS = 14;
+
+/** The prompt a host is given for a flow; the script reads the flow back from it. */
+export function promptFor(flow: FlowName): string {
+  return `Host matrix flow: ${flow}. Use the sess tools as the scripted steps say.`;
+}
+
+/** What the script needs from one model request. */
+export interface ScriptInput {
+  /** Every text the host sent (system prompt, user turns), joined: the flow is read from it. */
+  promptText: string;
+  /** The names of the tools the host offered in this request. */
+  toolNames: readonly string[];
+  /** The text of each tool result in the conversation, oldest first. */
+  toolResults: readonly string[];
+}
+
+/** What the script answers. */
+export type ScriptStep =
+  | { kind: 'tool'; tool: string; name: string; arguments: Record<string, unknown> }
+  | { kind: 'text'; text: string };
+
+/** The flow named in a prompt, if any. */
+export function flowOf(promptText: string): FlowName | undefined {
+  const match = /Host matrix flow: (ask|request|respondents|ask_rating|long)\./.exec(promptText);
+  return match?.[1] as FlowName | undefined;
+}
+
+/**
+ * The JSON object in a tool result's text: the whole text when it is JSON (a host that forwards
+ * `structuredContent`), else the first line that opens an object to the end (the text content,
+ * whose leading lines are instructions for the model).
+ */
+export function parseToolResult(text: string): Record<string, unknown> | undefined {
+  const tryParse = (s: string): Record<string, unknown> | undefined => {
+    try {
+      const value: unknown = JSON.parse(s);
+      return value !== null && typeof value === 'object' && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const whole = tryParse(text.trim());
+  if (whole !== undefined) {
+    if ('interaction' in whole || 'error' in whole) return whole;
+    // A host that forwards the content block itself, maybe with structuredContent beside it.
+    if (whole.structuredContent !== null && typeof whole.structuredContent === 'object') {
+      return whole.structuredContent as Record<string, unknown>;
+    }
+    if (typeof whole.text === 'string') return parseToolResult(whole.text);
+    return whole;
+  }
+  const lines = text.split('\n');
+  for (let i = 0; i < lines.length; i += 1) {
+    if (lines[i]!.trimStart().startsWith('{')) {
+      const rest = tryParse(lines.slice(i).join('\n').trim());
+      if (rest !== undefined) return rest;
+    }
+  }
+  return undefined;
+}
+
+interface Interaction {
+  handle: string;
+  revision: number;
+  state: string;
+  response?: { eventId: string; revision: number };
+  ask?: { max: number; answered: number };
+}
+
+function interactionOf(result: Record<string, unknown> | undefined): Interaction | undefined {
+  const interaction = result?.interaction as Interaction | undefined;
+  return typeof interaction?.handle === 'string' && typeof interaction.revision === 'number'
+    ? interaction
+    : undefined;
+}
+
+const askArguments = {
+  question: 'Which day suits the release?',
+  fields: [{ name: 'note', label: 'Anything to add?', type: 'text', required: true }],
+};
+
+/** The ask flow with one rating field: the only field type LangChain's adapter lets through. */
+const ratingArguments = {
+  question: 'How ready is the release?',
+  fields: [{ name: 'score', label: 'Readiness', type: 'rating', required: true }],
+};
+
+const respondentArguments = {
+  question: 'Which day suits the team lunch?',
+  fields: [
+    {
+      name: 'day',
+      label: 'Day',
+      type: 'choice',
+      required: true,
+      options: [
+        { id: 'thu', label: 'Thursday' },
+        { id: 'fri', label: 'Friday' },
+      ],
+    },
+    { name: 'diet', label: 'Dietary needs', type: 'text' },
+  ],
+  respondents: { max: 2 },
+};
+
+/** The next step of a flow, from what the host sent. */
+export function nextStep(input: ScriptInput): ScriptStep {
+  const flow = flowOf(input.promptText);
+  if (flow === undefined) return { kind: 'text', text: 'No flow here.' };
+  const tool = (base: string, args: Record<string, unknown>): ScriptStep => {
+    const name = input.toolNames.find((n) => n === base || n.endsWith(`__${base}`) || n.endsWith(`_${base}`));
+    if (name === undefined) return { kind: 'text', text: `The host offered no ${base} tool.` };
+    return { kind: 'tool', tool: base, name, arguments: args };
+  };
+  if (input.toolResults.length === 0) {
+    if (flow === 'request') return tool('sess_request', { interaction: approveSurface });
+    if (flow === 'long') return tool('sess_ask', ratingArguments);
+    return tool(
+      'sess_ask',
+      flow === 'ask' ? askArguments : flow === 'ask_rating' ? ratingArguments : respondentArguments,
+    );
+  }
+  if (flow === 'long') {
+    // One wait at the ceiling with nobody answering, then stop: what came back says whether the
+    // host let the call run.
+    if (input.toolResults.length >= 2) return { kind: 'text', text: 'Done: the long call returned.' };
+    const first = interactionOf(parseToolResult(input.toolResults[0]!));
+    if (first === undefined) return { kind: 'text', text: 'Stopped: no interaction to wait on.' };
+    return tool('sess_response', { handle: first.handle, revision: first.revision, wait_ms: LONG_WAIT_MS });
+  }
+  if (input.toolResults.length >= MAX_RESULTS) return { kind: 'text', text: 'Stopped: too many steps.' };
+  const last = parseToolResult(input.toolResults[input.toolResults.length - 1]!);
+  const interaction = interactionOf(last);
+  if (interaction === undefined) {
+    const code = (last?.error as { code?: string } | undefined)?.code ?? 'unreadable';
+    return { kind: 'text', text: `Stopped on a tool result that is not an interaction: ${code}.` };
+  }
+  const { handle, revision, state } = interaction;
+  if (interaction.ask !== undefined) {
+    if (state === 'closed' || interaction.ask.answered >= interaction.ask.max) {
+      return { kind: 'text', text: `Done: ${interaction.ask.answered} answers.` };
+    }
+    return tool('sess_response', { handle, revision, wait_ms: SCRIPT_WAIT_MS });
+  }
+  if (state === 'waiting' || state === 'needs_resume') {
+    return tool('sess_response', { handle, revision, wait_ms: SCRIPT_WAIT_MS });
+  }
+  if (state === 'answered' && interaction.response !== undefined) {
+    const { eventId } = interaction.response;
+    if (flow === 'request' && revision === 1) {
+      return tool('sess_publish', {
+        handle,
+        expected_revision: revision,
+        response_event_id: eventId,
+        interaction: followUpSurface,
+      });
+    }
+    return tool('sess_complete', { handle, expected_revision: revision, response_event_id: eventId });
+  }
+  if (state === 'completed') return { kind: 'text', text: 'Done: completed.' };
+  return { kind: 'text', text: `Stopped in state ${state}.` };
+}
