@@ -15,9 +15,6 @@ import {
   SERVER_INSTRUCTIONS,
   type SessEngine,
   SessMcpError,
-  type ToolResult,
-  toolInputJsonSchema,
-  toolSuccess,
 } from '../../src/index.js';
 
 declare const authority: Authority;
@@ -72,17 +69,4 @@ export function parseExample(): number {
   const args = parseToolArguments('sess_response', { handle: 'h_1', revision: 1 });
   //#endregion
   return args.revision;
-}
-
-//#region toolSuccess
-export function waitingResult(handle: string): ToolResult {
-  return toolSuccess('sess_response', { handle, revision: 1, state: 'waiting' });
-}
-//#endregion
-
-export function schemaExample(): unknown {
-  //#region toolInputJsonSchema
-  const schema = toolInputJsonSchema('sess_response'); // { type: 'object', properties: { handle, … } }
-  //#endregion
-  return schema;
 }

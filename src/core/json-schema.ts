@@ -104,11 +104,8 @@ function guardKeys(node: unknown): void {
 
 /**
  * The JSON Schema (draft 2020-12, without `$schema`) of `tool`'s arguments, freshly built.
- *
- * @example
- * ```ts source="examples/snippets/core.examples.ts#toolInputJsonSchema"
- * const schema = toolInputJsonSchema('sess_response'); // { type: 'object', properties: { handle, … } }
- * ```
+ * For example, `toolInputJsonSchema('sess_response')` is `{ type: 'object', properties: { handle, … } }`,
+ * the `inputSchema` that `TOOL_DEFINITIONS` publishes for that tool.
  */
 export function toolInputJsonSchema(tool: ToolName): JsonSchemaObject {
   const schema = stripDialect(

@@ -121,13 +121,8 @@ function cleanInteraction(result: InteractionResult): InteractionResult {
  * `sess_request` / `sess_ask` text begins with "Show the person this link now: <humanUrl>" and
  * "Then call sess_response."; a `sess_response` text in state `waiting` or `needs_resume` begins
  * with {@link REWAIT_LINE} ({@link ASK_REWAIT_LINE} for an Ask); each is followed by a blank line. Never `isError`, even while waiting.
- *
- * @example
- * ```ts source="examples/snippets/core.examples.ts#toolSuccess"
- * export function waitingResult(handle: string): ToolResult {
- *   return toolSuccess('sess_response', { handle, revision: 1, state: 'waiting' });
- * }
- * ```
+ * For example, `toolSuccess('sess_response', { handle, revision: 1, state: 'waiting' })` is the
+ * result of a wait that ended with nothing new.
  */
 export function toolSuccess(tool: ToolName, result: InteractionResult): ToolResult {
   const interaction = cleanInteraction(result);
