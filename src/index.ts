@@ -38,6 +38,7 @@ export {
   type SessMcpErrorDetails,
   type ToolErrorObject,
 } from './core/errors.js';
+export type { JsonSchemaObject } from './core/json-schema.js';
 export { isUnsafeKey } from './core/limits.js';
 export { createMemoryHandleStore } from './core/memory-store.js';
 // The ports, and the memory store beside them.
@@ -112,8 +113,17 @@ export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from './core/schemas.js';
 export type * from './core/surface.js';
 export {
   type AskArgs,
+  type AskBooleanField,
+  type AskChoiceField,
   type AskField,
+  type AskFieldBase,
+  type AskFieldType,
+  type AskMultiChoiceField,
+  type AskNumberField,
   type AskOption,
+  type AskRatingField,
+  type AskRespondentsArgs,
+  type AskTextField,
   type CompleteArgs,
   type PublishArgs,
   type RequestArgs,
