@@ -180,15 +180,30 @@ export function createSessClient(options: SessClientOptions): SessApi {
 
   /**
    * The workspace receipts must belong to: the expected one, or the one this client's responses
-   * named. A client that has not talked to Sess yet (a fresh process verifying a saved answer)
-   * learns it from an authenticated read of the Session whose receipt it verifies; that read's
-   * failure is the verification's failure (`api`, `transport`, `protocol`, …).
+   * named, or the one the caller learned from an authenticated response for this Session (a
+   * saved record's). A caller's workspace that disagrees with what this client knows is a
+   * `protocol` error. A client that knows none learns it from an authenticated read of the
+   * Session whose receipt it verifies; that read's failure is the verification's failure (`api`,
+   * `transport`, `protocol`, …).
    */
-  async function trustedWorkspace(sessionId: string, signal: AbortSignal | undefined) {
-    if (expectedWorkspaceId !== undefined) return expectedWorkspaceId;
-    if (caller.seenWorkspaceId() === undefined && SESS_ID_RULE.test(sessionId)) {
-      await api.getSession(sessionId, signal === undefined ? {} : { signal });
+  async function trustedWorkspace(
+    sessionId: string,
+    given: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<string | undefined> {
+    const what = 'verify an answer';
+    if (given !== undefined && !SESS_ID_RULE.test(given)) {
+      throw refuseToSend(what, "the caller's workspace is not a workspace id");
     }
+    const known = expectedWorkspaceId ?? caller.seenWorkspaceId();
+    if (known !== undefined) {
+      if (given !== undefined && given !== known) {
+        throw protocol(what, "the caller's workspace is not the one this client talks to");
+      }
+      return known;
+    }
+    if (given !== undefined) return given;
+    if (SESS_ID_RULE.test(sessionId)) await api.getSession(sessionId, signal === undefined ? {} : { signal });
     return caller.seenWorkspaceId();
   }
 
@@ -383,7 +398,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
         throw new SessApiError('aborted', 'The receipt verification was aborted by the caller.');
       return receipts.verify(
         {
-          workspaceId: await trustedWorkspace(input.sessionId, signal),
+          workspaceId: await trustedWorkspace(input.sessionId, input.workspaceId, signal),
           sessionId: input.sessionId,
           revision: input.revision,
           eventId: input.eventId,
