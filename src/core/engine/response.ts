@@ -32,6 +32,9 @@ import {
 import { classifyReadFailure } from './sess-errors.js';
 import type { EngineResult, ResponseOperation } from './types.js';
 
+/** A loaded record that waits for its answer. */
+type Waiting = Loaded<State<'waiting'>>;
+
 /** How many times one wait may re-arm after a lapsed/active status change (guards a spinning server). */
 const MAX_WAIT_ROUNDS = 4;
 
@@ -54,7 +57,7 @@ export async function response(call: Call, op: ResponseOperation): Promise<Engin
         return await readAsk(call, loaded as Loaded<State<'ask_open' | 'ask_closed'>>);
       case 'waiting':
         checkRevision(op.revision, state.revision, state.kind);
-        return await wait(call, loaded as Loaded<State<'waiting'>>, op);
+        return await wait(call, loaded as Waiting, op);
       case 'answered':
         checkRevision(op.revision, state.revision, state.kind);
         return await reconfirm(call, loaded as Loaded<State<'answered'>>);
@@ -68,11 +71,7 @@ export async function response(call: Call, op: ResponseOperation): Promise<Engin
   }
 }
 
-async function wait(
-  call: Call,
-  loaded: Loaded<State<'waiting'>>,
-  op: ResponseOperation,
-): Promise<EngineResult> {
+async function wait(call: Call, loaded: Waiting, op: ResponseOperation): Promise<EngineResult> {
   const { state } = loaded.record;
   const { sessionId } = state.session;
   const timeoutMs = Math.min(op.waitMs ?? call.settings.maxWaitMs, call.settings.maxWaitMs);
@@ -139,14 +138,10 @@ async function wait(
 }
 
 /** Verify the answer at the current revision, confirm it is still current, save and return it. */
-async function release(
-  call: Call,
-  loaded: Loaded<State<'waiting'>>,
-  event: ResponseEvent,
-): Promise<EngineResult> {
-  const { state } = loaded.record;
+async function release(call: Call, loaded: Waiting, event: ResponseEvent): Promise<EngineResult> {
   // The wait's own view never counts as the confirmation: verify, then one more read.
   const receipt = await verifyAndConfirm(call, loaded, event, false);
+  const { state } = loaded.record;
   const response: VerifiedResponse = {
     eventId: event.eventId,
     revision: event.revision,
