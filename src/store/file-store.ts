@@ -93,10 +93,9 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
             const current = await own(record.handle, scope);
             if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
             const version = current.version + 1;
-            await files.write(record.handle, encodeEnvelope(version, json), {
-              scope,
-              unfinished: isUnfinished(record),
-            });
+            const summary = { scope, unfinished: isUnfinished(record) };
+            const kept = { version, record: JSON.parse(json) as InteractionRecord };
+            await files.write(record.handle, encodeEnvelope(version, json), summary, kept);
             return { version, record: JSON.parse(json) as InteractionRecord };
           });
         },
