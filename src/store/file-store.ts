@@ -82,7 +82,8 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
             if (await files.exists(record.handle)) throw handleExistsError();
             if (unfinished && (await files.unfinishedOf(scope)).length >= MAX_UNFINISHED)
               throw storeFullError();
-            await files.write(record.handle, encodeEnvelope(1, json), { scope, unfinished });
+            const kept = { version: 1, record: JSON.parse(json) as InteractionRecord };
+            await files.write(record.handle, encodeEnvelope(1, json), { scope, unfinished }, kept);
             return { version: 1, record: JSON.parse(json) as InteractionRecord };
           });
         },
