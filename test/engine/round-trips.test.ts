@@ -168,6 +168,27 @@ describe('the client with a caller-given workspace', () => {
     expect(since(before)).toEqual({ get: 0, wait: 0, jwks: 0, create: 0 });
   });
 
+  it('refuses, sending nothing, a given workspace that is not a workspace id', async () => {
+    const { created } = await savedAnswer();
+    const record = await h.record(created.handle);
+    if (record === undefined || record.record.state.kind !== 'answered') throw new Error('no answer saved');
+    const { state } = record.record;
+    const client = freshClient();
+    const before = { ...h.sess.stats.requests };
+    await expect(
+      client.verifyResponse({
+        sessionId: state.session.sessionId,
+        revision: 1,
+        eventId: state.response.eventId,
+        surface: state.surface,
+        answer: state.response.answer,
+        receipt: state.response.receipt,
+        workspaceId: 'not a workspace',
+      }),
+    ).rejects.toMatchObject({ kind: 'not_sent', notSentKind: 'configuration' });
+    expect(since(before)).toEqual({ get: 0, wait: 0, jwks: 0, create: 0 });
+  });
+
   it('refuses a given workspace that disagrees with the one its responses named', async () => {
     const { created } = await savedAnswer();
     const record = await h.record(created.handle);
