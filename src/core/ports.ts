@@ -130,6 +130,12 @@ export interface VerifyResponseInput {
   surface: Surface;
   answer: Answer;
   receipt: string;
+  /**
+   * For a saved answer only: the workspace an earlier verification of this Session's receipt
+   * already trusted (the record's). When given, the receipt must belong to it and no read is
+   * made to learn it; a client that knows another trusted workspace refuses it.
+   */
+  workspaceId?: string;
 }
 
 /**

@@ -12,7 +12,13 @@
  * belongs to (bounded), and the receipt key-set cache.
  */
 import { readOptions } from '../core/options.js';
-import { type Clock, type SessApi, SessApiError, type SessCallOptions } from '../core/ports.js';
+import {
+  type Clock,
+  type SessApi,
+  SessApiError,
+  type SessCallOptions,
+  type SessionView,
+} from '../core/ports.js';
 import { SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
 import { type CallResult, createCaller } from './calls.js';
 import { decodeAsk, decodeSession, regression, toSessionView } from './decode.js';
@@ -111,6 +117,21 @@ interface AfterAnswerInput {
   idempotencyKey: string;
 }
 
+/** One of the two calls after an answer, and what its answer must show. */
+interface AfterAnswerCall {
+  what: string;
+  path: (id: string) => string;
+  body: Record<string, unknown>;
+  /** The revision the answer must be at: the expected one plus `step`. */
+  step: 0 | 1;
+  /** The status the answer must have. */
+  status: 'active' | 'completed';
+  /** What a wrong revision or status is called. */
+  notThere: string;
+  /** What another answer than the given one at the expected revision is called. */
+  otherAnswer: string;
+}
+
 /**
  * Create a {@link SessApi} bound to one origin and credential.
  *
@@ -173,32 +194,50 @@ export function createSessClient(options: SessClientOptions): SessApi {
 
   function session(result: CallResult, what: string, sessionId?: string): WireSessionView {
     return decodeSession(result, what, {
-      ...(sessionId === undefined ? {} : { sessionId }),
+      ...(sessionId === undefined ? {} : { id: sessionId }),
       workspaceId: expectedWorkspaceId,
     });
   }
 
   /**
    * The workspace receipts must belong to: the expected one, or the one this client's responses
-   * named. A client that has not talked to Sess yet (a fresh process verifying a saved answer)
-   * learns it from an authenticated read of the Session whose receipt it verifies; that read's
-   * failure is the verification's failure (`api`, `transport`, `protocol`, …).
+   * named, or the one the caller learned from an authenticated response for this Session (a
+   * saved record's). A caller's workspace that disagrees with what this client knows is a
+   * `protocol` error. A client that knows none learns it from an authenticated read of the
+   * Session whose receipt it verifies; that read's failure is the verification's failure (`api`,
+   * `transport`, `protocol`, …).
    */
-  async function trustedWorkspace(sessionId: string, signal: AbortSignal | undefined) {
-    if (expectedWorkspaceId !== undefined) return expectedWorkspaceId;
-    if (caller.seenWorkspaceId() === undefined && SESS_ID_RULE.test(sessionId)) {
-      await api.getSession(sessionId, signal === undefined ? {} : { signal });
+  async function trustedWorkspace(
+    sessionId: string,
+    given: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<string | undefined> {
+    const what = 'verify an answer';
+    if (given !== undefined && !SESS_ID_RULE.test(given)) {
+      throw refuseToSend(what, "the caller's workspace is not a workspace id");
     }
+    const known = expectedWorkspaceId ?? caller.seenWorkspaceId();
+    if (known !== undefined) {
+      if (given !== undefined && given !== known) {
+        throw protocol(what, "the caller's workspace is not the one this client talks to");
+      }
+      return known;
+    }
+    if (given !== undefined) return given;
+    if (SESS_ID_RULE.test(sessionId)) await api.getSession(sessionId, signal === undefined ? {} : { signal });
     return caller.seenWorkspaceId();
   }
 
-  /** Publish and complete: both follow the answer at `expectedRevision`, under `If-Match`. */
+  /**
+   * Publish and complete: both follow the answer at `expectedRevision`, under `If-Match`, and
+   * must answer with the Session at the revision and status `call` names, after that answer.
+   */
   async function afterAnswer(
     sessionId: string,
     input: AfterAnswerInput,
-    call: { what: string; path: (id: string) => string; body: Record<string, unknown> },
+    call: AfterAnswerCall,
     callOptions: SessCallOptions | undefined,
-  ): Promise<{ wire: WireSessionView; eventId: string }> {
+  ): Promise<SessionView> {
     const { what } = call;
     const id = checkId(sessionId, what, 'Session id');
     const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
@@ -219,7 +258,14 @@ export function createSessClient(options: SessClientOptions): SessApi {
       expectStatus: 200,
       signal: callOptions?.signal,
     });
-    return { wire: session(result, what, id), eventId };
+    const wire = session(result, what, id);
+    if (wire.revision !== input.expectedRevision + call.step || wire.status !== call.status) {
+      throw protocol(what, call.notThere);
+    }
+    if (responseAt(wire, input.expectedRevision)?.event_id !== eventId) {
+      throw protocol(what, call.otherAnswer);
+    }
+    return toSessionView(wire);
   }
 
   /** Create a Session or an Ask: a POST with an idempotency key that must answer 201. */
@@ -298,38 +344,30 @@ export function createSessClient(options: SessClientOptions): SessApi {
       return toSessionView(wire);
     },
 
-    async publish(sessionId, input, callOptions) {
-      const what = 'publish the next revision';
-      const { wire, eventId } = await afterAnswer(
-        sessionId,
-        input,
-        { what, path: PATHS.revisions, body: { interaction: input.surface } },
-        callOptions,
-      );
-      if (wire.revision !== input.expectedRevision + 1 || wire.status !== 'active') {
-        throw protocol(what, 'the Session is not active at the next revision');
-      }
-      if (responseAt(wire, input.expectedRevision)?.event_id !== eventId) {
-        throw protocol(what, 'the published revision does not follow the given answer');
-      }
-      return toSessionView(wire);
+    publish(sessionId, input, callOptions) {
+      const call: AfterAnswerCall = {
+        what: 'publish the next revision',
+        path: PATHS.revisions,
+        body: { interaction: input.surface },
+        step: 1,
+        status: 'active',
+        notThere: 'the Session is not active at the next revision',
+        otherAnswer: 'the published revision does not follow the given answer',
+      };
+      return afterAnswer(sessionId, input, call, callOptions);
     },
 
-    async complete(sessionId, input, callOptions) {
-      const what = 'complete a Session';
-      const { wire, eventId } = await afterAnswer(
-        sessionId,
-        input,
-        { what, path: PATHS.complete, body: {} },
-        callOptions,
-      );
-      if (wire.status !== 'completed' || wire.revision !== input.expectedRevision) {
-        throw protocol(what, 'the Session is not completed at the expected revision');
-      }
-      if (responseAt(wire, wire.revision)?.event_id !== eventId) {
-        throw protocol(what, 'the Session was completed after another answer');
-      }
-      return toSessionView(wire);
+    complete(sessionId, input, callOptions) {
+      const call: AfterAnswerCall = {
+        what: 'complete a Session',
+        path: PATHS.complete,
+        body: {},
+        step: 0,
+        status: 'completed',
+        notThere: 'the Session is not completed at the expected revision',
+        otherAnswer: 'the Session was completed after another answer',
+      };
+      return afterAnswer(sessionId, input, call, callOptions);
     },
 
     async createAsk(input, callOptions) {
@@ -363,7 +401,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
       const what = 'read an Ask';
       const id = checkId(askId, what, 'Ask id');
       const view = decodeAsk(await get(PATHS.ask(id), what, callOptions), what, {
-        askId: id,
+        id,
         workspaceId: expectedWorkspaceId,
       });
       for (const r of view.respondents) {
@@ -383,7 +421,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
         throw new SessApiError('aborted', 'The receipt verification was aborted by the caller.');
       return receipts.verify(
         {
-          workspaceId: await trustedWorkspace(input.sessionId, signal),
+          workspaceId: await trustedWorkspace(input.sessionId, input.workspaceId, signal),
           sessionId: input.sessionId,
           revision: input.revision,
           eventId: input.eventId,

@@ -86,21 +86,37 @@ function checkWorkspace(
   }
 }
 
-/** Decode a Session view and check it against itself, the headers and the workspace. */
-export function decodeSession(
+/** What the request implies about a view: the object asked for (if one was) and the workspace. */
+export interface ViewExpectation {
+  id?: string;
+  workspaceId: string | undefined;
+}
+
+/**
+ * Parse a view with its schema, check it against itself (`problem`), the object asked for and
+ * the workspace; what `noun` names (`Session`, `Ask`) goes into the messages.
+ */
+function decodeView<S extends typeof WireSessionViewSchema | typeof WireAskViewSchema>(
+  schema: S,
+  problemOf: (view: v.InferOutput<S>) => string | undefined,
+  noun: string,
   result: DecodeInput,
   what: string,
-  expect: { sessionId?: string; workspaceId: string | undefined },
-): WireSessionView {
-  const parsed = v.safeParse(WireSessionViewSchema, result.json);
-  if (!parsed.success) throw protocol(what, `malformed Session at ${issuePath(parsed.issues)}`);
-  const wire = parsed.output;
-  const problem = sessionViewProblem(wire);
+  expect: ViewExpectation,
+): v.InferOutput<S> {
+  const parsed = v.safeParse(schema, result.json);
+  if (!parsed.success) throw protocol(what, `malformed ${noun} at ${issuePath(parsed.issues)}`);
+  const view = parsed.output;
+  const problem = problemOf(view);
   if (problem !== undefined) throw protocol(what, problem);
-  if (expect.sessionId !== undefined && wire.id !== expect.sessionId) {
-    throw protocol(what, 'a view of another Session');
-  }
-  checkWorkspace(wire.workspace_id, result, expect.workspaceId, what);
+  if (expect.id !== undefined && view.id !== expect.id) throw protocol(what, `a view of another ${noun}`);
+  checkWorkspace(view.workspace_id, result, expect.workspaceId, what);
+  return view;
+}
+
+/** Decode a Session view and check it against itself, the headers and the workspace. */
+export function decodeSession(result: DecodeInput, what: string, expect: ViewExpectation): WireSessionView {
+  const wire = decodeView(WireSessionViewSchema, sessionViewProblem, 'Session', result, what, expect);
   const etag = result.headers.get(HEADERS.etag);
   if (etag !== null && etag !== `"${wire.revision}"` && etag !== `W/"${wire.revision}"`) {
     throw protocol(what, 'the ETag disagrees with the revision');
@@ -109,20 +125,8 @@ export function decodeSession(
 }
 
 /** Decode an Ask view and check it against itself and the workspace. */
-export function decodeAsk(
-  result: DecodeInput,
-  what: string,
-  expect: { askId?: string; workspaceId: string | undefined },
-): AskView {
-  const parsed = v.safeParse(WireAskViewSchema, result.json);
-  if (!parsed.success) throw protocol(what, `malformed Ask at ${issuePath(parsed.issues)}`);
-  const problem = askViewProblem(parsed.output);
-  if (problem !== undefined) throw protocol(what, problem);
-  if (expect.askId !== undefined && parsed.output.id !== expect.askId) {
-    throw protocol(what, 'a view of another Ask');
-  }
-  checkWorkspace(parsed.output.workspace_id, result, expect.workspaceId, what);
-  return toAskView(parsed.output);
+export function decodeAsk(result: DecodeInput, what: string, expect: ViewExpectation): AskView {
+  return toAskView(decodeView(WireAskViewSchema, askViewProblem, 'Ask', result, what, expect));
 }
 
 /**

@@ -61,6 +61,11 @@ export function openProfileFiles(factory: string, options: FileHandleStoreOption
   return new ProfileFiles(new ProfileIo(stateDir, profileDirectory(join, stateDir, profile), fs), profile);
 }
 
+/** What a decoded record file is kept under: the file's inode, modification time and size. */
+function fileKey(stat: { ino: number | bigint; mtimeMs: number; size: number | bigint }): string {
+  return `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
+}
+
 /** One queued change: run by the queue of its directory, one at a time. */
 interface QueuedChange {
   lease: ProfileLease;
@@ -196,7 +201,7 @@ export class ProfileFiles {
       this.decoded.delete(handle);
       return undefined;
     }
-    const key = `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
+    const key = fileKey(stat);
     const cached = this.decoded.get(handle, key);
     if (cached !== undefined) return cached;
     const text = await this.io.readText(handle);
@@ -275,9 +280,28 @@ export class ProfileFiles {
     return out;
   }
 
-  /** Write a record file whole (in a change), keeping the cap index current. */
-  async write(handle: string, text: string, summary: FileSummary): Promise<void> {
+  /**
+   * Write a record file whole (in a change), keeping the cap index current. `written` is what
+   * `text` decodes to, kept for the next read (the store's own copy: it must not be shared).
+   */
+  async write(handle: string, text: string, summary: FileSummary, written?: VersionedRecord): Promise<void> {
     await this.change(handle, summary, () => this.io.writeRecord(handle, text));
+    if (written !== undefined) await this.remember(handle, written);
+  }
+
+  /**
+   * Keep a record just written for the next read, under the file's status now. Only the lease's
+   * holder writes record files, and it holds the lease until this returns, so the file is still
+   * the one written; the next read checks that status with one `lstat` and reads the file again
+   * as soon as anything (another process's later write) changed it.
+   */
+  private async remember(handle: string, written: VersionedRecord): Promise<void> {
+    try {
+      const stat = await this.io.fileStatus(this.pathOf(handle), 'read a record');
+      if (stat !== undefined) this.decoded.set(handle, fileKey(stat), written);
+    } catch {
+      // Nothing is kept: the next read reads the file.
+    }
   }
 
   /** Remove a record file (in a change) durably. False when there was none. */

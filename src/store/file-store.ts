@@ -82,7 +82,8 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
             if (await files.exists(record.handle)) throw handleExistsError();
             if (unfinished && (await files.unfinishedOf(scope)).length >= MAX_UNFINISHED)
               throw storeFullError();
-            await files.write(record.handle, encodeEnvelope(1, json), { scope, unfinished });
+            const kept = { version: 1, record: JSON.parse(json) as InteractionRecord };
+            await files.write(record.handle, encodeEnvelope(1, json), { scope, unfinished }, kept);
             return { version: 1, record: JSON.parse(json) as InteractionRecord };
           });
         },
@@ -93,10 +94,9 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
             const current = await own(record.handle, scope);
             if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
             const version = current.version + 1;
-            await files.write(record.handle, encodeEnvelope(version, json), {
-              scope,
-              unfinished: isUnfinished(record),
-            });
+            const summary = { scope, unfinished: isUnfinished(record) };
+            const kept = { version, record: JSON.parse(json) as InteractionRecord };
+            await files.write(record.handle, encodeEnvelope(version, json), summary, kept);
             return { version, record: JSON.parse(json) as InteractionRecord };
           });
         },

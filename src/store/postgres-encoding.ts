@@ -57,8 +57,8 @@ export interface RecordColumns {
   text: string;
   /** `createdAt` as the ASCII sort key of the `created_at` column (equal to it for ISO times). */
   createdAt: string;
-  /** The record as `JSON.parse` gives it back: what the store returns after a write. */
-  copy: InteractionRecord;
+  /** The record as `JSON.parse` gives it back, parsed when first read: what a create returns. */
+  readonly copy: InteractionRecord;
 }
 
 /**
@@ -72,7 +72,9 @@ export function encodeRecordColumns(record: InteractionRecord): RecordColumns {
   return {
     text: escapeToAscii(json),
     createdAt: escapeToAscii(record.createdAt),
-    copy: JSON.parse(json) as InteractionRecord,
+    get copy() {
+      return JSON.parse(json) as InteractionRecord;
+    },
   };
 }
 

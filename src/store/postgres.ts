@@ -102,6 +102,20 @@ const SQL_IDENTIFIER_RULE: ValueRule<string> = {
 
 const FACTORY = 'createPostgresHandleStore';
 
+/** How many rows' decoded versions one store remembers (the oldest are forgotten first). */
+const MAX_NOTED_VERSIONS = 10_000;
+
+/**
+ * The `UPDATE`'s check, from a version this store has not decoded, that it overwrites a record of
+ * this format under that handle, in either layout (`$8` the format, `$9` the text's head).
+ */
+const FORMAT_CHECK = `
+               AND (
+                 (record = $3::jsonb AND left(record_text, length($9)) = $9)
+                 OR (record_text IS NULL AND jsonb_typeof(record) = 'object'
+                     AND record->'format' = to_jsonb($8::int) AND record->>'handle' = $1)
+               )`;
+
 function checkOptions(options: PostgresHandleStoreOptions): { schema: string; table: string } {
   const read = readOptions(FACTORY, options);
   const { pool } = options;
@@ -214,12 +228,31 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     }
   }
 
+  /**
+   * The version of each row this store decoded or wrote, by scope and handle (bounded, the
+   * oldest forgotten first). Every write moves the version, so the row at a version noted here
+   * is a record of this format: an update from it needs no format check in its `UPDATE`.
+   */
+  const decodedVersions = new Map<string, number>();
+  const rowKey = (scope: string, handle: string) => `${scope}\u0000${handle}`;
+  function noteDecoded(scope: string, handle: string, version: number | undefined): void {
+    const key = rowKey(scope, handle);
+    decodedVersions.delete(key);
+    if (version === undefined) return;
+    decodedVersions.set(key, version);
+    if (decodedVersions.size > MAX_NOTED_VERSIONS) {
+      const oldest = decodedVersions.keys().next();
+      if (oldest.done !== true) decodedVersions.delete(oldest.value);
+    }
+  }
+
   /** Decode a row of `scope`; a row that is not exactly a record of that scope is corrupt. */
   function decodeRow(row: Record<string, unknown>, handle: string, scope: string): VersionedRecord {
     const decoded = decodeRecordRow(row, handle);
     if (bindingScope(decoded.record.binding) !== scope) {
       throw storeError('A stored record is filed under another binding than its own.', false, 'corrupt');
     }
+    noteDecoded(scope, handle, decoded.version);
     return decoded;
   }
 
@@ -292,24 +325,22 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
               : 'exists';
           if (inserted === 'exists') throw handleExistsError();
           if (inserted === 'full') throw storeFullError();
+          noteDecoded(scope, record.handle, 1);
           return { version: 1, record: row.copy };
         },
 
         async update(record, expectedVersion) {
           const row = encodeRecordColumns(record);
           if (!isStoreVersion(expectedVersion)) throw staleVersionError();
-          // The compare-and-set: one statement. It only overwrites a row that reads as a record
-          // of this format, in either layout; anything else is classified below and left as it is.
+          // The compare-and-set: one statement. From a version this store decoded or wrote the
+          // row is known to be a record of this format; from any other it only overwrites a row
+          // that reads as one, in either layout. A miss is classified below and left as it is.
+          const known = decodedVersions.get(rowKey(scope, record.handle)) === expectedVersion;
           const { rows } = await query(
             `UPDATE ${qualified}
-             SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $9,
+             SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
                  written_at = now()
-             WHERE handle = $1 AND scope = $2 AND version = $6
-               AND (
-                 (record = $3::jsonb AND left(record_text, length($8)) = $8)
-                 OR (record_text IS NULL AND jsonb_typeof(record) = 'object'
-                     AND record->'format' = to_jsonb($7::int) AND record->>'handle' = $1)
-               )
+             WHERE handle = $1 AND scope = $2 AND version = $6${known ? '' : FORMAT_CHECK}
              RETURNING version`,
             [
               record.handle,
@@ -318,14 +349,19 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
               row.text,
               isUnfinished(record),
               expectedVersion,
-              RECORD_FORMAT,
-              recordTextHead(record.handle),
               // The listing order follows the record as written, as in every other store.
               row.createdAt,
+              ...(known ? [] : [RECORD_FORMAT, recordTextHead(record.handle)]),
             ],
           );
           const updated = rows[0];
-          if (updated !== undefined) return { version: Number(updated.version), record: row.copy };
+          if (updated !== undefined) {
+            const version = Number(updated.version);
+            noteDecoded(scope, record.handle, version);
+            // The record checked and written is the caller's: nothing is parsed back.
+            return { version, record };
+          }
+          noteDecoded(scope, record.handle, undefined);
           const current = await query(
             `SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`,
             [record.handle, scope],
@@ -338,6 +374,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
         },
 
         async delete(handle, expectedVersion) {
+          noteDecoded(scope, handle, undefined);
           const { rowCount } =
             expectedVersion === undefined
               ? await query(`DELETE FROM ${qualified} WHERE handle = $1 AND scope = $2`, [handle, scope])

@@ -167,6 +167,22 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
       expect(await view.get(record.handle)).toEqual({ version: 3, record: answered });
     });
 
+    it('an update returns the record written; changing it (or the record passed in) changes nothing stored', async () => {
+      const { binding, view, record } = await withRecord('create_intent');
+      const waiting = { ...record, state: makeRecord(binding, 'waiting').state };
+      const written = structuredClone(waiting);
+      const returned = await view.update(waiting, 1);
+      expect(returned).toEqual({ version: 2, record: written });
+      returned.record.updatedAt = '2099-01-01T00:00:00.000Z';
+      returned.record.state = makeRecord(binding, 'blocked').state;
+      waiting.createdAt = '2099-01-01T00:00:00.000Z';
+      expect(await view.get(record.handle)).toEqual({ version: 2, record: written });
+      // The next update moves on from the version the update returned.
+      const answered = { ...written, state: makeRecord(binding, 'answered').state };
+      expect((await view.update(answered, 2)).version).toBe(3);
+      expect(await view.get(record.handle)).toEqual({ version: 3, record: answered });
+    });
+
     it('refuses a stale version and changes nothing', async () => {
       const { binding, view, record } = await withRecord('waiting');
       const answered = { ...record, state: makeRecord(binding, 'answered').state };

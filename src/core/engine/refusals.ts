@@ -150,6 +150,19 @@ export type StuckState = State<
   'create_intent' | 'create_unknown' | 'blocked' | 'publish_pending' | 'complete_pending'
 >;
 
+const STUCK_KINDS: ReadonlySet<InteractionState['kind']> = new Set([
+  'create_intent',
+  'create_unknown',
+  'blocked',
+  'publish_pending',
+  'complete_pending',
+]);
+
+/** True for a {@link StuckState}. */
+export function isStuck(state: InteractionState): state is StuckState {
+  return STUCK_KINDS.has(state.kind);
+}
+
 /** What every tool answers a {@link StuckState} with (unless it is the repeat that state waits for). */
 export function stuckError(state: StuckState): SessMcpError {
   switch (state.kind) {
@@ -165,6 +178,7 @@ export function stuckError(state: StuckState): SessMcpError {
 
 /** The refusals publish and complete share, for states neither can act on. */
 export function refuseMutation(state: InteractionState, tool: MutationTool, expectedRevision: number): never {
+  if (isStuck(state)) throw stuckError(state);
   switch (state.kind) {
     case 'ask_open':
     case 'ask_closed':
@@ -173,12 +187,6 @@ export function refuseMutation(state: InteractionState, tool: MutationTool, expe
         `This handle is an Ask (many respondents): ${tool} does not apply to it. Read its answers with sess_response.`,
         { reason: 'ask_handle', state: state.kind },
       );
-    case 'create_intent':
-    case 'create_unknown':
-    case 'blocked':
-    case 'publish_pending':
-    case 'complete_pending':
-      throw stuckError(state);
     case 'expired':
       checkRevision(expectedRevision, state.revision, state.kind, 'expected_revision');
       throw new SessMcpError(

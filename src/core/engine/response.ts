@@ -21,9 +21,19 @@ import type { AskAnswerResult, AskResult, ResponseResult } from '../result.js';
 import type { Surface } from '../surface.js';
 import { type Call, type Loaded, WaitAborted } from './call.js';
 import { sameJson } from './identity.js';
-import { checkRevision, checkSameSession, protocolMismatch, type State, stuckError } from './refusals.js';
+import {
+  checkRevision,
+  checkSameSession,
+  isStuck,
+  protocolMismatch,
+  type State,
+  stuckError,
+} from './refusals.js';
 import { classifyReadFailure } from './sess-errors.js';
 import type { EngineResult, ResponseOperation } from './types.js';
+
+/** A loaded record that waits for its answer. */
+type Waiting = Loaded<State<'waiting'>>;
 
 /** How many times one wait may re-arm after a lapsed/active status change (guards a spinning server). */
 const MAX_WAIT_ROUNDS = 4;
@@ -33,13 +43,8 @@ export async function response(call: Call, op: ResponseOperation): Promise<Engin
   const loaded = await call.load(op.handle);
   const { state } = loaded.record;
   try {
+    if (isStuck(state)) throw stuckError(state);
     switch (state.kind) {
-      case 'create_intent':
-      case 'create_unknown':
-      case 'blocked':
-      case 'publish_pending':
-      case 'complete_pending':
-        throw stuckError(state);
       case 'completed':
         checkRevision(op.revision, state.revision, state.kind);
         return { handle: op.handle, revision: state.revision, state: 'completed' };
@@ -52,7 +57,7 @@ export async function response(call: Call, op: ResponseOperation): Promise<Engin
         return await readAsk(call, loaded as Loaded<State<'ask_open' | 'ask_closed'>>);
       case 'waiting':
         checkRevision(op.revision, state.revision, state.kind);
-        return await wait(call, loaded as Loaded<State<'waiting'>>, op);
+        return await wait(call, loaded as Waiting, op);
       case 'answered':
         checkRevision(op.revision, state.revision, state.kind);
         return await reconfirm(call, loaded as Loaded<State<'answered'>>);
@@ -66,11 +71,7 @@ export async function response(call: Call, op: ResponseOperation): Promise<Engin
   }
 }
 
-async function wait(
-  call: Call,
-  loaded: Loaded<State<'waiting'>>,
-  op: ResponseOperation,
-): Promise<EngineResult> {
+async function wait(call: Call, loaded: Waiting, op: ResponseOperation): Promise<EngineResult> {
   const { state } = loaded.record;
   const { sessionId } = state.session;
   const timeoutMs = Math.min(op.waitMs ?? call.settings.maxWaitMs, call.settings.maxWaitMs);
@@ -137,21 +138,10 @@ async function wait(
 }
 
 /** Verify the answer at the current revision, confirm it is still current, save and return it. */
-async function release(
-  call: Call,
-  loaded: Loaded<State<'waiting'>>,
-  event: ResponseEvent,
-): Promise<EngineResult> {
+async function release(call: Call, loaded: Waiting, event: ResponseEvent): Promise<EngineResult> {
+  // The wait's own view never counts as the confirmation: verify, then one more read.
+  const receipt = await verifyAndConfirm(call, loaded, event, false);
   const { state } = loaded.record;
-  const receipt = await verify(
-    call,
-    loaded,
-    state.session.sessionId,
-    state.session.workspaceId,
-    state.surface,
-    event,
-  );
-  await confirmCurrent(call, loaded, state.session.sessionId, state.revision, event);
   const response: VerifiedResponse = {
     eventId: event.eventId,
     revision: event.revision,
@@ -172,7 +162,10 @@ async function release(
   };
 }
 
-/** A saved `answered`: verify and confirm again; release nothing that moved on. */
+/**
+ * A saved `answered`: verify the saved receipt again (offline, against the workspace the record
+ * learned from the authenticated create), then one confirming read; release nothing that moved on.
+ */
 async function reconfirm(call: Call, loaded: Loaded<State<'answered'>>): Promise<EngineResult> {
   const { state } = loaded.record;
   const event: ResponseEvent = {
@@ -182,8 +175,7 @@ async function reconfirm(call: Call, loaded: Loaded<State<'answered'>>): Promise
     submittedAt: state.response.submittedAt,
     receipt: state.response.receipt,
   };
-  await verify(call, loaded, state.session.sessionId, state.session.workspaceId, state.surface, event);
-  await confirmCurrent(call, loaded, state.session.sessionId, state.revision, event);
+  await verifyAndConfirm(call, loaded, event, true);
   return {
     handle: loaded.record.handle,
     revision: state.revision,
@@ -192,7 +184,30 @@ async function reconfirm(call: Call, loaded: Loaded<State<'answered'>>): Promise
   };
 }
 
-/** Receipt verification for that exact Session, revision, event, Surface and answer. */
+/**
+ * Verify `event`'s receipt for the record's Session, revision, Surface and workspace, THEN make
+ * the one confirming read: the Session must still be at that revision with that answer, in that
+ * workspace. A `saved` answer's receipt already verified against a trusted workspace once, so the
+ * record's workspace is trusted for it and the client needs no read to learn one; a first release
+ * trusts only what the client knows (`Sess-Workspace-Id` or the configured workspace).
+ */
+async function verifyAndConfirm(
+  call: Call,
+  loaded: Loaded<State<'waiting' | 'answered'>>,
+  event: ResponseEvent,
+  saved: boolean,
+): Promise<VerifiedReceipt> {
+  const { state } = loaded.record;
+  const { sessionId, workspaceId } = state.session;
+  const receipt = await verify(call, loaded, sessionId, workspaceId, state.surface, event, saved);
+  await confirmCurrent(call, loaded, state.session, state.revision, event);
+  return receipt;
+}
+
+/**
+ * Receipt verification for that exact Session, revision, event, Surface and answer; with
+ * `trustWorkspace`, against `workspaceId` without the client learning its own (a saved answer).
+ */
 async function verify(
   call: Call,
   loaded: Loaded,
@@ -200,6 +215,7 @@ async function verify(
   workspaceId: string,
   surface: Surface,
   event: ResponseEvent,
+  trustWorkspace = false,
 ): Promise<VerifiedReceipt> {
   let receipt: VerifiedReceipt;
   try {
@@ -211,6 +227,7 @@ async function verify(
         surface,
         answer: event.answer,
         receipt: event.receipt,
+        ...(trustWorkspace ? { workspaceId } : {}),
       },
       call.signalOptions(),
     );
@@ -229,14 +246,18 @@ async function verify(
   return receipt;
 }
 
-/** One more authenticated read: the Session must still be at `revision` with that answer. */
+/**
+ * One more authenticated read: the Session must still be at `revision` with that answer. A view
+ * of another workspace than the record's is a protocol error (nothing is released or changed).
+ */
 async function confirmCurrent(
   call: Call,
   loaded: Loaded,
-  sessionId: string,
+  session: { sessionId: string; workspaceId: string },
   revision: number,
   event: ResponseEvent,
 ) {
+  const { sessionId } = session;
   let view: SessionView;
   try {
     view = await call.auth.sess.getSession(sessionId, call.signalOptions());
@@ -244,6 +265,7 @@ async function confirmCurrent(
     return call.readFailed(loaded, classifyReadFailure(error, 'confirming the answer'));
   }
   checkSameSession(view, sessionId);
+  if (view.workspaceId !== session.workspaceId) throw protocolMismatch();
   const listed = view.responses.find((r) => r.revision === revision);
   const current =
     view.revision === revision &&
