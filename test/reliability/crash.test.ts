@@ -25,6 +25,7 @@ import {
   tempStateDir,
 } from '../stdio/harness.js';
 import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
+import { surfaceOf } from '../support/surfaces.js';
 
 const STEPS = [
   'before_intent_saved',
@@ -64,20 +65,14 @@ afterAll(async () => {
 });
 
 function surfaceFor(title: string) {
-  return {
-    mode: 'interactive',
+  return surfaceOf(
     title,
-    source: {
-      kind: 'sess_surface',
-      components: [
-        { type: 'field', name: 'note', label: 'Note', schema: { type: 'string', maxLength: 200 } },
-      ],
-    },
-    actions: [
+    [{ type: 'field', name: 'note', label: 'Note', schema: { type: 'string', maxLength: 200 } }],
+    [
       { id: 'yes', label: 'Yes', intent: 'approve' },
       { id: 'no', label: 'No', intent: 'reject' },
     ],
-  };
+  );
 }
 const followUp = (title: string) => ({
   mode: 'interactive',
