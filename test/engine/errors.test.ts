@@ -272,14 +272,8 @@ describe('publish and complete', () => {
 
   it('MUTATION_REJECTED: a deterministic refusal blocks, and the engine never leaves blocked', async () => {
     const harness = await start();
-    const { created, answered } = await harness.answered();
+    const { created, publish } = await harness.answered();
     harness.sess.faults.fail('publish', 409, { code: 'conflict' });
-    const publish = {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-      interaction: followUpSurface,
-    };
     const error = await expectCode(harness, 'MUTATION_REJECTED', 'sess_publish', publish);
     expect(error).toMatchObject({ reason: 'conflict', state: 'blocked', retryable: false });
     expect(await stateOf(harness, created.handle)).toMatchObject({

@@ -139,13 +139,8 @@ describe('not a forgery', () => {
 describe('a replayed receipt of the earlier revision of the same Session', () => {
   it('is refused at revision 2', async () => {
     freshCell();
-    const { created, answered } = await h.answered();
-    await h.ok('sess_publish', {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-      interaction: followUpSurface,
-    });
+    const { created, publish } = await h.answered();
+    await h.ok('sess_publish', publish);
     await h.sess.submitAnswer(created.humanUrl, { action: 'push', values: {} });
     h.sess.faults.tamperReceipt('wait', { mode: 'replay' }, { times: Infinity });
     const out = await h.call('sess_response', { handle: created.handle, revision: 2, wait_ms: 500 });
