@@ -74,6 +74,19 @@ interface Entry<V> {
   carries?(value: V): boolean;
 }
 
+/**
+ * A stdio variable as an entry. An environment cannot carry '': hosts expand a missing variable to
+ * "", so an empty variable means "not set" (its own cases below).
+ */
+function envEntry(variable: string): Entry<string> {
+  return {
+    name: `stdio ${variable}`,
+    names: variable,
+    verdict: (value) => stdioVerdict({ [variable]: value }),
+    carries: (value) => value !== '',
+  };
+}
+
 /** Feed every value through every entry and require one verdict per value, with a good message. */
 function expectSameVerdicts<V>(
   rule: { text: string },
@@ -160,12 +173,7 @@ describe('the workspace id (SESS_ID_RULE)', () => {
   const valid = ['ws_1', 'ws.1:a-b', 'a'.repeat(128)];
   const invalid = ['ws!1', '', 'a'.repeat(129), 'wś'];
   const entries: Entry<string>[] = [
-    {
-      name: 'stdio SESS_EXPECTED_WORKSPACE_ID',
-      names: 'SESS_EXPECTED_WORKSPACE_ID',
-      verdict: (id) => stdioVerdict({ SESS_EXPECTED_WORKSPACE_ID: id }),
-      carries: (id) => id !== '',
-    },
+    envEntry('SESS_EXPECTED_WORKSPACE_ID'),
     {
       name: 'createSessMcpHttpHandler expectedWorkspaceId',
       names: 'createSessMcpHttpHandler: option "expectedWorkspaceId"',
@@ -228,12 +236,7 @@ describe('the profile name (PROFILE_NAME_RULE)', () => {
   const valid = ['default', '_x', 'a'.repeat(64), 'a.b-c'];
   const invalid = ['.x', '-x', 'a'.repeat(65), 'a/b', ''];
   const entries: Entry<string>[] = [
-    {
-      name: 'stdio SESS_MCP_PROFILE',
-      names: 'SESS_MCP_PROFILE',
-      verdict: (profile) => stdioVerdict({ SESS_MCP_PROFILE: profile }),
-      carries: (profile) => profile !== '',
-    },
+    envEntry('SESS_MCP_PROFILE'),
     {
       name: 'createFileHandleStore profile',
       names: 'createFileHandleStore: option "profile"',
