@@ -24,6 +24,7 @@ import {
   roundTrip,
   spawnRuntime,
   WORKERD,
+  workerdConfig,
   workerdPort,
 } from './runtime.js';
 
@@ -36,29 +37,12 @@ afterEach(async () => {
   while (cleanup.length > 0) await cleanup.pop()?.();
 });
 
-const CONFIG = `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .mainWorker),
-    (name = "internet", network = (allow = ["public", "private", "local"])),
+const CONFIG = workerdConfig({
+  extra: [
+    '(name = "DATABASE_URL", fromEnvironment = "DATABASE_URL")',
+    `(name = "HANDLE_TABLE", text = "${table}")`,
   ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const mainWorker :Workerd.Worker = (
-  modules = [ (name = "worker.js", esModule = embed "worker.js") ],
-  compatibilityDate = "2026-11-01",
-  bindings = [
-    (name = "DATABASE_URL", fromEnvironment = "DATABASE_URL"),
-    (name = "SESS_API_KEY", fromEnvironment = "SESS_API_KEY"),
-    (name = "MCP_BEARER_TOKEN", fromEnvironment = "MCP_BEARER_TOKEN"),
-    (name = "SESS_API_ORIGIN", fromEnvironment = "SESS_API_ORIGIN"),
-    (name = "HANDLE_TABLE", text = "${table}"),
-    (name = "MCP_ALLOWED_HOST", text = "127.0.0.1"),
-    (name = "SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST", text = "1"),
-  ],
-  globalOutbound = "internet",
-);
-`;
+});
 
 const ready = requireRuntime(WORKERD, workerd);
 if (ready && databaseUrl === undefined && process.env.CI === 'true') {
