@@ -8,19 +8,17 @@
  * that imports the built package needs no such flag. Deno is looked for at `$SESS_MCP_DENO`, then
  * `.tmp/deno/node_modules/@deno/linux-x64-glibc/deno`, then on `PATH`.
  */
-import { afterEach, describe, it } from 'vitest';
+import { afterEach, describe } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
 import {
-  bothClientsRoundTrip,
   type Cleanup,
   DENO,
+  edgeFlowTests,
   findRuntime,
-  heldWaitAnswered,
   type RunningRuntime,
   requireRuntime,
   root,
   spawnRuntime,
-  startEdgeStack,
 } from './runtime.js';
 
 const deno = findRuntime(DENO);
@@ -61,25 +59,5 @@ function startDeno(env: Record<string, string>): Promise<RunningRuntime> {
 }
 
 describe.runIf(requireRuntime(DENO, deno))('examples/deno-server.ts on Deno', { timeout: 60_000 }, () => {
-  it('a 2026-07-28 client and a 2025 client run request → answer → complete; a wrong token gets 401', async () => {
-    const stack = await startEdgeStack(
-      'deno',
-      'deno-bearer-token-0123456789',
-      startDeno,
-      audits.current,
-      cleanup,
-    );
-    await bothClientsRoundTrip(stack, audits.current);
-  });
-
-  it('a sess_response held open on Deno returns the answer given during the wait', async () => {
-    const stack = await startEdgeStack(
-      'deno',
-      'deno-bearer-token-abcdefghij',
-      startDeno,
-      audits.current,
-      cleanup,
-    );
-    await heldWaitAnswered(stack, audits.current, cleanup);
-  });
+  edgeFlowTests({ label: 'deno', heldWaitWhere: 'on Deno', start: startDeno, audits, cleanup });
 });

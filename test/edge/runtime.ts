@@ -266,3 +266,40 @@ export async function heldWaitAnswered(
   expect(answered).toMatchObject({ state: 'answered', response: { verified: true } });
   expect(Date.now() - started).toBeLessThan(10_000);
 }
+
+/** What {@link edgeFlowTests} needs of a suite. */
+export interface EdgeFlowSuite {
+  /** The runtime's name in bearers and audit labels, e.g. `deno`. */
+  label: string;
+  /** Where the held wait runs, in its test name (`on Deno`); without it that test is left out. */
+  heldWaitWhere?: string;
+  /** Start the server with the Sess key, origin and bearer as environment. */
+  start(env: Record<string, string>): Promise<RunningRuntime>;
+  /** The suite's secrets audit (`useSecretsAudit()`). */
+  audits: { readonly current: SecretsAudit };
+  cleanup: Cleanup;
+  /** More checks on the running stack after the two-client round. */
+  more?(stack: EdgeStack): Promise<void>;
+}
+
+/** The flow tests every runtime suite runs: {@link bothClientsRoundTrip}, then {@link heldWaitAnswered}. */
+export function edgeFlowTests(suite: EdgeFlowSuite): void {
+  const stack = (bearer: string) =>
+    startEdgeStack(
+      suite.label,
+      `${suite.label}-bearer-token-${bearer}`,
+      suite.start,
+      suite.audits.current,
+      suite.cleanup,
+    );
+  it('a 2026-07-28 client and a 2025 client run request → answer → complete; a wrong token gets 401', async () => {
+    const running = await stack('0123456789');
+    await bothClientsRoundTrip(running, suite.audits.current);
+    await suite.more?.(running);
+  });
+  const where = suite.heldWaitWhere;
+  if (where === undefined) return;
+  it(`a sess_response held open ${where} returns the answer given during the wait`, async () => {
+    await heldWaitAnswered(await stack('abcdefghij'), suite.audits.current, suite.cleanup);
+  });
+}

@@ -13,18 +13,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
 import {
-  bothClientsRoundTrip,
   type Cleanup,
+  edgeFlowTests,
   findRuntime,
-  heldWaitAnswered,
   type RunningRuntime,
   requireRuntime,
   root,
   spawnRuntime,
-  startEdgeStack,
   WORKERD,
   workerdConfig,
   workerdPort,
@@ -73,28 +71,16 @@ function startWorkerd(env: Record<string, string>): Promise<RunningRuntime> {
 }
 
 describe.runIf(requireRuntime(WORKERD, workerd))('examples/worker.ts on workerd', { timeout: 60_000 }, () => {
-  it('a 2026-07-28 client and a 2025 client run request → answer → complete; a wrong token gets 401', async () => {
-    const stack = await startEdgeStack(
-      'workerd',
-      'workerd-bearer-token-0123456789',
-      startWorkerd,
-      audits.current,
-      cleanup,
-    );
-    await bothClientsRoundTrip(stack, audits.current);
-    const elsewhere = await fetch(stack.server.url.replace(/\/mcp$/, '/other'));
-    expect(elsewhere.status).toBe(404);
-    await elsewhere.arrayBuffer();
-  });
-
-  it('a sess_response held open in the Worker returns the answer given during the wait', async () => {
-    const stack = await startEdgeStack(
-      'workerd',
-      'workerd-bearer-token-abcdefghij',
-      startWorkerd,
-      audits.current,
-      cleanup,
-    );
-    await heldWaitAnswered(stack, audits.current, cleanup);
+  edgeFlowTests({
+    label: 'workerd',
+    heldWaitWhere: 'in the Worker',
+    start: startWorkerd,
+    audits,
+    cleanup,
+    async more(stack) {
+      const elsewhere = await fetch(stack.server.url.replace(/\/mcp$/, '/other'));
+      expect(elsewhere.status).toBe(404);
+      await elsewhere.arrayBuffer();
+    },
   });
 });

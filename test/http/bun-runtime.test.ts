@@ -7,15 +7,8 @@
  * (install with `npm install --prefix .tmp/bun @oven/bun-linux-x64@1.4.4`), then on `PATH`.
  * Without it the suite is skipped with that reason, except under `CI=true`, where it fails.
  */
-import { afterEach, describe, it } from 'vitest';
-import {
-  bothClientsRoundTrip,
-  type Cleanup,
-  type RunningRuntime,
-  root,
-  spawnRuntime,
-  startEdgeStack,
-} from '../edge/runtime.js';
+import { afterEach, describe } from 'vitest';
+import { type Cleanup, edgeFlowTests, type RunningRuntime, root, spawnRuntime } from '../edge/runtime.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { findOutsideTool } from '../support/outside-tool.js';
 
@@ -46,14 +39,5 @@ function startBun(env: Record<string, string>): Promise<RunningRuntime> {
 }
 
 describe.skipIf(bunPath === undefined)('handler.fetch under Bun (fetch-edge.ts in Bun.serve)', () => {
-  it('a 2026-07-28 client and a 2025 client run request → answer → complete', async () => {
-    const stack = await startEdgeStack(
-      'bun',
-      'bun-bearer-token-0123456789',
-      startBun,
-      audits.current,
-      cleanup,
-    );
-    await bothClientsRoundTrip(stack, audits.current);
-  });
+  edgeFlowTests({ label: 'bun', start: startBun, audits, cleanup });
 });
