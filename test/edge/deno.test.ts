@@ -8,10 +8,9 @@
  * that imports the built package needs no such flag. Deno is looked for at `$SESS_MCP_DENO`, then
  * `.tmp/deno/node_modules/@deno/linux-x64-glibc/deno`, then on `PATH`.
  */
-import { afterEach, describe } from 'vitest';
+import { describe } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
 import {
-  type Cleanup,
   DENO,
   edgeFlowTests,
   findRuntime,
@@ -19,14 +18,12 @@ import {
   requireRuntime,
   root,
   spawnRuntime,
+  useCleanup,
 } from './runtime.js';
 
 const deno = findRuntime(DENO);
 const audits = useSecretsAudit();
-const cleanup: Cleanup = [];
-afterEach(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
+const cleanup = useCleanup();
 
 function startDeno(env: Record<string, string>): Promise<RunningRuntime> {
   return spawnRuntime(

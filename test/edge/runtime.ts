@@ -9,7 +9,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface, ok, type ToolCaller } from '../http/harness.js';
 import { connectLegacy, connectModern } from '../http/helpers.js';
@@ -190,6 +190,15 @@ export async function roundTrip(client: ToolCaller, sess: LocalSess, audit: Secr
 
 /** Cleanups a suite runs after each test, last first. */
 export type Cleanup = Array<() => Promise<void> | void>;
+
+/** A suite's {@link Cleanup} list, emptied (last first) after each test. */
+export function useCleanup(): Cleanup {
+  const cleanup: Cleanup = [];
+  afterEach(async () => {
+    while (cleanup.length > 0) await cleanup.pop()?.();
+  });
+  return cleanup;
+}
 
 /** A local Sess runtime and an MCP server started over it. */
 export interface EdgeStack {

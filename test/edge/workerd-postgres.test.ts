@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { connectModern } from '../http/helpers.js';
@@ -23,6 +23,7 @@ import {
   root,
   roundTrip,
   spawnRuntime,
+  useCleanup,
   WORKERD,
   workerdConfig,
   workerdPort,
@@ -32,10 +33,7 @@ const workerd = findRuntime(WORKERD);
 const databaseUrl = process.env.DATABASE_URL;
 const table = `edge_handles_${process.pid}`;
 const audits = useSecretsAudit();
-const cleanup: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
+const cleanup = useCleanup();
 
 const CONFIG = workerdConfig({
   extra: [

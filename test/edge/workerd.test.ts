@@ -13,16 +13,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { afterAll, afterEach, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
 import {
-  type Cleanup,
   edgeFlowTests,
   findRuntime,
   type RunningRuntime,
   requireRuntime,
   root,
   spawnRuntime,
+  useCleanup,
   WORKERD,
   workerdConfig,
   workerdPort,
@@ -30,10 +30,7 @@ import {
 
 const workerd = findRuntime(WORKERD);
 const audits = useSecretsAudit();
-const cleanup: Cleanup = [];
-afterEach(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
+const cleanup = useCleanup();
 
 /** The workerd config: Node compatibility off, the handler needs web APIs only. */
 const CONFIG = workerdConfig({

@@ -7,8 +7,8 @@
  * (install with `npm install --prefix .tmp/bun @oven/bun-linux-x64@1.4.4`), then on `PATH`.
  * Without it the suite is skipped with that reason, except under `CI=true`, where it fails.
  */
-import { afterEach, describe } from 'vitest';
-import { type Cleanup, edgeFlowTests, type RunningRuntime, root, spawnRuntime } from '../edge/runtime.js';
+import { describe } from 'vitest';
+import { edgeFlowTests, type RunningRuntime, root, spawnRuntime, useCleanup } from '../edge/runtime.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { findOutsideTool } from '../support/outside-tool.js';
 
@@ -23,10 +23,7 @@ function findBun(): string | undefined {
 
 const bunPath = findBun();
 const audits = useSecretsAudit();
-const cleanup: Cleanup = [];
-afterEach(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
+const cleanup = useCleanup();
 
 function startBun(env: Record<string, string>): Promise<RunningRuntime> {
   return spawnRuntime(bunPath!, [`${root}test/http/bun-server.ts`], {
