@@ -23,7 +23,7 @@ import type {
 import type { InteractionResult } from '../../src/core/result.js';
 import type { ToolName } from '../../src/core/schemas.js';
 import type { Surface } from '../../src/core/surface.js';
-import { createSessClient } from '../../src/sess/client.js';
+import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
 import { createFileHandleStore } from '../../src/store/file.js';
 import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
 import { type Outcome, outcomeOf } from '../support/outcome.js';
@@ -96,15 +96,32 @@ export interface Answered {
   complete: { handle: string; expected_revision: number; response_event_id: string };
 }
 
-/** Start the runtime and build the engine over it. */
-export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const sess = await startLocalSess(options.sess);
-  const realClient = createSessClient({
+/** A real Sess client of the local runtime (no key-refresh cooldown), with `extra` options. */
+export function localClient(sess: LocalSess, extra: Partial<SessClientOptions> = {}): SessApi {
+  return createSessClient({
     origin: sess.origin,
     credential: () => sess.apiKey,
     allowInsecureLocalhost: true,
     keyRefreshCooldownMs: 0,
+    ...extra,
   });
+}
+
+/** Act as another stdio profile of the same runtime, through a fresh engine with `maxWaitMs`. */
+export function switchProfile(
+  h: Harness,
+  profile: string,
+  credentialGeneration: string,
+  maxWaitMs: number,
+): void {
+  h.binding = { kind: 'stdio', profile, apiOrigin: h.sess.origin, credentialGeneration };
+  h.engine = h.makeEngine({ maxWaitMs });
+}
+
+/** Start the runtime and build the engine over it. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const sess = await startLocalSess(options.sess);
+  const realClient = localClient(sess);
   const client = options.wrapSess ? options.wrapSess(realClient) : realClient;
   const stores = options.stores ?? createMemoryHandleStore();
   const original: StdioBinding = {
