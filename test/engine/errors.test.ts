@@ -393,14 +393,9 @@ describe('creating', () => {
 describe('reading, waiting and verifying', () => {
   it('VERIFICATION_FAILED: a tampered receipt blocks and releases nothing', async () => {
     const harness = await start();
-    const created = await harness.request();
-    await harness.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const { created, response } = await harness.submitted();
     harness.sess.faults.tamperReceipt('wait', { mode: 'signature' });
-    const error = await expectCode(harness, 'VERIFICATION_FAILED', 'sess_response', {
-      handle: created.handle,
-      revision: 1,
-      wait_ms: 5_000,
-    });
+    const error = await expectCode(harness, 'VERIFICATION_FAILED', 'sess_response', response);
     expect(error).toMatchObject({ reason: 'bad_signature', state: 'blocked' });
     expect(await stateOf(harness, created.handle)).toMatchObject({
       kind: 'blocked',
