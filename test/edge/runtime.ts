@@ -9,9 +9,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { expect, it } from 'vitest';
-import type { LocalSess } from '../../src/testing/index.js';
+import { afterEach, expect, it } from 'vitest';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface, ok, type ToolCaller } from '../http/harness.js';
+import { connectLegacy, connectModern } from '../http/helpers.js';
 import type { SecretsAudit } from '../support/audit.js';
 
 /** The repository root, with a trailing slash. */
@@ -49,6 +50,46 @@ export const DENO: RuntimeSpec = {
 export function workerdPort(out: string): number | undefined {
   const match = /"event":"listen","socket":"http","port":(\d+)/.exec(out);
   return match === null ? undefined : Number(match[1]);
+}
+
+/**
+ * A workerd config: one Worker (`worker.js`, embedded), its Sess and bearer bindings read from the
+ * environment, one socket on 127.0.0.1 port 0, and an outbound network that reaches local addresses.
+ * `extra` adds bindings (capnp lines); `flags` sets `compatibilityFlags` (with its comment line).
+ */
+export function workerdConfig(options: {
+  extra?: string[];
+  flags?: { comment: string; flags: string[] };
+}): string {
+  const flags =
+    options.flags === undefined
+      ? ''
+      : `  # ${options.flags.comment}\n  compatibilityFlags = [${options.flags.flags.map((f) => `"${f}"`).join(', ')}],\n`;
+  const bindings = [
+    ...(options.extra ?? []),
+    '(name = "SESS_API_KEY", fromEnvironment = "SESS_API_KEY")',
+    '(name = "MCP_BEARER_TOKEN", fromEnvironment = "MCP_BEARER_TOKEN")',
+    '(name = "SESS_API_ORIGIN", fromEnvironment = "SESS_API_ORIGIN")',
+    '(name = "MCP_ALLOWED_HOST", text = "127.0.0.1")',
+    '(name = "SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST", text = "1")',
+  ];
+  return `using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [
+    (name = "main", worker = .mainWorker),
+    (name = "internet", network = (allow = ["public", "private", "local"])),
+  ],
+  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
+);
+const mainWorker :Workerd.Worker = (
+  modules = [ (name = "worker.js", esModule = embed "worker.js") ],
+  compatibilityDate = "2026-11-01",
+${flags}  bindings = [
+${bindings.map((b) => `    ${b},`).join('\n')}
+  ],
+  globalOutbound = "internet",
+);
+`;
 }
 
 /** The binary's path, or `undefined` when none is found (`$envVar`, the cached install, `PATH`). */
@@ -145,4 +186,129 @@ export async function roundTrip(client: ToolCaller, sess: LocalSess, audit: Secr
     response_event_id: answered.response!.eventId,
   });
   expect(completed.state).toBe('completed');
+}
+
+/** Cleanups a suite runs after each test, last first. */
+export type Cleanup = Array<() => Promise<void> | void>;
+
+/** A suite's {@link Cleanup} list, emptied (last first) after each test. */
+export function useCleanup(): Cleanup {
+  const cleanup: Cleanup = [];
+  afterEach(async () => {
+    while (cleanup.length > 0) await cleanup.pop()?.();
+  });
+  return cleanup;
+}
+
+/** A local Sess runtime and an MCP server started over it. */
+export interface EdgeStack {
+  sess: LocalSess;
+  server: RunningRuntime;
+  /** The request headers that carry the bearer. */
+  headers: { authorization: string };
+}
+
+/**
+ * Start a local Sess runtime and a server over it (`start` gets the Sess key, origin and the
+ * bearer as environment); both secrets and the server's stderr go to the audit, and both are
+ * stopped by `cleanup`.
+ */
+export async function startEdgeStack(
+  label: string,
+  bearer: string,
+  start: (env: Record<string, string>) => Promise<RunningRuntime>,
+  audit: SecretsAudit,
+  cleanup: Cleanup,
+): Promise<EdgeStack> {
+  const sess = await startLocalSess();
+  cleanup.push(() => sess.close());
+  audit.secret(sess.apiKey, 'sess api key');
+  audit.secret(bearer, 'mcp bearer token');
+  const server = await start({
+    SESS_API_KEY: sess.apiKey,
+    MCP_BEARER_TOKEN: bearer,
+    SESS_API_ORIGIN: sess.origin,
+  });
+  cleanup.push(() => server.stop());
+  audit.watch(server.stderr, `${label} stderr`);
+  return { sess, server, headers: { authorization: `Bearer ${bearer}` } };
+}
+
+/**
+ * A 2026-07-28 client and a 2025 client each run {@link roundTrip}; both Sessions end completed,
+ * and a wrong bearer gets 401.
+ */
+export async function bothClientsRoundTrip(stack: EdgeStack, audit: SecretsAudit): Promise<void> {
+  const { sess, server, headers } = stack;
+  const modern = await connectModern(server.url, headers);
+  expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+  await roundTrip(modern, sess, audit);
+  await modern.close();
+
+  const legacy = await connectLegacy(server.url, headers);
+  await roundTrip(legacy, sess, audit);
+  await legacy.close();
+  expect(sess.sessions.list().map((s) => s.view.status)).toEqual(['completed', 'completed']);
+
+  const refused = await fetch(server.url, { method: 'POST', headers: { authorization: 'Bearer nope' } });
+  expect(refused.status).toBe(401);
+  await refused.arrayBuffer();
+}
+
+/** A `sess_response` held open returns the answer given during the wait, not at its 20 s deadline. */
+export async function heldWaitAnswered(
+  stack: EdgeStack,
+  audit: SecretsAudit,
+  cleanup: Cleanup,
+): Promise<void> {
+  const { sess, server, headers } = stack;
+  const client = await connectModern(server.url, headers);
+  cleanup.push(() => client.close());
+
+  const created = await ok(client, 'sess_request', { interaction: approveSurface });
+  audit.url(created.humanUrl!, 'sess link');
+  const waiting = ok(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 20_000 });
+  await sess.whenWaiting();
+  const started = Date.now();
+  expect((await sess.submitAnswer(created.humanUrl!, approveAnswer)).status).toBe(303);
+  const answered = await waiting;
+  expect(answered).toMatchObject({ state: 'answered', response: { verified: true } });
+  expect(Date.now() - started).toBeLessThan(10_000);
+}
+
+/** What {@link edgeFlowTests} needs of a suite. */
+export interface EdgeFlowSuite {
+  /** The runtime's name in bearers and audit labels, e.g. `deno`. */
+  label: string;
+  /** Where the held wait runs, in its test name (`on Deno`); without it that test is left out. */
+  heldWaitWhere?: string;
+  /** Start the server with the Sess key, origin and bearer as environment. */
+  start(env: Record<string, string>): Promise<RunningRuntime>;
+  /** The suite's secrets audit (`useSecretsAudit()`). */
+  audits: { readonly current: SecretsAudit };
+  cleanup: Cleanup;
+  /** More checks on the running stack after the two-client round. */
+  more?(stack: EdgeStack): Promise<void>;
+}
+
+/** The flow tests every runtime suite runs: {@link bothClientsRoundTrip}, then {@link heldWaitAnswered}. */
+export function edgeFlowTests(suite: EdgeFlowSuite): void {
+  const stack = (bearer: string) =>
+    startEdgeStack(
+      suite.label,
+      `${suite.label}-bearer-token-${bearer}`,
+      suite.start,
+      suite.audits.current,
+      suite.cleanup,
+    );
+  it('a 2026-07-28 client and a 2025 client run request → answer → complete; a wrong token gets 401', async () => {
+    const running = await stack('0123456789');
+    await bothClientsRoundTrip(running, suite.audits.current);
+    await suite.more?.(running);
+  });
+  const where = suite.heldWaitWhere;
+  if (where === undefined) return;
+  it(`a sess_response held open ${where} returns the answer given during the wait`, async () => {
+    await heldWaitAnswered(await stack('abcdefghij'), suite.audits.current, suite.cleanup);
+  });
 }

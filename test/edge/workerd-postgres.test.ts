@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { connectModern } from '../http/helpers.js';
@@ -23,7 +23,9 @@ import {
   root,
   roundTrip,
   spawnRuntime,
+  useCleanup,
   WORKERD,
+  workerdConfig,
   workerdPort,
 } from './runtime.js';
 
@@ -31,34 +33,14 @@ const workerd = findRuntime(WORKERD);
 const databaseUrl = process.env.DATABASE_URL;
 const table = `edge_handles_${process.pid}`;
 const audits = useSecretsAudit();
-const cleanup: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
+const cleanup = useCleanup();
 
-const CONFIG = `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .mainWorker),
-    (name = "internet", network = (allow = ["public", "private", "local"])),
+const CONFIG = workerdConfig({
+  extra: [
+    '(name = "DATABASE_URL", fromEnvironment = "DATABASE_URL")',
+    `(name = "HANDLE_TABLE", text = "${table}")`,
   ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const mainWorker :Workerd.Worker = (
-  modules = [ (name = "worker.js", esModule = embed "worker.js") ],
-  compatibilityDate = "2026-11-01",
-  bindings = [
-    (name = "DATABASE_URL", fromEnvironment = "DATABASE_URL"),
-    (name = "SESS_API_KEY", fromEnvironment = "SESS_API_KEY"),
-    (name = "MCP_BEARER_TOKEN", fromEnvironment = "MCP_BEARER_TOKEN"),
-    (name = "SESS_API_ORIGIN", fromEnvironment = "SESS_API_ORIGIN"),
-    (name = "HANDLE_TABLE", text = "${table}"),
-    (name = "MCP_ALLOWED_HOST", text = "127.0.0.1"),
-    (name = "SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST", text = "1"),
-  ],
-  globalOutbound = "internet",
-);
-`;
+});
 
 const ready = requireRuntime(WORKERD, workerd);
 if (ready && databaseUrl === undefined && process.env.CI === 'true') {

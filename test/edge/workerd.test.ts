@@ -13,53 +13,32 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startLocalSess } from '../../src/testing/index.js';
-import { approveAnswer, approveSurface, ok } from '../http/harness.js';
-import { connectLegacy, connectModern } from '../http/helpers.js';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
 import {
+  edgeFlowTests,
   findRuntime,
   type RunningRuntime,
   requireRuntime,
   root,
-  roundTrip,
   spawnRuntime,
+  useCleanup,
   WORKERD,
+  workerdConfig,
   workerdPort,
 } from './runtime.js';
 
 const workerd = findRuntime(WORKERD);
 const audits = useSecretsAudit();
-const cleanup: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
+const cleanup = useCleanup();
 
-/** The workerd config: one Worker, its bindings read from the environment, one socket on port 0. */
-const CONFIG = `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    (name = "main", worker = .mainWorker),
-    (name = "internet", network = (allow = ["public", "private", "local"])),
-  ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
-const mainWorker :Workerd.Worker = (
-  modules = [ (name = "worker.js", esModule = embed "worker.js") ],
-  compatibilityDate = "2026-11-01",
-  # Node compatibility is on by default from 2026-08-04; the example must not need it.
-  compatibilityFlags = ["no_nodejs_compat"],
-  bindings = [
-    (name = "SESS_API_KEY", fromEnvironment = "SESS_API_KEY"),
-    (name = "MCP_BEARER_TOKEN", fromEnvironment = "MCP_BEARER_TOKEN"),
-    (name = "SESS_API_ORIGIN", fromEnvironment = "SESS_API_ORIGIN"),
-    (name = "MCP_ALLOWED_HOST", text = "127.0.0.1"),
-    (name = "SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST", text = "1"),
-  ],
-  globalOutbound = "internet",
-);
-`;
+/** The workerd config: Node compatibility off, the handler needs web APIs only. */
+const CONFIG = workerdConfig({
+  flags: {
+    comment: 'Node compatibility is on by default from 2026-08-04; the example must not need it.',
+    flags: ['no_nodejs_compat'],
+  },
+});
 
 let dir = '';
 beforeAll(async () => {
@@ -89,63 +68,16 @@ function startWorkerd(env: Record<string, string>): Promise<RunningRuntime> {
 }
 
 describe.runIf(requireRuntime(WORKERD, workerd))('examples/worker.ts on workerd', { timeout: 60_000 }, () => {
-  it('a 2026-07-28 client and a 2025 client run request → answer → complete; a wrong token gets 401', async () => {
-    const sess = await startLocalSess();
-    cleanup.push(() => sess.close());
-    const bearer = 'workerd-bearer-token-0123456789';
-    audits.current.secret(sess.apiKey, 'sess api key');
-    audits.current.secret(bearer, 'mcp bearer token');
-    const worker = await startWorkerd({
-      SESS_API_KEY: sess.apiKey,
-      MCP_BEARER_TOKEN: bearer,
-      SESS_API_ORIGIN: sess.origin,
-    });
-    cleanup.push(() => worker.stop());
-    audits.current.watch(worker.stderr, 'workerd stderr');
-
-    const modern = await connectModern(worker.url, { authorization: `Bearer ${bearer}` });
-    expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28');
-    await roundTrip(modern, sess, audits.current);
-    await modern.close();
-
-    const legacy = await connectLegacy(worker.url, { authorization: `Bearer ${bearer}` });
-    await roundTrip(legacy, sess, audits.current);
-    await legacy.close();
-    expect(sess.sessions.list().map((s) => s.view.status)).toEqual(['completed', 'completed']);
-
-    const refused = await fetch(worker.url, { method: 'POST', headers: { authorization: 'Bearer nope' } });
-    expect(refused.status).toBe(401);
-    await refused.arrayBuffer();
-    const elsewhere = await fetch(worker.url.replace(/\/mcp$/, '/other'));
-    expect(elsewhere.status).toBe(404);
-    await elsewhere.arrayBuffer();
-  });
-
-  it('a sess_response held open in the Worker returns the answer given during the wait', async () => {
-    const sess = await startLocalSess();
-    cleanup.push(() => sess.close());
-    const bearer = 'workerd-bearer-token-abcdefghij';
-    audits.current.secret(sess.apiKey, 'sess api key');
-    audits.current.secret(bearer, 'mcp bearer token');
-    const worker = await startWorkerd({
-      SESS_API_KEY: sess.apiKey,
-      MCP_BEARER_TOKEN: bearer,
-      SESS_API_ORIGIN: sess.origin,
-    });
-    cleanup.push(() => worker.stop());
-    audits.current.watch(worker.stderr, 'workerd stderr');
-    const client = await connectModern(worker.url, { authorization: `Bearer ${bearer}` });
-    cleanup.push(() => client.close());
-
-    const created = await ok(client, 'sess_request', { interaction: approveSurface });
-    audits.current.url(created.humanUrl!, 'sess link');
-    const waiting = ok(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 20_000 });
-    await sess.whenWaiting();
-    const started = Date.now();
-    expect((await sess.submitAnswer(created.humanUrl!, approveAnswer)).status).toBe(303);
-    const answered = await waiting;
-    expect(answered).toMatchObject({ state: 'answered', response: { verified: true } });
-    // The wait ended on the answer, not on its 20 s deadline.
-    expect(Date.now() - started).toBeLessThan(10_000);
+  edgeFlowTests({
+    label: 'workerd',
+    heldWaitWhere: 'in the Worker',
+    start: startWorkerd,
+    audits,
+    cleanup,
+    async more(stack) {
+      const elsewhere = await fetch(stack.server.url.replace(/\/mcp$/, '/other'));
+      expect(elsewhere.status).toBe(404);
+      await elsewhere.arrayBuffer();
+    },
   });
 });

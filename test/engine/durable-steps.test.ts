@@ -6,7 +6,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DurableStep } from '../../src/core/engine/types.js';
-import { approveSurface, followUpSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
+import { STEP_NAMES } from '../support/durable-steps.js';
+import { approveSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -14,14 +15,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const STEPS = [
-  'before_intent_saved',
-  'after_intent_saved',
-  'after_request_sent',
-  'after_response',
-  'before_record_saved',
-  'after_record_saved',
-] as const;
+const STEPS = STEP_NAMES;
 
 class Crash extends Error {}
 
@@ -37,13 +31,8 @@ describe('durable steps', () => {
   it('are reported in order for create, publish and complete', async () => {
     const steps: DurableStep[] = [];
     h = await startHarness({ engine: { hooks: { onStep: (s) => void steps.push(s) } } });
-    const { created, answered } = await h.answered();
-    await h.ok('sess_publish', {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-      interaction: followUpSurface,
-    });
+    const { created, publish } = await h.answered();
+    await h.ok('sess_publish', publish);
     await h.sess.submitAnswer(created.humanUrl, { action: 'push', values: {} });
     const second = await h.ok('sess_response', { handle: created.handle, revision: 2, wait_ms: 5_000 });
     await h.ok('sess_complete', {

@@ -67,6 +67,14 @@ async function stateOf(harness: Harness, handle: string) {
   return (await harness.record(handle))?.record.state;
 }
 
+/** The person answers, the `sess_response` that reads it fails with `code`, and the record stays waiting. */
+async function answerRefused(harness: Harness, code: ErrorCode) {
+  const { created, response } = await harness.submitted();
+  const error = await expectCode(harness, code, 'sess_response', response);
+  expect((await stateOf(harness, created.handle))?.kind).toBe('waiting');
+  return error;
+}
+
 describe('arguments and handles', () => {
   it('INVALID_ARGUMENTS: nothing reaches Sess or the store', async () => {
     const harness = await start();
@@ -264,22 +272,14 @@ describe('publish and complete', () => {
           },
         }),
     });
-    const { created, response } = await harness.submitted();
-    const error = await expectCode(harness, 'INVALID_STATE', 'sess_response', response);
+    const error = await answerRefused(harness, 'INVALID_STATE');
     expect(error.reason).toBe('stale_version');
-    expect((await stateOf(harness, created.handle))?.kind).toBe('waiting');
   });
 
   it('MUTATION_REJECTED: a deterministic refusal blocks, and the engine never leaves blocked', async () => {
     const harness = await start();
-    const { created, answered } = await harness.answered();
+    const { created, publish } = await harness.answered();
     harness.sess.faults.fail('publish', 409, { code: 'conflict' });
-    const publish = {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-      interaction: followUpSurface,
-    };
     const error = await expectCode(harness, 'MUTATION_REJECTED', 'sess_publish', publish);
     expect(error).toMatchObject({ reason: 'conflict', state: 'blocked', retryable: false });
     expect(await stateOf(harness, created.handle)).toMatchObject({
@@ -393,14 +393,9 @@ describe('creating', () => {
 describe('reading, waiting and verifying', () => {
   it('VERIFICATION_FAILED: a tampered receipt blocks and releases nothing', async () => {
     const harness = await start();
-    const created = await harness.request();
-    await harness.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const { created, response } = await harness.submitted();
     harness.sess.faults.tamperReceipt('wait', { mode: 'signature' });
-    const error = await expectCode(harness, 'VERIFICATION_FAILED', 'sess_response', {
-      handle: created.handle,
-      revision: 1,
-      wait_ms: 5_000,
-    });
+    const error = await expectCode(harness, 'VERIFICATION_FAILED', 'sess_response', response);
     expect(error).toMatchObject({ reason: 'bad_signature', state: 'blocked' });
     expect(await stateOf(harness, created.handle)).toMatchObject({
       kind: 'blocked',
@@ -512,10 +507,8 @@ describe('reading, waiting and verifying', () => {
 
   it('NOT_CONFIGURED names SESS_EXPECTED_WORKSPACE_ID when no trusted workspace is known', async () => {
     const harness = await start({ sess: { workspaceHeader: false } });
-    const { created, response } = await harness.submitted();
-    const error = await expectCode(harness, 'NOT_CONFIGURED', 'sess_response', response);
+    const error = await answerRefused(harness, 'NOT_CONFIGURED');
     expect(error.message).toContain('SESS_EXPECTED_WORKSPACE_ID');
-    expect((await stateOf(harness, created.handle))?.kind).toBe('waiting');
   });
 
   it('SESS_PROTOCOL_ERROR: a self-contradictory view fails closed and changes nothing', async () => {

@@ -60,12 +60,13 @@ describe('request → answer → publish → answer → complete', () => {
     // A saved answer is re-confirmed and returned again.
     expect(await h.ok('sess_response', { handle, revision: 1 })).toEqual(answered);
 
-    const published = await h.ok('sess_publish', {
+    const publish = {
       handle,
       expected_revision: 1,
       response_event_id: eventId,
       interaction: followUpSurface,
-    });
+    };
+    const published = await h.ok('sess_publish', publish);
     expect(published).toEqual({ handle, revision: 2, state: 'waiting' });
     const afterPublish = await h.record(handle);
     expect(afterPublish?.record.state).toMatchObject({
@@ -77,14 +78,7 @@ describe('request → answer → publish → answer → complete', () => {
 
     // An identical repeat of the confirmed publish succeeds without a request.
     const publishes = h.sess.stats.requests.publish;
-    expect(
-      await h.ok('sess_publish', {
-        handle,
-        expected_revision: 1,
-        response_event_id: eventId,
-        interaction: followUpSurface,
-      }),
-    ).toEqual({ handle, revision: 2, state: 'waiting' });
+    expect(await h.ok('sess_publish', publish)).toEqual({ handle, revision: 2, state: 'waiting' });
     expect(h.sess.stats.requests.publish).toBe(publishes);
 
     await h.sess.submitAnswer(humanUrl as string, { action: 'push', values: {} });
@@ -95,11 +89,8 @@ describe('request → answer → publish → answer → complete', () => {
       response: { action: 'push', revision: 2 },
     });
 
-    const completed = await h.ok('sess_complete', {
-      handle,
-      expected_revision: 2,
-      response_event_id: second.response?.eventId,
-    });
+    const complete = { handle, expected_revision: 2, response_event_id: second.response?.eventId };
+    const completed = await h.ok('sess_complete', complete);
     expect(completed).toEqual({ handle, revision: 2, state: 'completed' });
     const done = await h.record(handle);
     expect(done?.record.state).toEqual({
@@ -114,13 +105,7 @@ describe('request → answer → publish → answer → complete', () => {
 
     // Repeating the confirmed complete succeeds without a request; sess_response reports completed.
     const completes = h.sess.stats.requests.complete;
-    expect(
-      await h.ok('sess_complete', {
-        handle,
-        expected_revision: 2,
-        response_event_id: second.response?.eventId,
-      }),
-    ).toEqual(completed);
+    expect(await h.ok('sess_complete', complete)).toEqual(completed);
     expect(h.sess.stats.requests.complete).toBe(completes);
     expect(await h.ok('sess_response', { handle, revision: 2 })).toEqual(completed);
 

@@ -22,57 +22,17 @@ import type {
 } from '../../src/core/ports.js';
 import type { InteractionResult } from '../../src/core/result.js';
 import type { ToolName } from '../../src/core/schemas.js';
-import type { Answer, Surface } from '../../src/core/surface.js';
-import { createSessClient } from '../../src/sess/client.js';
+import type { Surface } from '../../src/core/surface.js';
+import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
 import { createFileHandleStore } from '../../src/store/file.js';
 import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
+import { type Outcome, outcomeOf } from '../support/outcome.js';
+import { approveAnswer, approveSurface, followUpSurface } from '../support/surfaces.js';
 
-/** A small valid Surface with one required text field. */
-export const approveSurface: Surface = {
-  mode: 'interactive',
-  title: 'Approve this commit?',
-  source: {
-    kind: 'sess_surface',
-    components: [
-      { type: 'record', label: 'What changed', fields: { 'src/a.js': 'Greets by first name' } },
-      {
-        type: 'field',
-        name: 'message',
-        label: 'Commit message',
-        multiline: true,
-        required: true,
-        schema: { type: 'string', minLength: 1, maxLength: 2000 },
-        value: 'Greet users by first name',
-      },
-    ],
-  },
-  actions: [
-    { id: 'approve', label: 'Approve', intent: 'approve' },
-    { id: 'stop', label: 'Stop', intent: 'reject' },
-  ],
-};
-
-/** A follow-up Surface for `sess_publish`. */
-export const followUpSurface: Surface = {
-  mode: 'interactive',
-  title: 'Push it too?',
-  source: { kind: 'sess_surface', components: [{ type: 'text', text: 'The commit is made.' }] },
-  actions: [
-    { id: 'push', label: 'Push', intent: 'approve' },
-    { id: 'keep', label: 'Keep local', intent: 'reject' },
-  ],
-};
-
-/** An answer to {@link approveSurface}. */
-export const approveAnswer: Answer = {
-  action: 'approve',
-  values: { message: 'Greet users by first name (edited)' },
-};
-
-/** What one tool call produced: the interaction, or the error object. */
-export type Outcome =
-  | { ok: true; interaction: InteractionResult; text: string }
-  | { ok: false; error: ToolErrorObject; text: string };
+/** One tool call's outcome (`test/support/outcome.ts`). */
+export type { Outcome };
+/** The shared sample Surfaces and answer (`test/support/surfaces.ts`). */
+export { approveAnswer, approveSurface, followUpSurface };
 
 /** Per-test knobs. */
 export interface HarnessOptions {
@@ -136,15 +96,32 @@ export interface Answered {
   complete: { handle: string; expected_revision: number; response_event_id: string };
 }
 
-/** Start the runtime and build the engine over it. */
-export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
-  const sess = await startLocalSess(options.sess);
-  const realClient = createSessClient({
+/** A real Sess client of the local runtime (no key-refresh cooldown), with `extra` options. */
+export function localClient(sess: LocalSess, extra: Partial<SessClientOptions> = {}): SessApi {
+  return createSessClient({
     origin: sess.origin,
     credential: () => sess.apiKey,
     allowInsecureLocalhost: true,
     keyRefreshCooldownMs: 0,
+    ...extra,
   });
+}
+
+/** Act as another stdio profile of the same runtime, through a fresh engine with `maxWaitMs`. */
+export function switchProfile(
+  h: Harness,
+  profile: string,
+  credentialGeneration: string,
+  maxWaitMs: number,
+): void {
+  h.binding = { kind: 'stdio', profile, apiOrigin: h.sess.origin, credentialGeneration };
+  h.engine = h.makeEngine({ maxWaitMs });
+}
+
+/** Start the runtime and build the engine over it. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const sess = await startLocalSess(options.sess);
+  const realClient = localClient(sess);
   const client = options.wrapSess ? options.wrapSess(realClient) : realClient;
   const stores = options.stores ?? createMemoryHandleStore();
   const original: StdioBinding = {
@@ -162,14 +139,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     diagnostics,
     engine: undefined as unknown as SessEngine,
     async call(tool, args, ctx) {
-      const result = await harness.engine.call(tool, args, ctx);
-      const text = result.content[0]?.text ?? '';
-      const content = result.structuredContent as {
-        interaction?: InteractionResult;
-        error?: ToolErrorObject;
-      };
-      if (result.isError === true) return { ok: false, error: content.error as ToolErrorObject, text };
-      return { ok: true, interaction: content.interaction as InteractionResult, text };
+      return outcomeOf(await harness.engine.call(tool, args, ctx));
     },
     async ok(tool, args, ctx) {
       const out = await harness.call(tool, args, ctx);

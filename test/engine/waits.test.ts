@@ -16,6 +16,30 @@ function harnessWithGate(gate: WaitGate, stores?: HandleStoreFactory): Promise<H
   return lifecycle.start({ engine: { waitGate: gate }, ...(stores === undefined ? {} : { stores }) });
 }
 
+/** Four waiting Sessions held through `gate` directly, two per binding scope, until aborted. */
+async function fourWaitsInTwoScopes(
+  gate: WaitGate,
+  harness: Harness,
+): Promise<{ controller: AbortController; waits: Promise<unknown>[] }> {
+  const sessionIds: string[] = [];
+  for (let i = 0; i < 4; i++) sessionIds.push(sessionIdOf(harness.sess, (await harness.request()).humanUrl));
+  const controller = new AbortController();
+  const waits = sessionIds.map((sessionId, i) =>
+    gate.wait({
+      sess: harness.client,
+      origin: harness.sess.origin,
+      scope: `scope-${i % 2}`,
+      generation: 'gen-1',
+      sessionId,
+      revision: 1,
+      status: 'active',
+      timeoutMs: 30_000,
+      signal: controller.signal,
+    }),
+  );
+  return { controller, waits };
+}
+
 /** Resolves once `check` holds, polling the event loop (fails the test after `ms`). */
 async function until(check: () => boolean, ms = 5_000): Promise<void> {
   const started = Date.now();
@@ -172,23 +196,7 @@ describe('the cap on upstream waits', () => {
   it('each binding scope has its own cap: other callers are never queued behind it', async () => {
     const gate = createWaitGate({ maxConcurrentWaits: 2 });
     const harness = await harnessWithGate(gate);
-    const sessionIds: string[] = [];
-    for (let i = 0; i < 4; i++)
-      sessionIds.push(sessionIdOf(harness.sess, (await harness.request()).humanUrl));
-    const controller = new AbortController();
-    const waits = sessionIds.map((sessionId, i) =>
-      gate.wait({
-        sess: harness.client,
-        origin: harness.sess.origin,
-        scope: `scope-${i % 2}`,
-        generation: 'gen-1',
-        sessionId,
-        revision: 1,
-        status: 'active',
-        timeoutMs: 30_000,
-        signal: controller.signal,
-      }),
-    );
+    const { controller, waits } = await fourWaitsInTwoScopes(gate, harness);
     await until(() => harness.sess.pendingWaits() === 4);
     expect(gate.queued()).toBe(0);
     expect([gate.running('scope-0'), gate.running('scope-1')]).toEqual([2, 2]);
@@ -201,23 +209,7 @@ describe('the cap on upstream waits', () => {
   it('maxTotalWaits caps the whole gate across binding scopes', async () => {
     const gate = createWaitGate({ maxConcurrentWaits: 2, maxTotalWaits: 2 });
     const harness = await harnessWithGate(gate);
-    const sessionIds: string[] = [];
-    for (let i = 0; i < 4; i++)
-      sessionIds.push(sessionIdOf(harness.sess, (await harness.request()).humanUrl));
-    const controller = new AbortController();
-    const waits = sessionIds.map((sessionId, i) =>
-      gate.wait({
-        sess: harness.client,
-        origin: harness.sess.origin,
-        scope: `scope-${i % 2}`,
-        generation: 'gen-1',
-        sessionId,
-        revision: 1,
-        status: 'active',
-        timeoutMs: 30_000,
-        signal: controller.signal,
-      }),
-    );
+    const { controller, waits } = await fourWaitsInTwoScopes(gate, harness);
     await until(() => gate.waiting() === 4 && gate.queued() === 2);
     expect(harness.sess.pendingWaits()).toBe(2);
     expect(gate.running('scope-0') + gate.running('scope-1')).toBe(2);

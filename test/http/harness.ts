@@ -4,7 +4,6 @@
  * mounted in a real `node:http` server on 127.0.0.1. Bearer tokens map to principals in a table the
  * test controls (a stand-in for the host's OAuth), so grants can be re-issued or refreshed.
  */
-import type { ToolErrorObject } from '../../src/core/errors.js';
 import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import type { DiagnosticEvent, HandleStore, HttpBinding } from '../../src/core/ports.js';
 import type { InteractionResult } from '../../src/core/result.js';
@@ -16,6 +15,7 @@ import {
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { type Outcome, outcomeOf, type ToolResultLike } from '../support/outcome.js';
 import { approveSurface, followUpSurface } from '../support/surfaces.js';
 import { listen, type TestServer } from './helpers.js';
 
@@ -33,10 +33,8 @@ export interface ToolCaller {
   callTool(params: { name: string; arguments?: Record<string, unknown> }): Promise<unknown>;
 }
 
-/** One tool call's outcome. */
-export type Outcome =
-  | { ok: true; interaction: InteractionResult; text: string }
-  | { ok: false; error: ToolErrorObject; text: string };
+/** One tool call's outcome (`test/support/outcome.ts`). */
+export type { Outcome };
 
 /** Call a tool and read `structuredContent`. */
 export async function call(
@@ -44,14 +42,7 @@ export async function call(
   name: string,
   args: Record<string, unknown>,
 ): Promise<Outcome> {
-  const result = (await client.callTool({ name, arguments: args })) as {
-    content: Array<{ type: string; text: string }>;
-    structuredContent?: { interaction?: InteractionResult; error?: ToolErrorObject };
-    isError?: boolean;
-  };
-  const text = result.content.map((c) => c.text).join('\n');
-  if (result.isError === true) return { ok: false, error: result.structuredContent!.error!, text };
-  return { ok: true, interaction: result.structuredContent!.interaction!, text };
+  return outcomeOf((await client.callTool({ name, arguments: args })) as ToolResultLike);
 }
 
 /** Call a tool that must succeed. */

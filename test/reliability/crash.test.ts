@@ -25,16 +25,11 @@ import {
   tempStateDir,
 } from '../stdio/harness.js';
 import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
+import { STEP_NAMES, type StepName } from '../support/durable-steps.js';
+import { surfaceOf } from '../support/surfaces.js';
 
-const STEPS = [
-  'before_intent_saved',
-  'after_intent_saved',
-  'after_request_sent',
-  'after_response',
-  'before_record_saved',
-  'after_record_saved',
-] as const;
-type Step = (typeof STEPS)[number];
+const STEPS = STEP_NAMES;
+type Step = StepName;
 /** Steps after which the request has reached Sess. */
 const SENT = new Set<Step>([
   'after_request_sent',
@@ -64,20 +59,14 @@ afterAll(async () => {
 });
 
 function surfaceFor(title: string) {
-  return {
-    mode: 'interactive',
+  return surfaceOf(
     title,
-    source: {
-      kind: 'sess_surface',
-      components: [
-        { type: 'field', name: 'note', label: 'Note', schema: { type: 'string', maxLength: 200 } },
-      ],
-    },
-    actions: [
+    [{ type: 'field', name: 'note', label: 'Note', schema: { type: 'string', maxLength: 200 } }],
+    [
       { id: 'yes', label: 'Yes', intent: 'approve' },
       { id: 'no', label: 'No', intent: 'reject' },
     ],
-  };
+  );
 }
 const followUp = (title: string) => ({
   mode: 'interactive',

@@ -12,15 +12,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessApi, StdioBinding } from '../../src/core/ports.js';
-import { createSessClient } from '../../src/sess/client.js';
 import type { LocalEndpoint } from '../../src/testing/index.js';
 import {
   approveAnswer,
   approveSurface,
   followUpSurface,
   type Harness,
+  localClient,
   type Outcome,
   startHarness,
+  switchProfile,
 } from '../engine/harness.js';
 
 /** The client's own per-request deadline in this file: a delay fault beyond it is a timeout. */
@@ -64,26 +65,14 @@ afterAll(async () => {
 let profiles = 0;
 /** A fresh client and profile for one cell. */
 function client(requestTimeoutMs?: number): SessApi {
-  return createSessClient({
-    origin: h.sess.origin,
-    credential: () => h.sess.apiKey,
-    allowInsecureLocalhost: true,
-    keyRefreshCooldownMs: 0,
-    ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }),
-  });
+  return localClient(h.sess, requestTimeoutMs === undefined ? {} : { requestTimeoutMs });
 }
 
 /** A fresh client (default deadline, so a busy CI machine never times out by accident) and profile. */
 function freshCell(): StdioBinding {
   current = client();
   profiles += 1;
-  h.binding = {
-    kind: 'stdio',
-    profile: `cell-${profiles}`,
-    apiOrigin: h.sess.origin,
-    credentialGeneration: 'gen-1',
-  };
-  h.engine = h.makeEngine({ maxWaitMs: 200 });
+  switchProfile(h, `cell-${profiles}`, 'gen-1', 200);
   return h.binding;
 }
 

@@ -8,14 +8,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessApi, SessionView } from '../../src/core/ports.js';
-import { createSessClient } from '../../src/sess/client.js';
 import type { LocalEndpoint, ReceiptTamper } from '../../src/testing/index.js';
 import {
   approveAnswer,
   followUpSurface,
   type Harness,
+  localClient,
   type Outcome,
   startHarness,
+  switchProfile,
 } from '../engine/harness.js';
 
 let h: Harness;
@@ -58,23 +59,12 @@ afterAll(async () => {
 
 let profiles = 0;
 function freshCell(): void {
-  current = createSessClient({
-    origin: h.sess.origin,
-    credential: () => h.sess.apiKey,
-    allowInsecureLocalhost: true,
-    keyRefreshCooldownMs: 0,
-  });
+  current = localClient(h.sess);
   rewrite = undefined;
   afterVerify = undefined;
   h.sess.faults.clear();
   profiles += 1;
-  h.binding = {
-    kind: 'stdio',
-    profile: `forge-${profiles}`,
-    apiOrigin: h.sess.origin,
-    credentialGeneration: 'g',
-  };
-  h.engine = h.makeEngine({ maxWaitMs: 200 });
+  switchProfile(h, `forge-${profiles}`, 'g', 200);
 }
 
 /** Nothing forged is released: not answered, and the interaction is refused from then on. */
@@ -139,13 +129,8 @@ describe('not a forgery', () => {
 describe('a replayed receipt of the earlier revision of the same Session', () => {
   it('is refused at revision 2', async () => {
     freshCell();
-    const { created, answered } = await h.answered();
-    await h.ok('sess_publish', {
-      handle: created.handle,
-      expected_revision: 1,
-      response_event_id: answered.response?.eventId,
-      interaction: followUpSurface,
-    });
+    const { created, publish } = await h.answered();
+    await h.ok('sess_publish', publish);
     await h.sess.submitAnswer(created.humanUrl, { action: 'push', values: {} });
     h.sess.faults.tamperReceipt('wait', { mode: 'replay' }, { times: Infinity });
     const out = await h.call('sess_response', { handle: created.handle, revision: 2, wait_ms: 500 });

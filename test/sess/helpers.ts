@@ -17,6 +17,7 @@ import type { Answer, Surface } from '../../src/core/surface.js';
 import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import { type UseLocalSessOptions, useLocalSess } from '../support/local-sess.js';
+import { messageField, surfaceOf } from '../support/surfaces.js';
 
 /**
  * The test file's local runtime: the shared lifecycle of `test/support` (`useLocalSess`), with
@@ -68,28 +69,7 @@ export function proofOf(view: SessionView, surface: Surface, revision?: number):
 
 /** A Surface with one editable text field and two actions. */
 export function surface(title = 'Approve this commit?'): Surface {
-  return {
-    mode: 'interactive',
-    title,
-    source: {
-      kind: 'sess_surface',
-      components: [
-        { type: 'text', text: 'One line changed.' },
-        {
-          type: 'field',
-          name: 'message',
-          label: 'Commit message',
-          multiline: true,
-          schema: { type: 'string', minLength: 1, maxLength: 2000 },
-          value: 'Greet users by first name',
-        },
-      ],
-    },
-    actions: [
-      { id: 'approve', label: 'Approve', intent: 'approve' },
-      { id: 'stop', label: 'Stop', intent: 'reject' },
-    ],
-  };
+  return surfaceOf(title, [{ type: 'text', text: 'One line changed.' }, messageField()]);
 }
 
 /** A recognisable answer value, so tests can search for it in error messages. */

@@ -5,7 +5,13 @@
  * Nothing here is a fixture of one suite: the contract tests' rich Surface (every component and
  * field kind, fixed component indexes) stays in `test/core/fixtures.ts`.
  */
-import type { Answer, Surface } from '../../src/core/surface.js';
+import type {
+  Answer,
+  FieldComponent,
+  Surface,
+  SurfaceAction,
+  SurfaceComponent,
+} from '../../src/core/surface.js';
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
@@ -15,31 +21,47 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** A commit approval: a record of what changed and one required text field, two actions. */
-export function approvalSurface(title = 'Approve this commit?'): Surface {
+/** The approve/stop actions of the sample Surfaces. */
+export const approveStopActions: readonly SurfaceAction[] = deepFreeze([
+  { id: 'approve', label: 'Approve', intent: 'approve' },
+  { id: 'stop', label: 'Stop', intent: 'reject' },
+] satisfies SurfaceAction[]);
+
+/** An interactive `sess_surface` of `components`, with its own copy of `actions` (approve/stop). */
+export function surfaceOf(
+  title: string,
+  components: SurfaceComponent[],
+  actions: readonly SurfaceAction[] = approveStopActions,
+): Surface {
   return {
     mode: 'interactive',
     title,
-    source: {
-      kind: 'sess_surface',
-      components: [
-        { type: 'record', label: 'What changed', fields: { 'src/a.js': 'Greets by first name' } },
-        {
-          type: 'field',
-          name: 'message',
-          label: 'Commit message',
-          multiline: true,
-          required: true,
-          schema: { type: 'string', minLength: 1, maxLength: 2000 },
-          value: 'Greet users by first name',
-        },
-      ],
-    },
-    actions: [
-      { id: 'approve', label: 'Approve', intent: 'approve' },
-      { id: 'stop', label: 'Stop', intent: 'reject' },
-    ],
+    source: { kind: 'sess_surface', components },
+    actions: actions.map((action) => ({ ...action })),
   };
+}
+
+/** The "What changed" record of the commit approval. */
+export function whatChangedRecord(): SurfaceComponent {
+  return { type: 'record', label: 'What changed', fields: { 'src/a.js': 'Greets by first name' } };
+}
+
+/** The editable commit-message field (`message`), required only when asked. */
+export function messageField(options: { required?: boolean } = {}): FieldComponent {
+  return {
+    type: 'field',
+    name: 'message',
+    label: 'Commit message',
+    multiline: true,
+    ...(options.required === true ? { required: true } : {}),
+    schema: { type: 'string', minLength: 1, maxLength: 2000 },
+    value: 'Greet users by first name',
+  };
+}
+
+/** A commit approval: a record of what changed and one required text field, two actions. */
+export function approvalSurface(title = 'Approve this commit?'): Surface {
+  return surfaceOf(title, [whatChangedRecord(), messageField({ required: true })]);
 }
 
 /** {@link approvalSurface} as a frozen constant. */

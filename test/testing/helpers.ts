@@ -4,32 +4,15 @@
  */
 import type { Surface } from '../../src/core/surface.js';
 import type { LocalSess } from '../../src/testing/index.js';
+import { messageField, surfaceOf, whatChangedRecord } from '../support/surfaces.js';
 
-/** A Surface with a text field, a boolean and a choice. */
+/** A Surface with a record, an optional text field and a boolean. */
 export function sampleSurface(title = 'Approve this commit?'): Surface {
-  return {
-    mode: 'interactive',
-    title,
-    source: {
-      kind: 'sess_surface',
-      components: [
-        { type: 'record', label: 'What changed', fields: { 'src/a.js': 'Greets by first name' } },
-        {
-          type: 'field',
-          name: 'message',
-          label: 'Commit message',
-          multiline: true,
-          schema: { type: 'string', minLength: 1, maxLength: 2000 },
-          value: 'Greet users by first name',
-        },
-        { type: 'field', name: 'push', label: 'Push too', schema: { type: 'boolean' } },
-      ],
-    },
-    actions: [
-      { id: 'approve', label: 'Approve', intent: 'approve' },
-      { id: 'stop', label: 'Stop', intent: 'reject' },
-    ],
-  };
+  return surfaceOf(title, [
+    whatChangedRecord(),
+    messageField(),
+    { type: 'field', name: 'push', label: 'Push too', schema: { type: 'boolean' } },
+  ]);
 }
 
 /** Wire JSON as tests read it (any shape; the assertions check it). */
