@@ -1,8 +1,8 @@
 /**
  * Renders every state of the answer page a person opens from a Sess link: the form of a Surface
  * (every component and field type, errors inline, the person's input kept), "waiting for the
- * agent", the follow-up, "done", an expired or lapsed link (with "Ask for more time"), the Ask
- * name page, a full Ask and an unknown link. Server-rendered, mobile-first and accessible; the
+ * agent", the follow-up, "done", an expired or lapsed link (with "Ask for more time"), a
+ * question the agent withdrew (with its reason), the Ask name page, a full Ask and an unknown link. Server-rendered, mobile-first and accessible; the
  * waiting page carries the one small script (`live.ts`) that shows the next step in place, and a
  * link that does the same without script. Every person-visible string is escaped.
  *
@@ -31,6 +31,11 @@ export type PageView =
       actionUrl: string;
       values?: Record<string, unknown>;
       errors?: Record<string, string>;
+      /**
+       * With it the page's script watches the Session and, when it ends for good (withdrawn,
+       * expired), shows that in place; a change that is not final leaves the person's input alone.
+       */
+      watchUrl?: string;
     }
   /**
    * Answered; waiting for the agent to publish a follow-up or complete. `pageUrl` is the page's
@@ -40,8 +45,13 @@ export type PageView =
   | { kind: 'waiting'; title: string; pageUrl: string; watchUrl?: string }
   /** Completed: the agent has the answer. */
   | { kind: 'done'; title: string }
-  /** Closed or lapsed. `extendUrl` (lapsed links of 20 h or less) shows "Ask for more time". */
-  | { kind: 'expired'; title: string; extendUrl?: string }
+  /**
+   * Closed or lapsed. `extendUrl` (lapsed links of 20 h or less) shows "Ask for more time";
+   * `watchUrl` lets a lapsed page show its next state (more time, a withdrawal) in place.
+   */
+  | { kind: 'expired'; title: string; extendUrl?: string; watchUrl?: string }
+  /** The agent withdrew the question before it was answered; `reason` is the agent's note. */
+  | { kind: 'withdrawn'; title: string; reason?: string }
   /** An Ask that wants the respondent's name before the form. */
   | { kind: 'ask_name'; title: string; actionUrl: string; error?: string }
   /** An Ask that reached its cap. */
@@ -86,9 +96,24 @@ export function renderPage(view: PageView): string {
           '<p>Thank you. You can close this page.</p>',
         ),
       });
+    case 'withdrawn':
+      return documentHtml({
+        title: view.title,
+        body: stateBody(
+          view.title,
+          'stop',
+          'This question was withdrawn.',
+          `<p>The sender took it back, so it no longer takes answers. You do not need to do anything.</p>${
+            view.reason === undefined || view.reason === ''
+              ? ''
+              : `\n<p class="reason">Their note: <q>${esc(view.reason)}</q></p>`
+          }`,
+        ),
+      });
     case 'expired':
       return documentHtml({
         title: view.title,
+        live: view.watchUrl !== undefined,
         body:
           view.extendUrl === undefined
             ? stateBody(
@@ -103,6 +128,7 @@ export function renderPage(view: PageView): string {
                 'This link has run out of time.',
                 `<p>You can still answer if you ask for more time.</p>
 <form method="post" action="${esc(view.extendUrl)}" class="actions"><button type="submit">Ask for more time</button></form>`,
+                view.watchUrl,
               ),
       });
     case 'ask_name':
@@ -205,7 +231,9 @@ function renderForm(view: FormView): string {
   const parts: string[] = [`<h1>${esc(surface.title)}</h1>`];
   if (surface.description) parts.push(`<p class="lead">${esc(surface.description)}</p>`);
   if (errorKeys.length > 0) parts.push(errorSummary(errors, errorKeys, fieldIds, fieldLabels));
-  parts.push(`<form method="post" action="${esc(view.actionUrl)}" novalidate>`);
+  // `data-watch-final`: the script replaces this form only when the Session ends for good.
+  const watch = view.watchUrl === undefined ? '' : ` data-watch="${esc(view.watchUrl)}" data-watch-final`;
+  parts.push(`<form method="post" action="${esc(view.actionUrl)}" novalidate${watch}>`);
   parts.push(`<input type="hidden" name="_revision" value="${esc(String(view.revision))}">`);
   surface.source.components.forEach((component, i) => {
     parts.push(renderComponent(component, i, view, errors));
@@ -216,7 +244,7 @@ function renderForm(view: FormView): string {
   parts.push('</form>');
   // The page's own address is a bearer capability (for an Ask, the respondent's own page).
   parts.push('<p class="muted">Anyone with the address of this page can answer it. Keep it to yourself.</p>');
-  return documentHtml({ title: surface.title, body: parts.join('\n') });
+  return documentHtml({ title: surface.title, live: view.watchUrl !== undefined, body: parts.join('\n') });
 }
 
 function errorSummary(
