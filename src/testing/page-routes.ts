@@ -61,23 +61,13 @@ export function createPageRoutes(model: LocalModel, counts: { page: number }): R
     const status = model.status(s);
     switch (status) {
       case 'active':
-        return [
-          200,
-          {
-            kind: 'form',
-            surface,
-            revision: s.revision,
-            actionUrl: paths.page,
-            watchUrl: paths.watch(status),
-            ...formExtra,
-          },
-        ];
+        return [200, { kind: 'form', surface, revision: s.revision, actionUrl: paths.page, ...formExtra }];
       case 'answered':
         return [200, { kind: 'waiting', title, pageUrl: paths.page, watchUrl: paths.watch(status) }];
       case 'completed':
         return [200, { kind: 'done', title }];
       case 'lapsed':
-        return [200, { kind: 'expired', title, extendUrl: paths.extend, watchUrl: paths.watch(status) }];
+        return [200, { kind: 'expired', title, extendUrl: paths.extend }];
       case 'expired':
         return [410, { kind: 'expired', title }];
       case 'withdrawn':
@@ -111,7 +101,6 @@ export function createPageRoutes(model: LocalModel, counts: { page: number }): R
         surface,
         revision,
         actionUrl: sessionPaths(s).page,
-        watchUrl: sessionPaths(s).watch('active'),
         values: input.values,
         errors: check.errors,
       });

@@ -8,10 +8,8 @@
  * every watching page also carries a plain link that re-requests it.
  *
  * Any page can opt in by rendering a `data-watch` element: the watch reports every change of the
- * Session (revision or status), so a question the agent withdraws reaches an open page the same
- * way. A form marks its element `data-watch-final` as well: it is replaced only when the Session
- * ended for good (withdrawn, expired), so a change that leaves it answerable never wipes what the
- * person typed; the script then stops watching and the form's own submit says what happened.
+ * Session (revision or status), so a state added later — a question the agent takes back, say —
+ * reaches an open page the same way.
  *
  * The script is a constant so the Content-Security-Policy can allow exactly it by its SHA-256
  * hash (no `'unsafe-inline'`). It renders nothing else.
@@ -39,11 +37,7 @@ export const LIVE_SCRIPT = `(function () {
       .then(function (r) { return r.json(); })
       .then(function (state) {
         delay = 1000;
-        if (state.changed) {
-          // A form keeps what the person typed unless its Session ended for good.
-          if (state.final || !root.hasAttribute('data-watch-final')) return swap();
-          return;
-        }
+        if (state.changed) return swap();
         if (!state.final) watch();
       })
       .catch(function () {

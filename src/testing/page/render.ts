@@ -2,9 +2,10 @@
  * Renders every state of the answer page a person opens from a Sess link: the form of a Surface
  * (every component and field type, errors inline, the person's input kept), "waiting for the
  * agent", the follow-up, "done", an expired or lapsed link (with "Ask for more time"), a
- * question the agent withdrew (with its reason), the Ask name page, a full Ask and an unknown link. Server-rendered, mobile-first and accessible; the
- * waiting page carries the one small script (`live.ts`) that shows the next step in place, and a
- * link that does the same without script. Every person-visible string is escaped.
+ * question the agent withdrew (with its reason), the Ask name page, a full Ask and an unknown
+ * link. Server-rendered, mobile-first and accessible; the waiting page carries the one small
+ * script (`live.ts`) that shows the next step in place, and a link that does the same without
+ * script. Every person-visible string is escaped.
  *
  * It decides nothing: which view to show, URLs and status codes are the runtime's business.
  */
@@ -31,11 +32,6 @@ export type PageView =
       actionUrl: string;
       values?: Record<string, unknown>;
       errors?: Record<string, string>;
-      /**
-       * With it the page's script watches the Session and, when it ends for good (withdrawn,
-       * expired), shows that in place; a change that is not final leaves the person's input alone.
-       */
-      watchUrl?: string;
     }
   /**
    * Answered; waiting for the agent to publish a follow-up or complete. `pageUrl` is the page's
@@ -45,11 +41,8 @@ export type PageView =
   | { kind: 'waiting'; title: string; pageUrl: string; watchUrl?: string }
   /** Completed: the agent has the answer. */
   | { kind: 'done'; title: string }
-  /**
-   * Closed or lapsed. `extendUrl` (lapsed links of 20 h or less) shows "Ask for more time";
-   * `watchUrl` lets a lapsed page show its next state (more time, a withdrawal) in place.
-   */
-  | { kind: 'expired'; title: string; extendUrl?: string; watchUrl?: string }
+  /** Closed or lapsed. `extendUrl` (lapsed links of 20 h or less) shows "Ask for more time". */
+  | { kind: 'expired'; title: string; extendUrl?: string }
   /** The agent withdrew the question before it was answered; `reason` is the agent's note. */
   | { kind: 'withdrawn'; title: string; reason?: string }
   /** An Ask that wants the respondent's name before the form. */
@@ -113,7 +106,6 @@ export function renderPage(view: PageView): string {
     case 'expired':
       return documentHtml({
         title: view.title,
-        live: view.watchUrl !== undefined,
         body:
           view.extendUrl === undefined
             ? stateBody(
@@ -128,7 +120,6 @@ export function renderPage(view: PageView): string {
                 'This link has run out of time.',
                 `<p>You can still answer if you ask for more time.</p>
 <form method="post" action="${esc(view.extendUrl)}" class="actions"><button type="submit">Ask for more time</button></form>`,
-                view.watchUrl,
               ),
       });
     case 'ask_name':
@@ -231,9 +222,7 @@ function renderForm(view: FormView): string {
   const parts: string[] = [`<h1>${esc(surface.title)}</h1>`];
   if (surface.description) parts.push(`<p class="lead">${esc(surface.description)}</p>`);
   if (errorKeys.length > 0) parts.push(errorSummary(errors, errorKeys, fieldIds, fieldLabels));
-  // `data-watch-final`: the script replaces this form only when the Session ends for good.
-  const watch = view.watchUrl === undefined ? '' : ` data-watch="${esc(view.watchUrl)}" data-watch-final`;
-  parts.push(`<form method="post" action="${esc(view.actionUrl)}" novalidate${watch}>`);
+  parts.push(`<form method="post" action="${esc(view.actionUrl)}" novalidate>`);
   parts.push(`<input type="hidden" name="_revision" value="${esc(String(view.revision))}">`);
   surface.source.components.forEach((component, i) => {
     parts.push(renderComponent(component, i, view, errors));
@@ -244,7 +233,7 @@ function renderForm(view: FormView): string {
   parts.push('</form>');
   // The page's own address is a bearer capability (for an Ask, the respondent's own page).
   parts.push('<p class="muted">Anyone with the address of this page can answer it. Keep it to yourself.</p>');
-  return documentHtml({ title: surface.title, live: view.watchUrl !== undefined, body: parts.join('\n') });
+  return documentHtml({ title: surface.title, body: parts.join('\n') });
 }
 
 function errorSummary(
