@@ -74,6 +74,33 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
     expect(JSON.parse(watch.html)).toEqual({ changed: true, final: true });
   });
 
+  it('wakes a held page watch at once with a final change, and a respondent page of a closed Ask too', async () => {
+    const s = await createSession(sess);
+    const u = new URL(s.human_url);
+    const held = fetch(`${u.origin}${u.pathname}/state?revision=1&status=active`);
+    await sess.whenWaiting(s.id);
+    expect((await withdraw(s.id, {})).status).toBe(200);
+    expect(await (await held).json()).toEqual({ changed: true, final: true });
+    expect(sess.pendingWaits(s.id)).toBe(0);
+
+    const ask = await call(sess, 'POST', '/v1/asks', {
+      body: { interaction: sampleSurface('Lunch?'), respondents: { max: 2 } },
+      key: newKey(),
+    });
+    const r = await sess.startRespondent(ask.json.human_url);
+    const ru = new URL(r.humanUrl!);
+    const respondentId = sess.sessions.byUrl(r.humanUrl!)!.view.id;
+    const heldRespondent = fetch(`${ru.origin}${ru.pathname}/state?revision=1&status=active`);
+    await sess.whenWaiting(respondentId);
+    const closed = await call(sess, 'POST', `/v1/asks/${ask.json.id}/close`, {
+      body: {},
+      key: newKey(),
+      ifMatch: 1,
+    });
+    expect(closed.status).toBe(200);
+    expect(await (await heldRespondent).json()).toEqual({ changed: true, final: true });
+  });
+
   it('withdraws without a reason, and a lapsed Session too', async () => {
     const s = await createSession(sess, { expires_in: 60 });
     sess.clock.advance(61_000);
