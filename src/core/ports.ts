@@ -22,9 +22,10 @@ export interface SessCallOptions {
 /**
  * Where a Session is. `active`: waiting for an answer at `revision`; `answered`: an answer at
  * `revision` waits for the agent; `lapsed`: past `expiresAt` but the person may still ask for more
- * time; `completed`: closed by the agent; `expired`: closed for good without completion.
+ * time; `completed`: closed by the agent; `expired`: closed for good without completion;
+ * `withdrawn`: the agent took the question back before it was answered (final).
  */
-export type SessionStatus = 'active' | 'answered' | 'lapsed' | 'completed' | 'expired';
+export type SessionStatus = 'active' | 'answered' | 'lapsed' | 'completed' | 'expired' | 'withdrawn';
 
 /** One answer a person gave, with its signed receipt (a compact JWS). */
 export interface ResponseEvent {
@@ -55,7 +56,8 @@ export interface AskRespondentView {
   respondentId: string;
   sessionId: string;
   name?: string;
-  status: 'started' | 'answered' | 'expired';
+  /** `withdrawn`: the Ask was closed while this person had not answered yet. */
+  status: 'started' | 'answered' | 'expired' | 'withdrawn';
   response?: ResponseEvent;
 }
 
@@ -107,6 +109,22 @@ export interface PublishInput {
 export interface CompleteInput {
   expectedRevision: number;
   responseEventId: string;
+  idempotencyKey: string;
+}
+
+/** A withdraw request, exactly as it is saved before it is sent. */
+export interface WithdrawInput {
+  /** The current revision: the one without an answer that is taken back. */
+  expectedRevision: number;
+  /** What the person's page shows (at most 160 code points). */
+  reason?: string;
+  idempotencyKey: string;
+}
+
+/** An Ask close request, exactly as it is saved before it is sent. */
+export interface CloseAskInput {
+  /** What the pages of respondents who have not answered show (at most 160 code points). */
+  reason?: string;
   idempotencyKey: string;
 }
 
@@ -241,6 +259,16 @@ export interface SessApi {
   publish(sessionId: string, input: PublishInput, options?: SessCallOptions): Promise<SessionView>;
   /** Complete the Session after the answer `responseEventId` at `expectedRevision`. */
   complete(sessionId: string, input: CompleteInput, options?: SessCallOptions): Promise<SessionView>;
+  /**
+   * Withdraw the Session at `expectedRevision` while it has no answer there: Sess closes it
+   * (`withdrawn`, final) and the person's page says so. An answer at that revision is `api` 409.
+   */
+  withdrawSession(sessionId: string, input: WithdrawInput, options?: SessCallOptions): Promise<SessionView>;
+  /**
+   * Close an Ask to new respondents and withdraw every respondent page not yet answered; answers
+   * already given stay readable. Resolves to the closed Ask.
+   */
+  closeAsk(askId: string, input: CloseAskInput, options?: SessCallOptions): Promise<AskView>;
   /** Create an Ask. */
   createAsk(input: CreateAskInput, options?: SessCallOptions): Promise<AskView>;
   /** Read an Ask with every respondent. */

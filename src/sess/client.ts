@@ -11,6 +11,7 @@
  * and keeps no state but the workspace it has seen, the Ask each respondent Session it read
  * belongs to (bounded), and the receipt key-set cache.
  */
+import { codePointLength, textProblem } from '../core/limits.js';
 import { readOptions } from '../core/options.js';
 import {
   type Clock,
@@ -28,6 +29,7 @@ import { readConnectionOptions } from './settings.js';
 import {
   HEADERS,
   MAX_IDEMPOTENCY_KEY_LENGTH,
+  MAX_WITHDRAW_REASON_LENGTH,
   PATHS,
   SESSION_STATUSES,
   type WireSessionView,
@@ -104,6 +106,18 @@ function checkExpiresIn(value: unknown, what: string, name: string): void {
   if (value !== undefined && !isPositiveInt(value)) {
     throw refuseToSend(what, `${name} is not a whole number of seconds`);
   }
+}
+
+/** The optional `reason` of a withdraw or close, as the body carries it. */
+function reasonBody(reason: unknown, what: string): Record<string, unknown> {
+  if (reason === undefined) return {};
+  if (typeof reason !== 'string' || textProblem(reason) !== undefined) {
+    throw refuseToSend(what, 'the reason is not text without U+0000 or unpaired surrogates');
+  }
+  if (codePointLength(reason) > MAX_WITHDRAW_REASON_LENGTH) {
+    throw refuseToSend(what, `the reason is longer than ${MAX_WITHDRAW_REASON_LENGTH} characters`);
+  }
+  return { reason };
 }
 
 function responseAt(wire: WireSessionView, revision: number) {
@@ -368,6 +382,55 @@ export function createSessClient(options: SessClientOptions): SessApi {
         otherAnswer: 'the Session was completed after another answer',
       };
       return afterAnswer(sessionId, input, call, callOptions);
+    },
+
+    async withdrawSession(sessionId, input, callOptions) {
+      const what = 'withdraw a Session';
+      const id = checkId(sessionId, what, 'Session id');
+      const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
+      if (!isPositiveInt(input.expectedRevision)) {
+        throw refuseToSend(what, 'the expected revision is not a positive integer');
+      }
+      const result = await caller.send({
+        method: 'POST',
+        path: PATHS.withdraw(id),
+        body: reasonBody(input.reason, what),
+        headers: {
+          [HEADERS.idempotencyKey]: idempotencyKey,
+          [HEADERS.ifMatch]: `"${input.expectedRevision}"`,
+        },
+        mutation: true,
+        what,
+        expectStatus: 200,
+        signal: callOptions?.signal,
+      });
+      const wire = session(result, what, id);
+      if (wire.status !== 'withdrawn' || wire.revision !== input.expectedRevision) {
+        throw protocol(what, 'the Session is not withdrawn at the expected revision');
+      }
+      return toSessionView(wire);
+    },
+
+    async closeAsk(askId, input, callOptions) {
+      const what = 'close an Ask';
+      const id = checkId(askId, what, 'Ask id');
+      const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
+      const result = await caller.send({
+        method: 'POST',
+        path: PATHS.closeAsk(id),
+        body: reasonBody(input.reason, what),
+        // An Ask has one revision; If-Match states it, as on every other mutation.
+        headers: { [HEADERS.idempotencyKey]: idempotencyKey, [HEADERS.ifMatch]: '"1"' },
+        mutation: true,
+        what,
+        expectStatus: 200,
+        signal: callOptions?.signal,
+      });
+      const view = decodeAsk(result, what, { askId: id, workspaceId: expectedWorkspaceId });
+      if (view.status !== 'closed' || view.respondents.some((r) => r.status === 'started')) {
+        throw protocol(what, 'the Ask is not closed, or a respondent page is still open');
+      }
+      return view;
     },
 
     async createAsk(input, callOptions) {

@@ -15,6 +15,7 @@ import type { Answer } from '../core/surface.js';
 import { protocol } from './errors.js';
 import {
   askViewProblem,
+  FINAL_SESSION_STATUSES,
   HEADERS,
   sessionViewProblem,
   type WireAskView,
@@ -143,7 +144,7 @@ export function regression(
   const hadAnswer = known.status === 'answered' || known.status === 'completed';
   const hasAnswer = status === 'answered' || status === 'completed';
   if (hadAnswer && !hasAnswer) return 'the answer at the known revision disappeared';
-  if ((known.status === 'completed' || known.status === 'expired') && status !== known.status) {
+  if (FINAL_SESSION_STATUSES.has(known.status) && status !== known.status) {
     return 'a final status changed';
   }
   return undefined;

@@ -15,6 +15,7 @@
  * own validators).
  */
 import * as v from 'valibot';
+import { textProblem } from '../core/limits.js';
 import type { SessionStatus } from '../core/ports.js';
 import { SESS_ID_RULE, WAIT_CEILING_MS } from '../core/rules.js';
 import type { Surface } from '../core/surface.js';
@@ -41,8 +42,10 @@ export const PATHS = {
   wait: (id: string) => `/v1/sessions/${encodeURIComponent(id)}/wait`,
   revisions: (id: string) => `/v1/sessions/${encodeURIComponent(id)}/revisions`,
   complete: (id: string) => `/v1/sessions/${encodeURIComponent(id)}/complete`,
+  withdraw: (id: string) => `/v1/sessions/${encodeURIComponent(id)}/withdraw`,
   asks: '/v1/asks',
   ask: (id: string) => `/v1/asks/${encodeURIComponent(id)}`,
+  closeAsk: (id: string) => `/v1/asks/${encodeURIComponent(id)}/close`,
   jwks: '/.well-known/sess/jwks.json',
 } as const;
 
@@ -60,12 +63,31 @@ export const EXTEND_HORIZON = 86_400;
 export const MAX_REQUEST_BYTES = 131_072;
 /** The longest `Idempotency-Key`, in characters (printable ASCII, no spaces). */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** The longest `reason` of a withdraw or an Ask close, in Unicode code points. */
+export const MAX_WITHDRAW_REASON_LENGTH = 160;
 
-/** The five statuses of a Session on the wire (the same words as the core's `SessionStatus`). */
-export const SESSION_STATUSES = ['active', 'answered', 'lapsed', 'completed', 'expired'] as const;
+/**
+ * The six statuses of a Session on the wire (the same words as the core's `SessionStatus`).
+ * `withdrawn` came with v1.4; a decoder that knows only the first five refuses a withdrawn view.
+ */
+export const SESSION_STATUSES = [
+  'active',
+  'answered',
+  'lapsed',
+  'completed',
+  'expired',
+  'withdrawn',
+] as const;
 
 /** Statuses a Session never leaves. A wait on one of them returns at once. */
-export const FINAL_SESSION_STATUSES: ReadonlySet<SessionStatus> = new Set(['completed', 'expired']);
+export const FINAL_SESSION_STATUSES: ReadonlySet<SessionStatus> = new Set([
+  'completed',
+  'expired',
+  'withdrawn',
+]);
+
+/** Statuses of a Session that count as open against the plan (`maxOpenSessions`). */
+export const OPEN_SESSION_STATUSES: ReadonlySet<SessionStatus> = new Set(['active', 'answered', 'lapsed']);
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -272,6 +294,26 @@ export const CompleteRequestSchema = v.strictObject({ response_event_id: IdSchem
 /** `POST /v1/sessions/{id}/complete` body. */
 export type CompleteRequest = v.InferOutput<typeof CompleteRequestSchema>;
 
+/**
+ * `reason` of a withdraw or an Ask close: what the person's page shows. At most
+ * {@link MAX_WITHDRAW_REASON_LENGTH} code points (checked by the server with the Surface length
+ * rules), well-formed UTF-16 without U+0000.
+ */
+const WithdrawReason = v.pipe(
+  v.string(),
+  v.check((s) => textProblem(s) === undefined, 'not text a person can read'),
+);
+
+/** `POST /v1/sessions/{id}/withdraw` body (v1.4). */
+export const WithdrawRequestSchema = v.strictObject({ reason: v.optional(WithdrawReason) });
+/** `POST /v1/sessions/{id}/withdraw` body (v1.4). */
+export type WithdrawRequest = v.InferOutput<typeof WithdrawRequestSchema>;
+
+/** `POST /v1/asks/{id}/close` body (v1.4). */
+export const CloseAskRequestSchema = v.strictObject({ reason: v.optional(WithdrawReason) });
+/** `POST /v1/asks/{id}/close` body (v1.4). */
+export type CloseAskRequest = v.InferOutput<typeof CloseAskRequestSchema>;
+
 /** The `respondents` member of `POST /v1/asks`. */
 export const AskRespondentsRequestSchema = v.strictObject({
   max: PositiveInt,
@@ -334,7 +376,7 @@ export const WireAskRespondentSchema = v.object({
   id: IdSchema,
   session_id: IdSchema,
   name: v.optional(RespondentName),
-  status: v.picklist(['started', 'answered', 'expired']),
+  status: v.picklist(['started', 'answered', 'expired', 'withdrawn']),
   response: v.optional(WireResponseEventSchema),
 });
 /** One respondent of an Ask. */
@@ -426,7 +468,8 @@ export type ReceiptClaims = v.InferOutput<typeof ReceiptClaimsSchema>;
  * 1. responses are in ascending revision order, at most one per revision, none above `revision`;
  * 2. every revision below `revision` has exactly one response (a publish needs the answer it follows);
  * 3. event ids are unique;
- * 4. `answered` and `completed` have a response at `revision`; `active`, `lapsed` and `expired` have none;
+ * 4. `answered` and `completed` have a response at `revision`; `active`, `lapsed`, `expired` and
+ *    `withdrawn` have none;
  * 5. `lapsed` carries `extendable_until`, and `extendable_until` is never before `expires_at`.
  */
 export function sessionViewProblem(view: WireSessionView): string | undefined {
@@ -450,6 +493,7 @@ export function sessionViewProblem(view: WireSessionView): string | undefined {
     case 'active':
     case 'lapsed':
     case 'expired':
+    case 'withdrawn':
       if (atRevision) return `status ${view.status} with a response at the revision`;
       break;
   }

@@ -12,15 +12,18 @@ import type { SessionStatus } from '../core/ports.js';
 import { WAIT_CEILING_MS } from '../core/rules.js';
 import type { Surface } from '../core/surface.js';
 import {
+  CloseAskRequestSchema,
   CompleteRequestSchema,
   CreateAskRequestSchema,
   CreateSessionRequestSchema,
   DEFAULT_EXPIRES_IN,
   MAX_IDEMPOTENCY_KEY_LENGTH,
+  MAX_WITHDRAW_REASON_LENGTH,
   MIN_EXPIRES_IN,
   PublishRequestSchema,
   SESSION_STATUSES,
   SurfaceSchema,
+  WithdrawRequestSchema,
 } from '../sess/wire.js';
 import { ApiFailure, type ApiResult, failureResult, okResult } from './api-failure.js';
 import type { ApiCall } from './fault-application.js';
@@ -30,14 +33,26 @@ import { IdempotentReplies } from './idempotency.js';
 import type { LocalModel } from './model.js';
 import { digestSync, type SessionRecord } from './records.js';
 import { checkSurfaceRules } from './surface-rules.js';
-import { escapePointer } from './text.js';
+import { codePoints, escapePointer } from './text.js';
 
 /** Request counters: one per API endpoint, and `page` for the answer page. */
 export type RequestCounts = Record<LocalEndpoint | 'page', number>;
 
 /** @internal Request counters, all zero. */
 export function emptyCounts(): RequestCounts {
-  return { create: 0, get: 0, wait: 0, publish: 0, complete: 0, createAsk: 0, getAsk: 0, jwks: 0, page: 0 };
+  return {
+    create: 0,
+    get: 0,
+    wait: 0,
+    publish: 0,
+    complete: 0,
+    withdraw: 0,
+    createAsk: 0,
+    getAsk: 0,
+    closeAsk: 0,
+    jwks: 0,
+    page: 0,
+  };
 }
 
 /** What the API routes are built from. */
@@ -114,6 +129,21 @@ function parseSurface(value: unknown, base: string): Surface {
     throw new ApiFailure(422, 'invalid_request', message, { field, ...rest });
   }
   return surface;
+}
+
+/** The `reason` of a withdraw or close: at most {@link MAX_WITHDRAW_REASON_LENGTH} code points. */
+function checkReason(reason: string | undefined): string | undefined {
+  if (reason === undefined) return undefined;
+  const length = codePoints(reason);
+  if (length > MAX_WITHDRAW_REASON_LENGTH) {
+    throw new ApiFailure(
+      422,
+      'invalid_request',
+      `/reason is ${length} characters; at most ${MAX_WITHDRAW_REASON_LENGTH}.`,
+      { field: '/reason', limit: MAX_WITHDRAW_REASON_LENGTH, length },
+    );
+  }
+  return reason;
 }
 
 /** The `wait` query: revision ≥ 1, a wire status, `timeout_ms` from 0 to the wait ceiling. */
@@ -232,6 +262,22 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
       },
     );
 
+  const withdraw = (req: IncomingMessage, id: string) =>
+    idempotentPost(req, `/v1/sessions/${id}/withdraw`, true, async (ws, body, revision) => {
+      const parsed = v.safeParse(WithdrawRequestSchema, body);
+      if (!parsed.success) throw invalid(parsed.issues);
+      const reason = checkReason(parsed.output.reason);
+      return () => sessionResult(model.withdraw(ws, id, revision, reason));
+    });
+
+  const closeAsk = (req: IncomingMessage, id: string) =>
+    idempotentPost(req, `/v1/asks/${id}/close`, true, async (ws, body, revision) => {
+      const parsed = v.safeParse(CloseAskRequestSchema, body);
+      if (!parsed.success) throw invalid(parsed.issues);
+      const reason = checkReason(parsed.output.reason);
+      return () => okResult(200, model.askView(model.closeAsk(ws, id, revision, reason)));
+    });
+
   const wait = (req: IncomingMessage, id: string, url: URL) => async (signal: AbortSignal) => {
     const ws = auth(req);
     const { revision, status, timeout } = waitQuery(url.searchParams);
@@ -313,7 +359,7 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
       ];
     }
     if (path === '/v1/sessions') return ['create', 'POST', create(req)];
-    const session = /^\/v1\/sessions\/([^/]+)(?:\/(wait|revisions|complete))?$/.exec(path);
+    const session = /^\/v1\/sessions\/([^/]+)(?:\/(wait|revisions|complete|withdraw))?$/.exec(path);
     if (session) {
       const id = segment(session[1]!);
       switch (session[2]) {
@@ -323,14 +369,17 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
           return ['publish', 'POST', mutate(req, id, 'publish')];
         case 'complete':
           return ['complete', 'POST', mutate(req, id, 'complete')];
+        case 'withdraw':
+          return ['withdraw', 'POST', withdraw(req, id)];
         default:
           return ['get', 'GET', async () => sessionResult(model.getSession(auth(req), id))];
       }
     }
     if (path === '/v1/asks') return ['createAsk', 'POST', createAsk(req)];
-    const ask = /^\/v1\/asks\/([^/]+)$/.exec(path);
+    const ask = /^\/v1\/asks\/([^/]+)(\/close)?$/.exec(path);
     if (ask) {
       const id = segment(ask[1]!);
+      if (ask[2] === '/close') return ['closeAsk', 'POST', closeAsk(req, id)];
       return ['getAsk', 'GET', async () => okResult(200, model.askView(model.getAsk(auth(req), id)))];
     }
     return undefined;

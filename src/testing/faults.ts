@@ -15,8 +15,10 @@ export type LocalEndpoint =
   | 'wait'
   | 'publish'
   | 'complete'
+  | 'withdraw'
   | 'createAsk'
   | 'getAsk'
+  | 'closeAsk'
   | 'jwks';
 
 /** Every {@link LocalEndpoint}. */
@@ -26,8 +28,10 @@ export const LOCAL_ENDPOINTS: readonly LocalEndpoint[] = [
   'wait',
   'publish',
   'complete',
+  'withdraw',
   'createAsk',
   'getAsk',
+  'closeAsk',
   'jwks',
 ];
 

@@ -15,7 +15,7 @@ import {
   DEFAULT_EXPIRES_IN,
   EXTEND_HORIZON,
   EXTENDABLE_MAX_LIFETIME,
-  FINAL_SESSION_STATUSES,
+  OPEN_SESSION_STATUSES,
   type ReceiptClaims,
   type WireAskRespondent,
   type WireAskView,
@@ -109,6 +109,7 @@ export class LocalModel {
   status(s: SessionRecord): SessionStatus {
     if (s.completed) return 'completed';
     if (s.responses.at(-1)?.revision === s.revision) return 'answered';
+    if (s.withdrawn) return 'withdrawn';
     if (s.expiredForGood) return 'expired';
     const now = this.clock.now();
     if (now < s.expiresAt) return 'active';
@@ -137,7 +138,7 @@ export class LocalModel {
   }
 
   askClosed(a: AskRecord): boolean {
-    if (this.clock.now() >= a.expiresAt) return true;
+    if (a.closed || this.clock.now() >= a.expiresAt) return true;
     if (a.respondents.length < a.max) return false;
     return a.respondents.every((r) => this.respondentStatus(r.sessionId) !== 'started');
   }
@@ -145,7 +146,8 @@ export class LocalModel {
   respondentStatus(sessionId: string): WireAskRespondent['status'] {
     const s = this.sessions.get(sessionId)!;
     const status = this.status(s);
-    return status === 'completed' ? 'answered' : status === 'expired' ? 'expired' : 'started';
+    if (status === 'completed') return 'answered';
+    return status === 'expired' || status === 'withdrawn' ? status : 'started';
   }
 
   askView(a: AskRecord): WireAskView {
@@ -183,7 +185,7 @@ export class LocalModel {
   openSessions(workspaceId: string): number {
     const candidates = this.#openCandidates.get(workspaceId);
     if (candidates === undefined) return 0;
-    for (const s of candidates) if (FINAL_SESSION_STATUSES.has(this.status(s))) candidates.delete(s);
+    for (const s of candidates) if (!OPEN_SESSION_STATUSES.has(this.status(s))) candidates.delete(s);
     return candidates.size;
   }
 
@@ -300,6 +302,42 @@ export class LocalModel {
     return s;
   }
 
+  /**
+   * Withdraw a Session that has no answer at `ifMatch` (v1.4). The checks run in the documented
+   * order: existence, Ask respondent (`403`), `expired` (`410`), `If-Match` and the state (`409`).
+   */
+  withdraw(workspaceId: string, id: string, ifMatch: number, reason: string | undefined): SessionRecord {
+    const s = this.getSession(workspaceId, id);
+    if (s.ask)
+      throw new ApiFailure(
+        403,
+        'forbidden',
+        'An Ask respondent’s Session is withdrawn by closing its Ask, not on its own.',
+      );
+    const status = this.status(s);
+    if (status === 'expired') throw new ApiFailure(410, 'expired', 'The Session expired without an answer.');
+    if (ifMatch !== s.revision) {
+      throw new ApiFailure(
+        409,
+        'conflict',
+        `If-Match is revision ${ifMatch}, but the Session is at revision ${s.revision}.`,
+      );
+    }
+    if (status !== 'active' && status !== 'lapsed') {
+      throw new ApiFailure(
+        409,
+        'conflict',
+        status === 'answered'
+          ? `The Session has an answer at revision ${s.revision}; read it instead of withdrawing.`
+          : `The Session is already ${status}.`,
+      );
+    }
+    s.withdrawn = reason === undefined ? {} : { reason };
+    this.stats(workspaceId).sessionsWithdrawn++;
+    this.notify(s);
+    return s;
+  }
+
   // -- the person's side ------------------------------------------------------------------------
 
   /**
@@ -311,7 +349,7 @@ export class LocalModel {
     s: SessionRecord,
     revision: number,
     answer: Answer,
-  ): 'ok' | 'stale' | 'answered' | 'completed' | 'lapsed' | 'expired' {
+  ): 'ok' | 'stale' | 'answered' | 'completed' | 'lapsed' | 'expired' | 'withdrawn' {
     const check = () => {
       const status = this.status(s);
       if (status !== 'active') return status === 'answered' ? 'answered' : status;
@@ -348,9 +386,9 @@ export class LocalModel {
   }
 
   /** More time on a lapsed, extendable link. */
-  extend(s: SessionRecord): 'ok' | 'not_lapsed' | 'expired' {
+  extend(s: SessionRecord): 'ok' | 'not_lapsed' | 'expired' | 'withdrawn' {
     const status = this.status(s);
-    if (status === 'expired') return 'expired';
+    if (status === 'expired' || status === 'withdrawn') return status;
     if (status !== 'lapsed' || s.extendableUntil === undefined) return 'not_lapsed';
     s.expiresAt = Math.min(this.clock.now() + s.lifetime * 1000, s.extendableUntil);
     this.notify(s);
@@ -394,10 +432,34 @@ export class LocalModel {
     return owned(this.asks.get(id), workspaceId, 'No such Ask.');
   }
 
+  /**
+   * Close an Ask (v1.4): no new respondent starts, and every respondent page without an answer is
+   * withdrawn; answers already given stay. `410` past its deadline, `409` when already closed so.
+   */
+  closeAsk(workspaceId: string, id: string, ifMatch: number, reason: string | undefined): AskRecord {
+    const a = this.getAsk(workspaceId, id);
+    if (this.clock.now() >= a.expiresAt)
+      throw new ApiFailure(410, 'expired', 'The Ask is past its deadline.');
+    if (ifMatch !== 1) {
+      throw new ApiFailure(409, 'conflict', `If-Match is revision ${ifMatch}, but an Ask is at revision 1.`);
+    }
+    if (a.closed) throw new ApiFailure(409, 'conflict', 'The Ask is already closed.');
+    a.closed = reason === undefined ? {} : { reason };
+    for (const r of a.respondents) {
+      const s = this.sessions.get(r.sessionId)!;
+      const status = this.status(s);
+      if (status !== 'active' && status !== 'lapsed') continue;
+      s.withdrawn = { ...a.closed };
+      this.notify(s);
+    }
+    this.stats(workspaceId).asksClosed++;
+    return a;
+  }
+
   /** Start one respondent, atomically against the cap. */
   startRespondent(a: AskRecord, name?: string): SessionRecord | 'full' | 'closed' {
     const now = this.clock.now();
-    if (now >= a.expiresAt) return 'closed';
+    if (a.closed || now >= a.expiresAt) return 'closed';
     if (a.respondents.length >= a.max) return 'full';
     const lifetime = Math.max(1, Math.min(a.respondentLifetime, Math.floor((a.expiresAt - now) / 1000)));
     const s = this.#newSession(a.workspaceId, a.surface, a.sdg, lifetime, false);

@@ -34,6 +34,13 @@ function sessionPaths(s: SessionRecord) {
   };
 }
 
+/** The withdrawn page; an empty reason shows none. */
+function withdrawnView(title: string, reason: string | undefined): PageView {
+  return reason === undefined || reason === ''
+    ? { kind: 'withdrawn', title }
+    : { kind: 'withdrawn', title, reason };
+}
+
 /** @internal The answer page's routes of a runtime. */
 export function createPageRoutes(model: LocalModel, counts: { page: number }): Route {
   const sendPage = (
@@ -63,13 +70,15 @@ export function createPageRoutes(model: LocalModel, counts: { page: number }): R
         return [200, { kind: 'expired', title, extendUrl: paths.extend }];
       case 'expired':
         return [410, { kind: 'expired', title }];
+      case 'withdrawn':
+        return [410, withdrawnView(title, s.withdrawn?.reason)];
     }
   };
 
   /** Refuse a post that the Session can no longer take, showing where it is. */
   const refuse = (res: ServerResponse, s: SessionRecord, why: string) => {
     const [, view] = currentPage(s);
-    sendPage(res, why === 'lapsed' || why === 'expired' ? 410 : 409, view);
+    sendPage(res, why === 'lapsed' || why === 'expired' || why === 'withdrawn' ? 410 : 409, view);
   };
 
   const submit = async (req: IncomingMessage, res: ServerResponse, s: SessionRecord) => {
@@ -168,6 +177,7 @@ export function createPageRoutes(model: LocalModel, counts: { page: number }): R
     const mine = respondentFromCookie(req, a);
     if (mine) return redirect(res, sessionPaths(mine).page);
     const title = a.surface.title;
+    if (a.closed) return sendPage(res, 410, withdrawnView(title, a.closed.reason));
     if (model.clock.now() >= a.expiresAt) return sendPage(res, 410, { kind: 'expired', title });
     if (a.respondents.length >= a.max) return sendPage(res, 409, { kind: 'ask_full', title });
     if (req.method === 'GET') {

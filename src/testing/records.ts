@@ -36,6 +36,10 @@ export interface LocalWorkspaceStats {
   answersSubmitted: number;
   revisionsPublished: number;
   sessionsCompleted: number;
+  /** Sessions withdrawn by `POST /v1/sessions/{id}/withdraw` (not respondents of a closed Ask). */
+  sessionsWithdrawn: number;
+  /** Asks closed by `POST /v1/asks/{id}/close`. */
+  asksClosed: number;
 }
 
 /** Counters of a new workspace: all zero. */
@@ -47,6 +51,8 @@ export function emptyWorkspaceStats(): LocalWorkspaceStats {
     answersSubmitted: 0,
     revisionsPublished: 0,
     sessionsCompleted: 0,
+    sessionsWithdrawn: 0,
+    asksClosed: 0,
   };
 }
 
@@ -73,6 +79,8 @@ export interface SessionRecord extends LinkIdentity {
   responses: WireResponseEvent[];
   completed: boolean;
   expiredForGood: boolean;
+  /** Set when the question was withdrawn (directly, or by closing its Ask): final. */
+  withdrawn?: { reason?: string };
   ask?: { askId: string; respondentId: string };
 }
 
@@ -85,6 +93,8 @@ export interface AskRecord extends LinkIdentity {
   expiresAt: number;
   respondentLifetime: number;
   respondents: { id: string; sessionId: string; name?: string }[];
+  /** Set when the Ask was closed by `POST /v1/asks/{id}/close`. */
+  closed?: { reason?: string };
 }
 
 /** Random url-safe text of `bytes` random bytes. */

@@ -420,6 +420,22 @@ describe('reading, waiting and verifying', () => {
     });
   });
 
+  it('RECOVERY_BLOCKED: a waiting Session withdrawn by another actor, not by this record', async () => {
+    const harness = await start();
+    const created = await harness.request();
+    await harness.client.withdrawSession(sessionIdOf(harness.sess, created.humanUrl), {
+      expectedRevision: 1,
+      idempotencyKey: 'someone-else',
+    });
+    const error = await expectCode(harness, 'RECOVERY_BLOCKED', 'sess_response', {
+      handle: created.handle,
+      revision: 1,
+      wait_ms: 5_000,
+    });
+    expect(error.reason).toBe('session_moved_on');
+    expect(await stateOf(harness, created.handle)).toMatchObject({ kind: 'blocked', previous: 'waiting' });
+  });
+
   it('RECOVERY_BLOCKED: the Session moved on behind a saved answer', async () => {
     const harness = await start();
     const { created, answered } = await harness.answered();

@@ -84,6 +84,15 @@ describeWithChromium('answer page accessibility audit (axe-core, WCAG 2.1 A/AA)'
     ['lapsed', pastItsTime(60, 61_000), 'This link has run out of time.'],
     ['expired', pastItsTime(72_001, 72_002_000), 'This link has expired.'],
     [
+      'withdrawn',
+      async (page) => {
+        const session = await createSession(suite.runtime, SHORT_ASK);
+        await api(suite.runtime, `/v1/sessions/${session.id}/withdraw`, { reason: 'We found a date.' }, 1);
+        await page.goto(session.url);
+      },
+      'This question was withdrawn.',
+    ],
+    [
       'unknown link',
       async (page) => void (await page.goto(`${suite.runtime.origin}/s/nope`)),
       'This link does not work.',

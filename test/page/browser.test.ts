@@ -1,7 +1,7 @@
 /**
  * The answer page in a real browser (Debian's Chromium through playwright-core) at a phone
  * viewport: a person fills every field type found by its visible label, sees validation errors,
- * submits, waits, answers a follow-up, sees "done"; expired and lapsed links; an Ask answered by
+ * submits, waits, answers a follow-up, sees "done"; expired and lapsed links; a withdrawn question; an Ask answered by
  * two browsers. It runs against the real local runtime (`startLocalSess`): the agent's side speaks
  * the documented HTTP API (`docs/sess-api.md`), links lapse and expire on the runtime's clock.
  * Screenshots of every state go to `test-results/page/`.
@@ -313,6 +313,28 @@ describeWithChromium('answer page in a real browser', () => {
     const unknown = await phone();
     expect((await unknown.goto(`${suite.runtime.origin}/s/nope`))?.status()).toBe(404);
     await unknown.getByRole('heading', { name: 'This link does not work.' }).waitFor();
+  });
+
+  it('a form left open when the agent withdraws the question is refused on submit and says so', async () => {
+    const session = await createSession(suite.runtime, SHORT_ASK);
+    const page = await phone({ colorScheme: 'dark' });
+    await page.goto(session.url);
+    await page.getByLabel('Monday').check();
+    await api(suite.runtime, `/v1/sessions/${session.id}/withdraw`, { reason: 'We found a date.' }, 1);
+    expect(session.status()).toBe('withdrawn');
+    const refused = page.waitForResponse((r) => r.request().method() === 'POST');
+    await page.getByRole('button', { name: 'Send' }).click();
+    expect((await refused).status()).toBe(410);
+    await page.getByRole('heading', { name: 'This question was withdrawn.' }).waitFor();
+    expect(await page.getByText('We found a date.').count()).toBe(1);
+    expect(await page.getByRole('button').count()).toBe(0);
+    expect(session.answers()).toEqual([]);
+    await expectFitsPhone(page);
+    await shot(page, '12-withdrawn');
+    // Opened again later, the link shows the same page (410: it takes no answer).
+    const again = await phone();
+    expect((await again.goto(session.url))?.status()).toBe(410);
+    await again.getByRole('heading', { name: 'This question was withdrawn.' }).waitFor();
   });
 
   it('an Ask gives two browsers their own page, asks for names, and refuses a third past the cap', async () => {

@@ -116,6 +116,8 @@ async function wait(call: Call, loaded: Waiting, op: ResponseOperation): Promise
           return { handle: op.handle, revision: state.revision, state: 'expired' };
         }
         case 'completed':
+        case 'withdrawn':
+          // Not by this record's own request (that would have left it withdrawing): fail closed.
           return await call.block(loaded, 'RECOVERY_BLOCKED', 'session_moved_on');
         case 'answered':
           // An answered Session must list its answer; a client that let this through is wrong.

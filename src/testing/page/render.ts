@@ -1,10 +1,11 @@
 /**
  * Renders every state of the answer page a person opens from a Sess link: the form of a Surface
  * (every component and field type, errors inline, the person's input kept), "waiting for the
- * agent", the follow-up, "done", an expired or lapsed link (with "Ask for more time"), the Ask
- * name page, a full Ask and an unknown link. Server-rendered, mobile-first and accessible; the
- * waiting page carries the one small script (`live.ts`) that shows the next step in place, and a
- * link that does the same without script. Every person-visible string is escaped.
+ * agent", the follow-up, "done", an expired or lapsed link (with "Ask for more time"), a
+ * question the agent withdrew (with its reason), the Ask name page, a full Ask and an unknown
+ * link. Server-rendered, mobile-first and accessible; the waiting page carries the one small
+ * script (`live.ts`) that shows the next step in place, and a link that does the same without
+ * script. Every person-visible string is escaped.
  *
  * It decides nothing: which view to show, URLs and status codes are the runtime's business.
  */
@@ -42,6 +43,8 @@ export type PageView =
   | { kind: 'done'; title: string }
   /** Closed or lapsed. `extendUrl` (lapsed links of 20 h or less) shows "Ask for more time". */
   | { kind: 'expired'; title: string; extendUrl?: string }
+  /** The agent withdrew the question before it was answered; `reason` is the agent's note. */
+  | { kind: 'withdrawn'; title: string; reason?: string }
   /** An Ask that wants the respondent's name before the form. */
   | { kind: 'ask_name'; title: string; actionUrl: string; error?: string }
   /** An Ask that reached its cap. */
@@ -78,6 +81,20 @@ export function renderPage(view: PageView): string {
           'check',
           'Done — the agent has your answer.',
           '<p>Thank you. You can close this page.</p>',
+        ),
+      });
+    case 'withdrawn':
+      return documentHtml({
+        title: view.title,
+        body: stateBody(
+          view.title,
+          'stop',
+          'This question was withdrawn.',
+          `<p>The sender took it back, so it no longer takes answers. You do not need to do anything.</p>${
+            view.reason === undefined || view.reason === ''
+              ? ''
+              : `\n<p class="reason">Their note: <q>${esc(view.reason)}</q></p>`
+          }`,
         ),
       });
     case 'expired':
