@@ -52,6 +52,7 @@ export {
   bindingScope,
   type CallAuthority,
   type Clock,
+  type CloseAskInput,
   type CompleteInput,
   type CreateAskInput,
   type CreateSessionInput,
@@ -77,6 +78,7 @@ export {
   type VerifiedReceipt,
   type VerifyResponseInput,
   type VersionedRecord,
+  type WithdrawInput,
 } from './core/ports.js';
 export {
   type ConfirmedMutation,

@@ -426,7 +426,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
         expectStatus: 200,
         signal: callOptions?.signal,
       });
-      const view = decodeAsk(result, what, { askId: id, workspaceId: expectedWorkspaceId });
+      const view = decodeAsk(result, what, { id, workspaceId: expectedWorkspaceId });
       if (view.status !== 'closed' || view.respondents.some((r) => r.status === 'started')) {
         throw protocol(what, 'the Ask is not closed, or a respondent page is still open');
       }

@@ -62,7 +62,7 @@ describe('the wait cap of the HTTP handler', () => {
     const h = harness;
     h.principal('alice-token');
     const created = (await tool(h, 'alice-token', 'sess_request', { interaction: approveSurface }))
-      .interaction;
+      .interaction!;
     const waits = Array.from({ length: 24 }, () =>
       tool(h, 'alice-token', 'sess_response', { handle: created.handle, revision: 1, wait_ms: 8_000 }),
     );

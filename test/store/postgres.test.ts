@@ -502,12 +502,14 @@ if (url === undefined || url === '') {
   });
 
   describe('PostgreSQL store under the engine', () => {
-    it('releases a verified answer holding U+0000 and a lone surrogate, and keeps a lone surrogate in a title', async () => {
+    // A lone surrogate in a tool argument is refused before anything is saved (test/core/hostile-strings);
+    // the store's own lossless round trip of lone surrogates is in the contract suite.
+    it('releases a verified answer holding U+0000 and a lone surrogate, with an astral title', async () => {
       const stores = createPostgresHandleStore({ connectionString: url, table: freshTable() });
       await stores.migrate();
       const harness = await startHarness({ stores });
       try {
-        const created = await harness.request({ ...approveSurface, title: 'Approve \ud800 😀?' });
+        const created = await harness.request({ ...approveSurface, title: 'Approve 😀?' });
         await harness.sess.submitAnswer(created.humanUrl, {
           action: 'approve',
           values: { message: 'ok\u0000 \ud800 😀' },
