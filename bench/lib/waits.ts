@@ -11,6 +11,7 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
+import { WAIT_LAST_RETURN_MAX_MS, WAIT_RSS_MAX_KIB } from './goals.js';
 import { ms, type Row, yesNo } from './table.js';
 
 function message<T>(child: ChildProcess, kind: string): Promise<T> {
@@ -112,16 +113,16 @@ async function holdWaits(n: number): Promise<Row[]> {
         subject: `${perWait.toFixed(1)} KiB`,
         baseline: `heap+ext ${heapPerWait.toFixed(1)} KiB`,
         ratio: `${held}/${n} held in ${ms(holdMs)}`,
-        goal: '< 100 KiB',
-        met: yesNo(perWait < 100 && held === n),
+        goal: `< ${WAIT_RSS_MAX_KIB} KiB`,
+        met: yesNo(perWait < WAIT_RSS_MAX_KIB && held === n),
       },
       {
         measure: `${label}: last return after last answer`,
         subject: ms(Math.max(0, after)),
         baseline: `answering took ${ms(answered.done - answered.started)}`,
         ratio: answeredSummary(back.answered, n, back.outcomes, answered.refused),
-        goal: '≤ 100 ms',
-        met: yesNo(after <= 100 && back.answered === n && answered.refused === 0),
+        goal: `≤ ${ms(WAIT_LAST_RETURN_MAX_MS)}`,
+        met: yesNo(after <= WAIT_LAST_RETURN_MAX_MS && back.answered === n && answered.refused === 0),
       },
     ];
   } finally {
