@@ -243,6 +243,40 @@ export function createSessClient(options: SessClientOptions): SessApi {
   }
 
   /**
+   * A Session mutation under `If-Match: "<expectedRevision>"` that must answer 200 with the
+   * Session: the id, idempotency key and revision are checked first, then `body()` (which may
+   * refuse too), all before anything is sent. Returns the Session the server answered.
+   */
+  async function atRevision(
+    sessionId: string,
+    input: { idempotencyKey: string; expectedRevision: number },
+    what: string,
+    path: (id: string) => string,
+    callOptions: SessCallOptions | undefined,
+    body: () => Record<string, unknown>,
+  ): Promise<WireSessionView> {
+    const id = checkId(sessionId, what, 'Session id');
+    const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
+    if (!isPositiveInt(input.expectedRevision)) {
+      throw refuseToSend(what, 'the expected revision is not a positive integer');
+    }
+    const result = await caller.send({
+      method: 'POST',
+      path: path(id),
+      body: body(),
+      headers: {
+        [HEADERS.idempotencyKey]: idempotencyKey,
+        [HEADERS.ifMatch]: `"${input.expectedRevision}"`,
+      },
+      mutation: true,
+      what,
+      expectStatus: 200,
+      signal: callOptions?.signal,
+    });
+    return session(result, what, id);
+  }
+
+  /**
    * Publish and complete: both follow the answer at `expectedRevision`, under `If-Match`, and
    * must answer with the Session at the revision and status `call` names, after that answer.
    */
@@ -253,26 +287,11 @@ export function createSessClient(options: SessClientOptions): SessApi {
     callOptions: SessCallOptions | undefined,
   ): Promise<SessionView> {
     const { what } = call;
-    const id = checkId(sessionId, what, 'Session id');
-    const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
-    if (!isPositiveInt(input.expectedRevision)) {
-      throw refuseToSend(what, 'the expected revision is not a positive integer');
-    }
-    const eventId = checkId(input.responseEventId, what, 'response event id');
-    const result = await caller.send({
-      method: 'POST',
-      path: call.path(id),
-      body: { response_event_id: eventId, ...call.body },
-      headers: {
-        [HEADERS.idempotencyKey]: idempotencyKey,
-        [HEADERS.ifMatch]: `"${input.expectedRevision}"`,
-      },
-      mutation: true,
-      what,
-      expectStatus: 200,
-      signal: callOptions?.signal,
+    let eventId = '';
+    const wire = await atRevision(sessionId, input, what, call.path, callOptions, () => {
+      eventId = checkId(input.responseEventId, what, 'response event id');
+      return { response_event_id: eventId, ...call.body };
     });
-    const wire = session(result, what, id);
     if (wire.revision !== input.expectedRevision + call.step || wire.status !== call.status) {
       throw protocol(what, call.notThere);
     }
@@ -386,25 +405,9 @@ export function createSessClient(options: SessClientOptions): SessApi {
 
     async withdrawSession(sessionId, input, callOptions) {
       const what = 'withdraw a Session';
-      const id = checkId(sessionId, what, 'Session id');
-      const idempotencyKey = checkIdempotencyKey(input.idempotencyKey, what);
-      if (!isPositiveInt(input.expectedRevision)) {
-        throw refuseToSend(what, 'the expected revision is not a positive integer');
-      }
-      const result = await caller.send({
-        method: 'POST',
-        path: PATHS.withdraw(id),
-        body: reasonBody(input.reason, what),
-        headers: {
-          [HEADERS.idempotencyKey]: idempotencyKey,
-          [HEADERS.ifMatch]: `"${input.expectedRevision}"`,
-        },
-        mutation: true,
-        what,
-        expectStatus: 200,
-        signal: callOptions?.signal,
-      });
-      const wire = session(result, what, id);
+      const wire = await atRevision(sessionId, input, what, PATHS.withdraw, callOptions, () =>
+        reasonBody(input.reason, what),
+      );
       if (wire.status !== 'withdrawn' || wire.revision !== input.expectedRevision) {
         throw protocol(what, 'the Session is not withdrawn at the expected revision');
       }

@@ -2,8 +2,8 @@
  * The in-memory state of the local Sess runtime and every transition of the wire contract
  * (`docs/sess-api.md`): workspaces and API keys, Sessions with revisions, answers with signed
  * receipts, Asks with an exact respondent cap, and link lifetimes on the controllable clock
- * (idempotent replays are `idempotency.ts`'s). Every committed change wakes the Session's waits
- * (`waits.ts`).
+ * (idempotent replays are `idempotency.ts`'s; withdrawing and closing are `withdrawals.ts`'s).
+ * Every committed change wakes the Session's waits (`waits.ts`).
  *
  * It speaks no HTTP (the routes do) and renders no HTML (that is `page/`). Mutations check and
  * commit synchronously after any awaited work, so concurrent requests on Node's one thread can
@@ -37,6 +37,7 @@ import {
   type SessionRecord,
 } from './records.js';
 import { SessionWaits } from './waits.js';
+import { atRevision, closeAsk, withdrawSession } from './withdrawals.js';
 
 /** `found` when it belongs to `workspaceId`; else `404` (never `403`, so existence does not leak). */
 function owned<T extends { workspaceId: string }>(
@@ -244,22 +245,13 @@ export class LocalModel {
 
   /** The checks publish and complete share; returns the Session. */
   #mutable(workspaceId: string, id: string, ifMatch: number, responseEventId: string): SessionRecord {
-    const s = this.getSession(workspaceId, id);
-    if (s.ask)
-      throw new ApiFailure(
-        403,
-        'forbidden',
-        'An Ask respondent’s Session is completed by Sess; it cannot be published or completed.',
-      );
-    const status = this.status(s);
-    if (status === 'expired') throw new ApiFailure(410, 'expired', 'The Session expired without an answer.');
-    if (ifMatch !== s.revision) {
-      throw new ApiFailure(
-        409,
-        'conflict',
-        `If-Match is revision ${ifMatch}, but the Session is at revision ${s.revision}.`,
-      );
-    }
+    const { s, status } = atRevision(
+      this,
+      workspaceId,
+      id,
+      ifMatch,
+      'An Ask respondent’s Session is completed by Sess; it cannot be published or completed.',
+    );
     if (status === 'completed') throw new ApiFailure(409, 'conflict', 'The Session is already completed.');
     if (status !== 'answered')
       throw new ApiFailure(
@@ -302,40 +294,9 @@ export class LocalModel {
     return s;
   }
 
-  /**
-   * Withdraw a Session that has no answer at `ifMatch` (v1.4). The checks run in the documented
-   * order: existence, Ask respondent (`403`), `expired` (`410`), `If-Match` and the state (`409`).
-   */
+  /** Withdraw a Session without an answer (`withdrawals.ts`). */
   withdraw(workspaceId: string, id: string, ifMatch: number, reason: string | undefined): SessionRecord {
-    const s = this.getSession(workspaceId, id);
-    if (s.ask)
-      throw new ApiFailure(
-        403,
-        'forbidden',
-        'An Ask respondent’s Session is withdrawn by closing its Ask, not on its own.',
-      );
-    const status = this.status(s);
-    if (status === 'expired') throw new ApiFailure(410, 'expired', 'The Session expired without an answer.');
-    if (ifMatch !== s.revision) {
-      throw new ApiFailure(
-        409,
-        'conflict',
-        `If-Match is revision ${ifMatch}, but the Session is at revision ${s.revision}.`,
-      );
-    }
-    if (status !== 'active' && status !== 'lapsed') {
-      throw new ApiFailure(
-        409,
-        'conflict',
-        status === 'answered'
-          ? `The Session has an answer at revision ${s.revision}; read it instead of withdrawing.`
-          : `The Session is already ${status}.`,
-      );
-    }
-    s.withdrawn = reason === undefined ? {} : { reason };
-    this.stats(workspaceId).sessionsWithdrawn++;
-    this.notify(s);
-    return s;
+    return withdrawSession(this, workspaceId, id, ifMatch, reason);
   }
 
   // -- the person's side ------------------------------------------------------------------------
@@ -432,28 +393,9 @@ export class LocalModel {
     return owned(this.asks.get(id), workspaceId, 'No such Ask.');
   }
 
-  /**
-   * Close an Ask (v1.4): no new respondent starts, and every respondent page without an answer is
-   * withdrawn; answers already given stay. `410` past its deadline, `409` when already closed so.
-   */
+  /** Close an Ask and withdraw its open respondent pages (`withdrawals.ts`). */
   closeAsk(workspaceId: string, id: string, ifMatch: number, reason: string | undefined): AskRecord {
-    const a = this.getAsk(workspaceId, id);
-    if (this.clock.now() >= a.expiresAt)
-      throw new ApiFailure(410, 'expired', 'The Ask is past its deadline.');
-    if (ifMatch !== 1) {
-      throw new ApiFailure(409, 'conflict', `If-Match is revision ${ifMatch}, but an Ask is at revision 1.`);
-    }
-    if (a.closed) throw new ApiFailure(409, 'conflict', 'The Ask is already closed.');
-    a.closed = reason === undefined ? {} : { reason };
-    for (const r of a.respondents) {
-      const s = this.sessions.get(r.sessionId)!;
-      const status = this.status(s);
-      if (status !== 'active' && status !== 'lapsed') continue;
-      s.withdrawn = { ...a.closed };
-      this.notify(s);
-    }
-    this.stats(workspaceId).asksClosed++;
-    return a;
+    return closeAsk(this, workspaceId, id, ifMatch, reason);
   }
 
   /** Start one respondent, atomically against the cap. */
