@@ -21,7 +21,7 @@ describe('faults', () => {
     const res = await call(sess(), 'POST', '/v1/sessions', { body: createBody(), key: newKey() });
     expect(res.status).toBe(503);
     expect(res.json).toEqual({ error: { code: 'unavailable', message: expect.any(String) } });
-    expect(res.headers.get('sess()-workspace-id')).toBe(sess().workspaceId);
+    expect(res.headers.get('sess-workspace-id')).toBe(sess().workspaceId);
     expect(sess().stats.of().sessionsCreated).toBe(before);
     sess().faults.fail('create', 403, { code: 'plan_limit', limit: 5 });
     const plan = await call(sess(), 'POST', '/v1/sessions', { body: createBody(), key: newKey() });
@@ -126,7 +126,7 @@ describe('faults', () => {
     expect(res.json).toBeUndefined();
     expect(sess().stats.of().sessionsCreated).toBe(before + 1);
     sess().faults.malformed('jwks', { body: '{"keys": 3}' });
-    const jwks = await fetch(`${sess().origin}/.well-known/sess()/jwks.json`);
+    const jwks = await fetch(`${sess().origin}/.well-known/sess/jwks.json`);
     expect(await jwks.text()).toBe('{"keys": 3}');
   });
 
@@ -167,11 +167,11 @@ describe('faults', () => {
     expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).status).toBe(500);
     expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).status).toBe(200);
     sess().faults.fail('jwks', 503, { times: Number.POSITIVE_INFINITY });
-    expect((await fetch(`${sess().origin}/.well-known/sess()/jwks.json`)).status).toBe(503);
-    expect((await fetch(`${sess().origin}/.well-known/sess()/jwks.json`)).status).toBe(503);
+    expect((await fetch(`${sess().origin}/.well-known/sess/jwks.json`)).status).toBe(503);
+    expect((await fetch(`${sess().origin}/.well-known/sess/jwks.json`)).status).toBe(503);
     sess().faults.clear();
     expect(sess().faults.pending()).toBe(0);
-    expect((await fetch(`${sess().origin}/.well-known/sess()/jwks.json`)).status).toBe(200);
+    expect((await fetch(`${sess().origin}/.well-known/sess/jwks.json`)).status).toBe(200);
     expect(() => sess().faults.fail('get', 200)).toThrow(TypeError);
     // biome-ignore lint/suspicious/noExplicitAny: an invalid endpoint on purpose
     expect(() => sess().faults.drop('nope' as any)).toThrow(TypeError);
@@ -193,7 +193,7 @@ describe('options', () => {
     try {
       const res = await call(bare, 'POST', '/v1/sessions', { body: createBody(), key: newKey() });
       expect(res.status).toBe(201);
-      expect(res.headers.get('sess()-workspace-id')).toBeNull();
+      expect(res.headers.get('sess-workspace-id')).toBeNull();
     } finally {
       await bare.close();
     }
