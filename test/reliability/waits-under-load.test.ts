@@ -22,11 +22,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runExchange } from '../../src/sess/exchange.js';
 import { createSessClient } from '../../src/sess/index.js';
 import { answerToForm } from '../../src/testing/page/index.js';
+import { bundleForNode } from '../support/bundle.js';
 import { ANSWER, sampleSurface } from '../testing/helpers.js';
 
 let dir: string;
@@ -36,15 +36,7 @@ let apiKey: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sess-waits-load-'));
-  const bin = join(dir, 'sess-local.mjs');
-  await build({
-    entryPoints: ['src/testing/bin.ts'],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    outfile: bin,
-    logLevel: 'silent',
-  });
+  const bin = await bundleForNode('src/testing/bin.ts', join(dir, 'sess-local.mjs'));
   runtime = spawn(process.execPath, [bin], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
