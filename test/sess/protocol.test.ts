@@ -16,6 +16,7 @@ import {
   clientFor,
   expectSessError,
   idemKey,
+  newAsk,
   startDoubleServer,
   surface,
   useRuntime,
@@ -69,11 +70,7 @@ describe('runtime faults', () => {
 
   it('an Ask whose counts disagree is protocol', async () => {
     const client = clientFor(sess);
-    const ask = await client.createAsk({
-      surface: surface(),
-      respondents: { max: 3 },
-      idempotencyKey: idemKey(),
-    });
+    const ask = await newAsk(client, 3);
     sess.faults.contradictory('getAsk', { variant: 'ask_counts' });
     await expectSessError(client.getAsk(ask.askId), 'protocol');
   });
