@@ -10,7 +10,7 @@ import type { SessApi, SessionView } from '../../src/core/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
 import type { ReceiptVerifier } from '../../src/sess/receipt.js';
 import { createReceiptVerifier } from '../../src/sess/receipt.js';
-import { approveAnswer, type Harness, startHarness } from '../engine/harness.js';
+import { approveAnswer, type Harness, startForwardingHarness } from '../engine/harness.js';
 
 let h: Harness;
 let verifier: ReceiptVerifier;
@@ -32,20 +32,15 @@ function freshClient(): SessApi {
 }
 
 beforeAll(async () => {
-  h = await startHarness({
-    sess: { plan: { maxOpenSessions: 10_000 } },
-    wrapSess: () =>
-      new Proxy({} as SessApi, {
-        get: (_target, name: keyof SessApi) => {
-          const real = (current[name] as (...a: unknown[]) => Promise<unknown>).bind(current);
-          return async (...args: unknown[]) => {
-            calls.push(name);
-            const out = await real(...args);
-            return name === 'getSession' && rewrite ? rewrite(structuredClone(out as SessionView)) : out;
-          };
-        },
-      }),
-  });
+  h = await startForwardingHarness(
+    () => current,
+    (name, real) =>
+      async (...args) => {
+        calls.push(name);
+        const out = await real(...args);
+        return name === 'getSession' && rewrite ? rewrite(structuredClone(out as SessionView)) : out;
+      },
+  );
   verifier = createReceiptVerifier({
     origin: h.sess.origin,
     allowInsecureLocalhost: true,

@@ -15,7 +15,7 @@ import {
   type Harness,
   localClient,
   type Outcome,
-  startHarness,
+  startForwardingHarness,
   switchProfile,
 } from '../engine/harness.js';
 
@@ -28,27 +28,23 @@ let afterVerify: (() => Promise<void>) | undefined;
 const tally = { forgeries: 0, released: 0 };
 
 beforeAll(async () => {
-  h = await startHarness({
-    sess: { plan: { maxOpenSessions: 10_000 } },
-    wrapSess: () =>
-      new Proxy({} as SessApi, {
-        get: (_target, name: keyof SessApi) => {
-          const real = (current[name] as (...a: unknown[]) => Promise<unknown>).bind(current);
-          if (name === 'getSession' || name === 'waitSession')
-            return async (...args: unknown[]) => {
-              const view = (await real(...args)) as SessionView;
-              return rewrite ? rewrite(structuredClone(view), name) : view;
-            };
-          if (name === 'verifyResponse')
-            return async (...args: unknown[]) => {
-              const verified = await real(...args);
-              await afterVerify?.();
-              return verified;
-            };
-          return real;
-        },
-      }),
-  });
+  h = await startForwardingHarness(
+    () => current,
+    (name, real) => {
+      if (name === 'getSession' || name === 'waitSession')
+        return async (...args) => {
+          const view = (await real(...args)) as SessionView;
+          return rewrite ? rewrite(structuredClone(view), name) : view;
+        };
+      if (name === 'verifyResponse')
+        return async (...args) => {
+          const verified = await real(...args);
+          await afterVerify?.();
+          return verified;
+        };
+      return undefined;
+    },
+  );
 });
 afterAll(async () => {
   console.log(

@@ -166,20 +166,25 @@ async function slowServer(
   };
 }
 
+/** A plain Session read of `url` through the exchange, with a `timeoutMs` deadline. */
+function readSession(url: string, timeoutMs: number) {
+  return runExchange({
+    fetch: (input, init) => fetch(input, init),
+    url,
+    method: 'GET',
+    headers: { accept: 'application/json' },
+    mutation: false,
+    what: 'read a Session',
+    timeoutMs,
+    maxBytes: 1024,
+  });
+}
+
 describe('a deadline under event-loop lag', () => {
   it('a response that arrived before the deadline is read, though the loop ran the deadline first', async () => {
     const server = await slowServer(300);
     try {
-      const exchange = runExchange({
-        fetch: (input, init) => fetch(input, init),
-        url: server.url,
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        mutation: false,
-        what: 'read a Session',
-        timeoutMs: 600,
-        maxBytes: 1024,
-      });
+      const exchange = readSession(server.url, 600);
       const started = performance.now();
       while (Atomics.load(server.flag, 0) === 0) await sleep(1);
       // The request is at the server; it answers at +300 ms, while this loop is blocked (in an
@@ -203,16 +208,7 @@ describe('a deadline under event-loop lag', () => {
   it('a response that had not arrived by the deadline is still a timeout', async () => {
     const server = await slowServer(2_000);
     try {
-      const exchange = runExchange({
-        fetch: (input, init) => fetch(input, init),
-        url: server.url,
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        mutation: false,
-        what: 'read a Session',
-        timeoutMs: 300,
-        maxBytes: 1024,
-      });
+      const exchange = readSession(server.url, 300);
       await expect(exchange).rejects.toMatchObject({ kind: 'timeout' });
     } finally {
       await server.close();
