@@ -13,9 +13,9 @@ import {
   closedPort,
   expectSessError,
   idemKey,
-  newAsk,
   SECRET_ANSWER_VALUE,
   surface,
+  surfaceAsk,
   useRuntime,
 } from './helpers.js';
 
@@ -364,7 +364,7 @@ describe('error kinds', () => {
 
     it('403 forbidden for a publish on an Ask respondent’s Session', async () => {
       const client = clientFor(sess);
-      const ask = await newAsk(client, 1);
+      const ask = await surfaceAsk(client, 1);
       const started = await sess.startRespondent(ask.humanUrl);
       await sess.submitAnswer(started.humanUrl!, answer());
       const read = await client.getAsk(ask.askId);

@@ -88,7 +88,7 @@ export function idemKey(): string {
 }
 
 /** A fresh Ask of the sample Surface for up to `max` respondents. */
-export function newAsk(client: SessApi, max: number) {
+export function surfaceAsk(client: SessApi, max: number) {
   return client.createAsk({ surface: surface(), respondents: { max }, idempotencyKey: idemKey() });
 }
 

@@ -16,9 +16,9 @@ import {
   clientFor,
   expectSessError,
   idemKey,
-  newAsk,
   startDoubleServer,
   surface,
+  surfaceAsk,
   useRuntime,
 } from './helpers.js';
 
@@ -70,7 +70,7 @@ describe('runtime faults', () => {
 
   it('an Ask whose counts disagree is protocol', async () => {
     const client = clientFor(sess);
-    const ask = await newAsk(client, 3);
+    const ask = await surfaceAsk(client, 3);
     sess.faults.contradictory('getAsk', { variant: 'ask_counts' });
     await expectSessError(client.getAsk(ask.askId), 'protocol');
   });
