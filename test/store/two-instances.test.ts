@@ -224,20 +224,16 @@ if (url === undefined || url === '') {
         verified: true,
       });
 
-      const published = await ok(next(), 'sess_publish', {
+      const publish = {
         handle,
         expected_revision: 1,
         response_event_id: answered.response!.eventId,
         interaction: followUpSurface,
-      }); // B
+      };
+      const published = await ok(next(), 'sess_publish', publish); // B
       expect(published).toMatchObject({ revision: 2, state: 'waiting' });
       // A repeats B's publish (same arguments): an idempotent replay, not a second revision.
-      const replayed = await ok(next(), 'sess_publish', {
-        handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: followUpSurface,
-      }); // A
+      const replayed = await ok(next(), 'sess_publish', publish); // A
       expect(replayed).toMatchObject({ revision: 2, state: 'waiting' });
 
       await sess.submitAnswer(humanUrl!, { action: 'push', values: {} });
