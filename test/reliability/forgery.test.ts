@@ -94,14 +94,20 @@ const TAMPERS: Array<[string, ReceiptTamper]> = [
   ),
 ];
 
+/** In a fresh cell: another request answered with `otherMessage`, then a new one answered. */
+async function answeredBesideAnother(otherMessage: string) {
+  freshCell();
+  const other = await h.request();
+  await h.sess.submitAnswer(other.humanUrl, { action: 'stop', values: { message: otherMessage } });
+  const created = await h.request();
+  await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+  return created;
+}
+
 describe('forged receipts on the answer read (wait)', () => {
   it.each(TAMPERS)('%s: never answered, blocked VERIFICATION_FAILED', async (_name, tamper) => {
-    freshCell();
     // Another answer of the workspace exists, so a replay has something genuine to reuse.
-    const other = await h.request();
-    await h.sess.submitAnswer(other.humanUrl, { action: 'stop', values: { message: 'the other answer' } });
-    const created = await h.request();
-    await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const created = await answeredBesideAnother('the other answer');
     h.sess.faults.tamperReceipt('wait', tamper, { times: Infinity });
     h.sess.faults.tamperReceipt('get', tamper, { times: Infinity });
     const out = await h.call('sess_response', { handle: created.handle, revision: 1, wait_ms: 500 });
@@ -171,11 +177,7 @@ describe('genuine receipts under a swapped view', () => {
     ],
   ];
   it.each(swaps)('%s: never answered', async (_name, swap) => {
-    freshCell();
-    const other = await h.request();
-    await h.sess.submitAnswer(other.humanUrl, { action: 'stop', values: { message: 'someone else' } });
-    const created = await h.request();
-    await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const created = await answeredBesideAnother('someone else');
     rewrite = (view) => swap(view);
     const out = await h.call('sess_response', { handle: created.handle, revision: 1, wait_ms: 500 });
     const code = await neverAnswered(out, created.handle, 1);
