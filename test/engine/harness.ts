@@ -107,6 +107,40 @@ export function localClient(sess: LocalSess, extra: Partial<SessClientOptions> =
   });
 }
 
+/** A client method, bound to its client, as a forwarding double sees it. */
+export type SessMethod = (...args: unknown[]) => Promise<unknown>;
+
+/**
+ * A `SessApi` double that sends every call to the client `current()` returns at that moment (so a
+ * suite can swap clients between cases), through `around(name, real)` where that returns a wrapper.
+ */
+export function forwardingSess(
+  current: () => SessApi,
+  around: (name: keyof SessApi, real: SessMethod) => SessMethod | undefined = () => undefined,
+): SessApi {
+  return new Proxy({} as SessApi, {
+    get: (_target, name: keyof SessApi) => {
+      const client = current();
+      const real = (client[name] as SessMethod).bind(client);
+      return around(name, real) ?? real;
+    },
+  });
+}
+
+/**
+ * Start a harness whose engine calls Sess through {@link forwardingSess} (room for many Sessions):
+ * the suite's cases swap the client `current()` returns and observe or rewrite its calls.
+ */
+export function startForwardingHarness(
+  current: () => SessApi,
+  around?: (name: keyof SessApi, real: SessMethod) => SessMethod | undefined,
+): Promise<Harness> {
+  return startHarness({
+    sess: { plan: { maxOpenSessions: 10_000 } },
+    wrapSess: () => forwardingSess(current, around),
+  });
+}
+
 /** Act as another stdio profile of the same runtime, through a fresh engine with `maxWaitMs`. */
 export function switchProfile(
   h: Harness,

@@ -10,7 +10,7 @@ import type { SessApi, SessionView } from '../../src/core/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
 import type { ReceiptVerifier } from '../../src/sess/receipt.js';
 import { createReceiptVerifier } from '../../src/sess/receipt.js';
-import { approveAnswer, type Harness, startHarness } from '../engine/harness.js';
+import { approveAnswer, type Harness, startForwardingHarness } from '../engine/harness.js';
 
 let h: Harness;
 let verifier: ReceiptVerifier;
@@ -32,20 +32,15 @@ function freshClient(): SessApi {
 }
 
 beforeAll(async () => {
-  h = await startHarness({
-    sess: { plan: { maxOpenSessions: 10_000 } },
-    wrapSess: () =>
-      new Proxy({} as SessApi, {
-        get: (_target, name: keyof SessApi) => {
-          const real = (current[name] as (...a: unknown[]) => Promise<unknown>).bind(current);
-          return async (...args: unknown[]) => {
-            calls.push(name);
-            const out = await real(...args);
-            return name === 'getSession' && rewrite ? rewrite(structuredClone(out as SessionView)) : out;
-          };
-        },
-      }),
-  });
+  h = await startForwardingHarness(
+    () => current,
+    (name, real) =>
+      async (...args) => {
+        calls.push(name);
+        const out = await real(...args);
+        return name === 'getSession' && rewrite ? rewrite(structuredClone(out as SessionView)) : out;
+      },
+  );
   verifier = createReceiptVerifier({
     origin: h.sess.origin,
     allowInsecureLocalhost: true,
@@ -75,6 +70,27 @@ async function savedAnswer() {
   const first = await h.ok('sess_response', { handle: created.handle, revision: 1, wait_ms: 2_000 });
   expect(first.state).toBe('answered');
   return { created, first };
+}
+
+/** A saved answer's stored state, read back from the store. */
+async function savedState() {
+  const { created, first } = await savedAnswer();
+  const stored = await h.record(created.handle);
+  if (stored === undefined || stored.record.state.kind !== 'answered') throw new Error('no answer saved');
+  return { created, first, stored, state: stored.record.state };
+}
+
+/** The client's `verifyResponse` input for a stored answer, with a caller-given workspace. */
+function verifyInput(state: Awaited<ReturnType<typeof savedState>>['state'], workspaceId: string) {
+  return {
+    sessionId: state.session.sessionId,
+    revision: 1,
+    eventId: state.response.eventId,
+    surface: state.surface,
+    answer: state.response.answer,
+    receipt: state.response.receipt,
+    workspaceId,
+  };
 }
 
 describe('the first release after a wait', () => {
@@ -130,9 +146,7 @@ describe('a repeat sess_response on a saved answer', () => {
   });
 
   it('a record whose workspace is not the receipt\u2019s is refused, never released', async () => {
-    const { created } = await savedAnswer();
-    const stored = await h.record(created.handle);
-    if (stored === undefined || stored.record.state.kind !== 'answered') throw new Error('no answer saved');
+    const { created, stored } = await savedState();
     const tampered = structuredClone(stored.record);
     if (tampered.state.kind !== 'answered') throw new Error('unreachable');
     tampered.state.session.workspaceId = 'ws_someoneelse0000';
@@ -149,63 +163,31 @@ describe('a repeat sess_response on a saved answer', () => {
 
 describe('the client with a caller-given workspace', () => {
   it('verifies a saved receipt with no request when the key set is cached', async () => {
-    const { created, first } = await savedAnswer();
-    const record = await h.record(created.handle);
-    if (record === undefined || record.record.state.kind !== 'answered') throw new Error('no answer saved');
-    const { state } = record.record;
+    const { state, first } = await savedState();
     const client = freshClient();
     const before = { ...h.sess.stats.requests };
-    const receipt = await client.verifyResponse({
-      sessionId: state.session.sessionId,
-      revision: 1,
-      eventId: state.response.eventId,
-      surface: state.surface,
-      answer: state.response.answer,
-      receipt: state.response.receipt,
-      workspaceId: state.session.workspaceId,
-    });
+    const receipt = await client.verifyResponse(verifyInput(state, state.session.workspaceId));
     expect(receipt.eventId).toBe(first.response?.eventId);
     expect(since(before)).toEqual({ get: 0, wait: 0, jwks: 0, create: 0 });
   });
 
   it('refuses, sending nothing, a given workspace that is not a workspace id', async () => {
-    const { created } = await savedAnswer();
-    const record = await h.record(created.handle);
-    if (record === undefined || record.record.state.kind !== 'answered') throw new Error('no answer saved');
-    const { state } = record.record;
+    const { state } = await savedState();
     const client = freshClient();
     const before = { ...h.sess.stats.requests };
-    await expect(
-      client.verifyResponse({
-        sessionId: state.session.sessionId,
-        revision: 1,
-        eventId: state.response.eventId,
-        surface: state.surface,
-        answer: state.response.answer,
-        receipt: state.response.receipt,
-        workspaceId: 'not a workspace',
-      }),
-    ).rejects.toMatchObject({ kind: 'not_sent', notSentKind: 'configuration' });
+    await expect(client.verifyResponse(verifyInput(state, 'not a workspace'))).rejects.toMatchObject({
+      kind: 'not_sent',
+      notSentKind: 'configuration',
+    });
     expect(since(before)).toEqual({ get: 0, wait: 0, jwks: 0, create: 0 });
   });
 
   it('refuses a given workspace that disagrees with the one its responses named', async () => {
-    const { created } = await savedAnswer();
-    const record = await h.record(created.handle);
-    if (record === undefined || record.record.state.kind !== 'answered') throw new Error('no answer saved');
-    const { state } = record.record;
+    const { state } = await savedState();
     const client = freshClient();
     await client.getSession(state.session.sessionId);
-    await expect(
-      client.verifyResponse({
-        sessionId: state.session.sessionId,
-        revision: 1,
-        eventId: state.response.eventId,
-        surface: state.surface,
-        answer: state.response.answer,
-        receipt: state.response.receipt,
-        workspaceId: 'ws_someoneelse0000',
-      }),
-    ).rejects.toMatchObject({ kind: 'protocol' });
+    await expect(client.verifyResponse(verifyInput(state, 'ws_someoneelse0000'))).rejects.toMatchObject({
+      kind: 'protocol',
+    });
   });
 });

@@ -20,7 +20,7 @@ import {
   type Harness,
   localClient,
   type Outcome,
-  startHarness,
+  startForwardingHarness,
   switchProfile,
 } from '../engine/harness.js';
 
@@ -46,14 +46,8 @@ let current: SessApi;
 const tally = { cells: 0, released: 0, lost: 0, duplicated: 0, retried: 0 };
 
 beforeAll(async () => {
-  h = await startHarness({
-    sess: { plan: { maxOpenSessions: 10_000 } },
-    // Every call goes to the client of the current cell (fresh key cache, short deadline).
-    wrapSess: () =>
-      new Proxy({} as SessApi, {
-        get: (_target, name: keyof SessApi) => (current[name] as (...a: unknown[]) => unknown).bind(current),
-      }),
-  });
+  // Every call goes to the client of the current cell (fresh key cache, short deadline).
+  h = await startForwardingHarness(() => current);
 });
 afterAll(async () => {
   console.log(

@@ -15,7 +15,7 @@ import {
   type Harness,
   localClient,
   type Outcome,
-  startHarness,
+  startForwardingHarness,
   switchProfile,
 } from '../engine/harness.js';
 
@@ -28,27 +28,23 @@ let afterVerify: (() => Promise<void>) | undefined;
 const tally = { forgeries: 0, released: 0 };
 
 beforeAll(async () => {
-  h = await startHarness({
-    sess: { plan: { maxOpenSessions: 10_000 } },
-    wrapSess: () =>
-      new Proxy({} as SessApi, {
-        get: (_target, name: keyof SessApi) => {
-          const real = (current[name] as (...a: unknown[]) => Promise<unknown>).bind(current);
-          if (name === 'getSession' || name === 'waitSession')
-            return async (...args: unknown[]) => {
-              const view = (await real(...args)) as SessionView;
-              return rewrite ? rewrite(structuredClone(view), name) : view;
-            };
-          if (name === 'verifyResponse')
-            return async (...args: unknown[]) => {
-              const verified = await real(...args);
-              await afterVerify?.();
-              return verified;
-            };
-          return real;
-        },
-      }),
-  });
+  h = await startForwardingHarness(
+    () => current,
+    (name, real) => {
+      if (name === 'getSession' || name === 'waitSession')
+        return async (...args) => {
+          const view = (await real(...args)) as SessionView;
+          return rewrite ? rewrite(structuredClone(view), name) : view;
+        };
+      if (name === 'verifyResponse')
+        return async (...args) => {
+          const verified = await real(...args);
+          await afterVerify?.();
+          return verified;
+        };
+      return undefined;
+    },
+  );
 });
 afterAll(async () => {
   console.log(
@@ -98,14 +94,20 @@ const TAMPERS: Array<[string, ReceiptTamper]> = [
   ),
 ];
 
+/** In a fresh cell: another request answered with `otherMessage`, then a new one answered. */
+async function answeredBesideAnother(otherMessage: string) {
+  freshCell();
+  const other = await h.request();
+  await h.sess.submitAnswer(other.humanUrl, { action: 'stop', values: { message: otherMessage } });
+  const created = await h.request();
+  await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+  return created;
+}
+
 describe('forged receipts on the answer read (wait)', () => {
   it.each(TAMPERS)('%s: never answered, blocked VERIFICATION_FAILED', async (_name, tamper) => {
-    freshCell();
     // Another answer of the workspace exists, so a replay has something genuine to reuse.
-    const other = await h.request();
-    await h.sess.submitAnswer(other.humanUrl, { action: 'stop', values: { message: 'the other answer' } });
-    const created = await h.request();
-    await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const created = await answeredBesideAnother('the other answer');
     h.sess.faults.tamperReceipt('wait', tamper, { times: Infinity });
     h.sess.faults.tamperReceipt('get', tamper, { times: Infinity });
     const out = await h.call('sess_response', { handle: created.handle, revision: 1, wait_ms: 500 });
@@ -175,11 +177,7 @@ describe('genuine receipts under a swapped view', () => {
     ],
   ];
   it.each(swaps)('%s: never answered', async (_name, swap) => {
-    freshCell();
-    const other = await h.request();
-    await h.sess.submitAnswer(other.humanUrl, { action: 'stop', values: { message: 'someone else' } });
-    const created = await h.request();
-    await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const created = await answeredBesideAnother('someone else');
     rewrite = (view) => swap(view);
     const out = await h.call('sess_response', { handle: created.handle, revision: 1, wait_ms: 500 });
     const code = await neverAnswered(out, created.handle, 1);

@@ -22,11 +22,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runExchange } from '../../src/sess/exchange.js';
 import { createSessClient } from '../../src/sess/index.js';
 import { answerToForm } from '../../src/testing/page/index.js';
+import { bundleForNode } from '../support/bundle.js';
 import { ANSWER, sampleSurface } from '../testing/helpers.js';
 
 let dir: string;
@@ -36,15 +36,7 @@ let apiKey: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sess-waits-load-'));
-  const bin = join(dir, 'sess-local.mjs');
-  await build({
-    entryPoints: ['src/testing/bin.ts'],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    outfile: bin,
-    logLevel: 'silent',
-  });
+  const bin = await bundleForNode('src/testing/bin.ts', join(dir, 'sess-local.mjs'));
   runtime = spawn(process.execPath, [bin], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
@@ -174,20 +166,25 @@ async function slowServer(
   };
 }
 
+/** A plain Session read of `url` through the exchange, with a `timeoutMs` deadline. */
+function readSession(url: string, timeoutMs: number) {
+  return runExchange({
+    fetch: (input, init) => fetch(input, init),
+    url,
+    method: 'GET',
+    headers: { accept: 'application/json' },
+    mutation: false,
+    what: 'read a Session',
+    timeoutMs,
+    maxBytes: 1024,
+  });
+}
+
 describe('a deadline under event-loop lag', () => {
   it('a response that arrived before the deadline is read, though the loop ran the deadline first', async () => {
     const server = await slowServer(300);
     try {
-      const exchange = runExchange({
-        fetch: (input, init) => fetch(input, init),
-        url: server.url,
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        mutation: false,
-        what: 'read a Session',
-        timeoutMs: 600,
-        maxBytes: 1024,
-      });
+      const exchange = readSession(server.url, 600);
       const started = performance.now();
       while (Atomics.load(server.flag, 0) === 0) await sleep(1);
       // The request is at the server; it answers at +300 ms, while this loop is blocked (in an
@@ -211,16 +208,7 @@ describe('a deadline under event-loop lag', () => {
   it('a response that had not arrived by the deadline is still a timeout', async () => {
     const server = await slowServer(2_000);
     try {
-      const exchange = runExchange({
-        fetch: (input, init) => fetch(input, init),
-        url: server.url,
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        mutation: false,
-        what: 'read a Session',
-        timeoutMs: 300,
-        maxBytes: 1024,
-      });
+      const exchange = readSession(server.url, 300);
       await expect(exchange).rejects.toMatchObject({ kind: 'timeout' });
     } finally {
       await server.close();

@@ -15,6 +15,7 @@ import {
   idemKey,
   SECRET_ANSWER_VALUE,
   surface,
+  surfaceAsk,
   useRuntime,
 } from './helpers.js';
 
@@ -363,11 +364,7 @@ describe('error kinds', () => {
 
     it('403 forbidden for a publish on an Ask respondent’s Session', async () => {
       const client = clientFor(sess);
-      const ask = await client.createAsk({
-        surface: surface(),
-        respondents: { max: 1 },
-        idempotencyKey: idemKey(),
-      });
+      const ask = await surfaceAsk(client, 1);
       const started = await sess.startRespondent(ask.humanUrl);
       await sess.submitAnswer(started.humanUrl!, answer());
       const read = await client.getAsk(ask.askId);

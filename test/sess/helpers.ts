@@ -87,6 +87,11 @@ export function idemKey(): string {
   return `test-${keyCounter}-${crypto.randomUUID()}`;
 }
 
+/** A fresh Ask of the sample Surface for up to `max` respondents. */
+export function surfaceAsk(client: SessApi, max: number) {
+  return client.createAsk({ surface: surface(), respondents: { max }, idempotencyKey: idemKey() });
+}
+
 /** A client for the runtime's first workspace. */
 export function clientFor(sess: LocalSess, options: Partial<SessClientOptions> = {}): SessApi {
   return createSessClient({

@@ -18,6 +18,7 @@ import {
   idemKey,
   startDoubleServer,
   surface,
+  surfaceAsk,
   useRuntime,
 } from './helpers.js';
 
@@ -69,11 +70,7 @@ describe('runtime faults', () => {
 
   it('an Ask whose counts disagree is protocol', async () => {
     const client = clientFor(sess);
-    const ask = await client.createAsk({
-      surface: surface(),
-      respondents: { max: 3 },
-      idempotencyKey: idemKey(),
-    });
+    const ask = await surfaceAsk(client, 3);
     sess.faults.contradictory('getAsk', { variant: 'ask_counts' });
     await expectSessError(client.getAsk(ask.askId), 'protocol');
   });

@@ -11,6 +11,7 @@ import {
   expectSessError,
   idemKey,
   surface,
+  surfaceAsk,
   useRuntime,
 } from './helpers.js';
 
@@ -127,11 +128,7 @@ describe('withdrawSession', () => {
 describe('closeAsk', () => {
   it('closes an Ask: answered respondents stay, open pages are withdrawn', async () => {
     const client = clientFor(sess);
-    const ask = await client.createAsk({
-      surface: surface(),
-      respondents: { max: 3 },
-      idempotencyKey: idemKey(),
-    });
+    const ask = await surfaceAsk(client, 3);
     const a = await sess.startRespondent(ask.humanUrl);
     await sess.startRespondent(ask.humanUrl);
     await sess.submitAnswer(a.humanUrl!, answer());
@@ -151,11 +148,7 @@ describe('closeAsk', () => {
 
   it('a close answer that is not an Ask is protocol', async () => {
     const client = clientFor(sess);
-    const ask = await client.createAsk({
-      surface: surface(),
-      respondents: { max: 2 },
-      idempotencyKey: idemKey(),
-    });
+    const ask = await surfaceAsk(client, 2);
     sess.faults.malformed('closeAsk', { body: JSON.stringify({ not: 'an ask' }) });
     await expectSessError(client.closeAsk(ask.askId, { idempotencyKey: idemKey() }), 'protocol');
   });

@@ -23,7 +23,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -32,7 +32,6 @@ import {
   StreamableHTTPClientTransport as TransportV2,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
-import { build } from 'esbuild';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,6 +44,7 @@ import type { DiagnosticEvent } from '../../src/core/ports.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface, call, ok } from '../http/harness.js';
 import { type SecretsAudit, useSecretsAudit } from '../support/audit.js';
+import { bundleWithPackages } from '../support/bundle.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import {
   BrowserSignInProvider,
@@ -71,20 +71,11 @@ interface ExampleProcess {
 
 /** Bundle the example (npm packages stay external and resolve from this repository). */
 async function bundleExample(): Promise<string> {
-  const dir = join(root, 'node_modules', '.cache', 'sess-mcp-signin-test');
-  await mkdir(dir, { recursive: true });
-  const outfile = join(dir, `oauth-http-${process.pid}.mjs`);
-  await build({
-    entryPoints: [join(root, 'examples', 'oauth-http.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    logLevel: 'silent',
-  });
-  return outfile;
+  return bundleWithPackages(
+    join(root, 'examples', 'oauth-http.ts'),
+    'sess-mcp-signin-test',
+    `oauth-http-${process.pid}.mjs`,
+  );
 }
 
 /** Run the bundled example with `env` and wait for the endpoint it prints. */

@@ -55,6 +55,18 @@ async function answeredInteraction(value: string) {
   return { handle: created.handle, eventId: answered.response!.eventId };
 }
 
+/** A new request whose link the audit knows. */
+async function auditedRequest() {
+  const created = interactionOf(await call('sess_request', { interaction: surface }));
+  audit.url(created.humanUrl!, 'sess link');
+  return created;
+}
+
+/** Read the first revision of `handle`, waiting up to `waitMs`. */
+function firstResponse(handle: string, waitMs: number): Promise<ToolCallResult> {
+  return call('sess_response', { handle, revision: 1, wait_ms: waitMs });
+}
+
 describe('error codes over stdio', () => {
   it('INVALID_ARGUMENTS: a title over 80 code points, refused before anything is sent', async () => {
     const before = shared.stack.sess.stats.requests.create ?? 0;
@@ -92,33 +104,23 @@ describe('error codes over stdio', () => {
   });
 
   it('SESS_UNAVAILABLE: retryable, nothing changed, the retry succeeds', async () => {
-    const created = interactionOf(await call('sess_request', { interaction: surface }));
-    audit.url(created.humanUrl!, 'sess link');
+    const created = await auditedRequest();
     shared.stack.sess.faults.fail('wait', 503);
-    expect(
-      errorOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 100 })),
-    ).toMatchObject({
+    expect(errorOf(await firstResponse(created.handle, 100))).toMatchObject({
       code: 'SESS_UNAVAILABLE',
       retryable: true,
     });
-    expect(
-      interactionOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 })).state,
-    ).toBe('waiting');
+    expect(interactionOf(await firstResponse(created.handle, 0)).state).toBe('waiting');
   });
 
   it('SESS_PROTOCOL_ERROR: a self-contradictory view fails closed and changes nothing', async () => {
-    const created = interactionOf(await call('sess_request', { interaction: surface }));
-    audit.url(created.humanUrl!, 'sess link');
+    const created = await auditedRequest();
     shared.stack.sess.faults.contradictory('wait', { variant: 'answered_without_answer' });
-    expect(
-      errorOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 100 })),
-    ).toMatchObject({
+    expect(errorOf(await firstResponse(created.handle, 100))).toMatchObject({
       code: 'SESS_PROTOCOL_ERROR',
       retryable: false,
     });
-    expect(
-      interactionOf(await call('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 })).state,
-    ).toBe('waiting');
+    expect(interactionOf(await firstResponse(created.handle, 0)).state).toBe('waiting');
   });
 
   it('REVISION_MISMATCH and RESPONSE_MISMATCH: refused without a request', async () => {

@@ -153,6 +153,14 @@ describe('crash and restart over stdio', () => {
     const created = interactionOf(await server.callTool('sess_request', { interaction: approveSurface }));
     steps.push('request');
     stdio.audit.url(created.humanUrl!, 'sess link');
+    /** Restart the server, then read `revision` of the request (waiting up to `waitMs` when given). */
+    const responseAfterRestart = async (revision: number, waitMs?: number) => {
+      server = await stack.restart();
+      const wait = waitMs === undefined ? {} : { wait_ms: waitMs };
+      return interactionOf(
+        await server.callTool('sess_response', { handle: created.handle, revision, ...wait }),
+      );
+    };
 
     server = await stack.restart();
     expect(
@@ -166,18 +174,12 @@ describe('crash and restart over stdio', () => {
     stdio.audit.answer({ note });
     await sess.submitAnswer(created.humanUrl!, { action: 'approve', values: { message: note } });
 
-    server = await stack.restart();
-    const answered = interactionOf(
-      await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
-    );
+    const answered = await responseAfterRestart(1, 5_000);
     expect(answered.state).toBe('answered');
     steps.push('response (answered)');
 
     // A saved `answered` is re-confirmed after a restart, the same answer again.
-    server = await stack.restart();
-    const again = interactionOf(
-      await server.callTool('sess_response', { handle: created.handle, revision: 1 }),
-    );
+    const again = await responseAfterRestart(1);
     expect(again.response).toEqual(answered.response);
     steps.push('response (re-confirmed)');
 
@@ -194,10 +196,7 @@ describe('crash and restart over stdio', () => {
     steps.push('publish (identical repeat)');
 
     await sess.submitAnswer(created.humanUrl!, { action: 'push', values: {} });
-    server = await stack.restart();
-    const second = interactionOf(
-      await server.callTool('sess_response', { handle: created.handle, revision: 2, wait_ms: 5_000 }),
-    );
+    const second = await responseAfterRestart(2, 5_000);
     expect(second.state).toBe('answered');
     steps.push('response (2nd answer)');
 

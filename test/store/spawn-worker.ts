@@ -5,11 +5,11 @@
  * one's tally.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import type { HandleStoreFactory } from '../../src/core/memory-store.js';
+import { bundleWithPackages } from '../support/bundle.js';
 import { httpA, makeRecord } from './fixtures.js';
 import type { WorkerJob } from './worker.js';
 
@@ -19,20 +19,11 @@ let bundles = 0;
 
 /** Bundle the worker to a file inside the repository's node_modules (so `pg` resolves). */
 async function bundleWorker(): Promise<string> {
-  const dir = join(root, 'node_modules', '.cache', 'sess-mcp-store-test');
-  await mkdir(dir, { recursive: true });
-  const outfile = join(dir, `worker-${process.pid}-${++bundles}.mjs`);
-  await build({
-    entryPoints: [join(here, 'worker.ts')],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    logLevel: 'silent',
-  });
-  return outfile;
+  return bundleWithPackages(
+    join(here, 'worker.ts'),
+    'sess-mcp-store-test',
+    `worker-${process.pid}-${++bundles}.mjs`,
+  );
 }
 
 function waitForLine(child: ChildProcess, predicate: (line: string) => boolean): Promise<string> {

@@ -12,10 +12,9 @@
  * Without `DATABASE_URL` the suite is skipped and says why; under CI (`CI` set) that is a failure.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgresHttpExample } from '../../examples/postgres-http.js';
@@ -34,6 +33,7 @@ import {
 } from '../http/harness.js';
 import { connectLegacy, connectModern } from '../http/helpers.js';
 import { useSecretsAudit } from '../support/audit.js';
+import { bundleWithPackages } from '../support/bundle.js';
 
 const url = process.env.DATABASE_URL;
 const SKIP_REASON = 'DATABASE_URL is unset; run: eval "$(bash scripts/ci-postgres.sh)"';
@@ -79,21 +79,13 @@ if (url === undefined || url === '') {
 
   beforeAll(async () => {
     // Inside node_modules so the bundle's external packages (pg, the MCP SDK) resolve.
-    const dir = join(root, 'node_modules', '.cache', 'sess-mcp-store-test');
-    await mkdir(dir, { recursive: true });
-    bundle = join(dir, `two-instances-${process.pid}.mjs`);
-    await build({
-      entryPoints: [join(here, 'two-instances-worker.ts')],
-      outfile: bundle,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      packages: 'external',
-      logLevel: 'silent',
+    bundle = await bundleWithPackages(
+      join(here, 'two-instances-worker.ts'),
+      'sess-mcp-store-test',
+      `two-instances-${process.pid}.mjs`,
       // The example runs itself when its module is the entry point; inside the bundle it is not.
-      define: { 'import.meta.url': JSON.stringify('sess-mcp:two-instances-worker') },
-    });
+      { define: { 'import.meta.url': JSON.stringify('sess-mcp:two-instances-worker') } },
+    );
   });
 
   afterEach(async () => {
@@ -232,20 +224,16 @@ if (url === undefined || url === '') {
         verified: true,
       });
 
-      const published = await ok(next(), 'sess_publish', {
+      const publish = {
         handle,
         expected_revision: 1,
         response_event_id: answered.response!.eventId,
         interaction: followUpSurface,
-      }); // B
+      };
+      const published = await ok(next(), 'sess_publish', publish); // B
       expect(published).toMatchObject({ revision: 2, state: 'waiting' });
       // A repeats B's publish (same arguments): an idempotent replay, not a second revision.
-      const replayed = await ok(next(), 'sess_publish', {
-        handle,
-        expected_revision: 1,
-        response_event_id: answered.response!.eventId,
-        interaction: followUpSurface,
-      }); // A
+      const replayed = await ok(next(), 'sess_publish', publish); // A
       expect(replayed).toMatchObject({ revision: 2, state: 'waiting' });
 
       await sess.submitAnswer(humanUrl!, { action: 'push', values: {} });

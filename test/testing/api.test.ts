@@ -1,7 +1,8 @@
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorBodySchema, sessionViewProblem, WireSessionViewSchema } from '../../src/sess/wire.js';
+import { sessionViewProblem, WireSessionViewSchema } from '../../src/sess/wire.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { expectError } from '../support/wire-error.js';
 import { ANSWER, answeredSession, call, createSession, newKey, sampleSurface } from './helpers.js';
 
 let sess: LocalSess;
@@ -11,13 +12,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sess.close();
 });
-
-function expectError(res: { status: number; json: unknown }, status: number, code: string) {
-  expect(res.status).toBe(status);
-  const parsed = v.parse(ErrorBodySchema, res.json);
-  expect(parsed.error.code).toBe(code);
-  return parsed.error;
-}
 
 describe('create, read', () => {
   it('creates a Session at revision 1 with a link, an expiry and the workspace header', async () => {

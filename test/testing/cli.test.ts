@@ -7,24 +7,16 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerToForm } from '../../src/testing/page/index.js';
+import { bundleForNode } from '../support/bundle.js';
 import { ANSWER, sampleSurface } from './helpers.js';
 
 let dir: string;
 let bin: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sess-local-cli-'));
-  bin = join(dir, 'sess-local.mjs');
-  await build({
-    entryPoints: ['src/testing/bin.ts'],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    outfile: bin,
-    logLevel: 'silent',
-  });
+  bin = await bundleForNode('src/testing/bin.ts', join(dir, 'sess-local.mjs'));
 });
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -1,98 +1,95 @@
 import * as v from 'valibot';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   askViewProblem,
   sessionViewProblem,
   WireAskViewSchema,
   WireSessionViewSchema,
 } from '../../src/sess/wire.js';
-import { type ContradictionVariant, type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { type ContradictionVariant, startLocalSess } from '../../src/testing/index.js';
+import { useLocalSess } from '../support/local-sess.js';
 import { ANSWER, answeredSession, call, createSession, newKey, sampleSurface } from './helpers.js';
 
-let sess: LocalSess;
-beforeAll(async () => {
-  sess = await startLocalSess();
-});
-afterAll(async () => {
-  await sess.close();
-});
+const sess = useLocalSess();
 
 const createBody = () => ({ interaction: sampleSurface() });
 
 describe('faults', () => {
   it('status: answers the error body and changes nothing', async () => {
-    const before = sess.stats.of().sessionsCreated;
-    sess.faults.fail('create', 503);
-    const res = await call(sess, 'POST', '/v1/sessions', { body: createBody(), key: newKey() });
+    const before = sess().stats.of().sessionsCreated;
+    sess().faults.fail('create', 503);
+    const res = await call(sess(), 'POST', '/v1/sessions', { body: createBody(), key: newKey() });
     expect(res.status).toBe(503);
     expect(res.json).toEqual({ error: { code: 'unavailable', message: expect.any(String) } });
-    expect(res.headers.get('sess-workspace-id')).toBe(sess.workspaceId);
-    expect(sess.stats.of().sessionsCreated).toBe(before);
-    sess.faults.fail('create', 403, { code: 'plan_limit', limit: 5 });
-    const plan = await call(sess, 'POST', '/v1/sessions', { body: createBody(), key: newKey() });
+    expect(res.headers.get('sess-workspace-id')).toBe(sess().workspaceId);
+    expect(sess().stats.of().sessionsCreated).toBe(before);
+    sess().faults.fail('create', 403, { code: 'plan_limit', limit: 5 });
+    const plan = await call(sess(), 'POST', '/v1/sessions', { body: createBody(), key: newKey() });
     expect(plan.json.error).toMatchObject({ code: 'plan_limit', limit: 5 });
-    sess.faults.fail('get', 429);
-    const s = await createSession(sess);
-    const limited = await call(sess, 'GET', `/v1/sessions/${s.id}`);
+    sess().faults.fail('get', 429);
+    const s = await createSession(sess());
+    const limited = await call(sess(), 'GET', `/v1/sessions/${s.id}`);
     expect(limited.status).toBe(429);
     expect(limited.json.error.code).toBe('rate_limited');
     expect(limited.headers.get('retry-after')).toBe('1');
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).status).toBe(200);
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).status).toBe(200);
   });
 
   it('transport: the connection drops before anything happens', async () => {
-    const before = sess.stats.of().sessionsCreated;
-    sess.faults.drop('create');
-    await expect(call(sess, 'POST', '/v1/sessions', { body: createBody(), key: newKey() })).rejects.toThrow();
-    expect(sess.stats.of().sessionsCreated).toBe(before);
+    const before = sess().stats.of().sessionsCreated;
+    sess().faults.drop('create');
+    await expect(
+      call(sess(), 'POST', '/v1/sessions', { body: createBody(), key: newKey() }),
+    ).rejects.toThrow();
+    expect(sess().stats.of().sessionsCreated).toBe(before);
   });
 
   it('delay: the call is handled after the delay', async () => {
-    const s = await createSession(sess);
-    sess.faults.delay('get', 250);
+    const s = await createSession(sess());
+    sess().faults.delay('get', 250);
     const t0 = performance.now();
-    const res = await call(sess, 'GET', `/v1/sessions/${s.id}`);
+    const res = await call(sess(), 'GET', `/v1/sessions/${s.id}`);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(240);
     expect(res.status).toBe(200);
   });
 
   it('commit_then_drop on create: a Session exists, the client saw no answer, the same key replays it', async () => {
-    const before = sess.stats.of().sessionsCreated;
+    const before = sess().stats.of().sessionsCreated;
     const key = newKey();
-    sess.faults.commitThenDrop('create');
-    await expect(call(sess, 'POST', '/v1/sessions', { body: createBody(), key })).rejects.toThrow();
-    expect(sess.stats.of().sessionsCreated).toBe(before + 1);
-    const replay = await call(sess, 'POST', '/v1/sessions', { body: createBody(), key });
+    sess().faults.commitThenDrop('create');
+    await expect(call(sess(), 'POST', '/v1/sessions', { body: createBody(), key })).rejects.toThrow();
+    expect(sess().stats.of().sessionsCreated).toBe(before + 1);
+    const replay = await call(sess(), 'POST', '/v1/sessions', { body: createBody(), key });
     expect(replay.status).toBe(201);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(sess.stats.of().sessionsCreated).toBe(before + 1);
+    expect(sess().stats.of().sessionsCreated).toBe(before + 1);
   });
 
   it('commit_then_drop on publish and complete: committed; the identical call learns the outcome', async () => {
-    const { s, next: body } = await answeredSession(sess);
+    const { s, next: body } = await answeredSession(sess());
     const key = newKey();
-    sess.faults.commitThenDrop('publish');
+    sess().faults.commitThenDrop('publish');
     await expect(
-      call(sess, 'POST', `/v1/sessions/${s.id}/revisions`, { body, key, ifMatch: 1 }),
+      call(sess(), 'POST', `/v1/sessions/${s.id}/revisions`, { body, key, ifMatch: 1 }),
     ).rejects.toThrow();
-    expect(sess.sessions.get(s.id)!.view.revision).toBe(2);
-    const replay = await call(sess, 'POST', `/v1/sessions/${s.id}/revisions`, { body, key, ifMatch: 1 });
+    expect(sess().sessions.get(s.id)!.view.revision).toBe(2);
+    const replay = await call(sess(), 'POST', `/v1/sessions/${s.id}/revisions`, { body, key, ifMatch: 1 });
     expect(replay.status).toBe(200);
     expect(replay.json.revision).toBe(2);
 
-    await sess.submitAnswer(s.human_url, ANSWER);
-    const evt2 = (await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.responses[1].event_id;
+    await sess().submitAnswer(s.human_url, ANSWER);
+    const evt2 = (await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.responses[1].event_id;
     const cKey = newKey();
-    sess.faults.commitThenDrop('complete');
+    sess().faults.commitThenDrop('complete');
     await expect(
-      call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {
+      call(sess(), 'POST', `/v1/sessions/${s.id}/complete`, {
         body: { response_event_id: evt2 },
         key: cKey,
         ifMatch: 2,
       }),
     ).rejects.toThrow();
-    expect(sess.sessions.get(s.id)!.view.status).toBe('completed');
-    const done = await call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {
+    expect(sess().sessions.get(s.id)!.view.status).toBe('completed');
+    const done = await call(sess(), 'POST', `/v1/sessions/${s.id}/complete`, {
       body: { response_event_id: evt2 },
       key: cKey,
       ifMatch: 2,
@@ -101,18 +98,18 @@ describe('faults', () => {
   });
 
   it('commit_then_status: the change is committed but the answer is an error', async () => {
-    const { s, eventId: evt } = await answeredSession(sess);
+    const { s, eventId: evt } = await answeredSession(sess());
     const key = newKey();
-    sess.faults.commitThenFail('complete', 500);
-    const res = await call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {
+    sess().faults.commitThenFail('complete', 500);
+    const res = await call(sess(), 'POST', `/v1/sessions/${s.id}/complete`, {
       body: { response_event_id: evt },
       key,
       ifMatch: 1,
     });
     expect(res.status).toBe(500);
     expect(res.json.error.code).toBe('internal');
-    expect(sess.sessions.get(s.id)!.view.status).toBe('completed');
-    const replay = await call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {
+    expect(sess().sessions.get(s.id)!.view.status).toBe('completed');
+    const replay = await call(sess(), 'POST', `/v1/sessions/${s.id}/complete`, {
       body: { response_event_id: evt },
       key,
       ifMatch: 1,
@@ -122,14 +119,14 @@ describe('faults', () => {
   });
 
   it('malformed: a 2xx whose body is not JSON (the change is committed)', async () => {
-    const before = sess.stats.of().sessionsCreated;
-    sess.faults.malformed('create');
-    const res = await call(sess, 'POST', '/v1/sessions', { body: createBody(), key: newKey() });
+    const before = sess().stats.of().sessionsCreated;
+    sess().faults.malformed('create');
+    const res = await call(sess(), 'POST', '/v1/sessions', { body: createBody(), key: newKey() });
     expect(res.status).toBe(201);
     expect(res.json).toBeUndefined();
-    expect(sess.stats.of().sessionsCreated).toBe(before + 1);
-    sess.faults.malformed('jwks', { body: '{"keys": 3}' });
-    const jwks = await fetch(`${sess.origin}/.well-known/sess/jwks.json`);
+    expect(sess().stats.of().sessionsCreated).toBe(before + 1);
+    sess().faults.malformed('jwks', { body: '{"keys": 3}' });
+    const jwks = await fetch(`${sess().origin}/.well-known/sess/jwks.json`);
     expect(await jwks.text()).toBe('{"keys": 3}');
   });
 
@@ -139,52 +136,52 @@ describe('faults', () => {
     'answered_without_answer',
     'duplicate_revision',
   ])('contradictory %s: a well-formed view that breaks the consistency rules', async (variant) => {
-    const s = await createSession(sess);
-    await sess.submitAnswer(s.human_url, ANSWER);
-    sess.faults.contradictory('get', { variant });
-    const res = await call(sess, 'GET', `/v1/sessions/${s.id}`);
+    const s = await createSession(sess());
+    await sess().submitAnswer(s.human_url, ANSWER);
+    sess().faults.contradictory('get', { variant });
+    const res = await call(sess(), 'GET', `/v1/sessions/${s.id}`);
     const view = v.parse(WireSessionViewSchema, res.json);
     expect(sessionViewProblem(view)).toBeDefined();
     // An active Session with no answer yet is made contradictory too.
-    const fresh = await createSession(sess);
-    sess.faults.contradictory('get', { variant });
-    const fv = v.parse(WireSessionViewSchema, (await call(sess, 'GET', `/v1/sessions/${fresh.id}`)).json);
+    const fresh = await createSession(sess());
+    sess().faults.contradictory('get', { variant });
+    const fv = v.parse(WireSessionViewSchema, (await call(sess(), 'GET', `/v1/sessions/${fresh.id}`)).json);
     expect(sessionViewProblem(fv)).toBeDefined();
   });
 
   it('contradictory on an Ask read breaks the Ask counts', async () => {
-    const ask = await call(sess, 'POST', '/v1/asks', {
+    const ask = await call(sess(), 'POST', '/v1/asks', {
       body: { interaction: sampleSurface(), respondents: { max: 2 } },
       key: newKey(),
     });
-    sess.faults.contradictory('getAsk');
-    const view = v.parse(WireAskViewSchema, (await call(sess, 'GET', `/v1/asks/${ask.json.id}`)).json);
+    sess().faults.contradictory('getAsk');
+    const view = v.parse(WireAskViewSchema, (await call(sess(), 'GET', `/v1/asks/${ask.json.id}`)).json);
     expect(askViewProblem(view)).toBeDefined();
   });
 
   it('times, pending and clear', async () => {
-    const s = await createSession(sess);
-    sess.faults.fail('get', 500, { times: 2 });
-    expect(sess.faults.pending('get')).toBe(2);
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.error.code).toBe('internal');
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).status).toBe(500);
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).status).toBe(200);
-    sess.faults.fail('jwks', 503, { times: Number.POSITIVE_INFINITY });
-    expect((await fetch(`${sess.origin}/.well-known/sess/jwks.json`)).status).toBe(503);
-    expect((await fetch(`${sess.origin}/.well-known/sess/jwks.json`)).status).toBe(503);
-    sess.faults.clear();
-    expect(sess.faults.pending()).toBe(0);
-    expect((await fetch(`${sess.origin}/.well-known/sess/jwks.json`)).status).toBe(200);
-    expect(() => sess.faults.fail('get', 200)).toThrow(TypeError);
+    const s = await createSession(sess());
+    sess().faults.fail('get', 500, { times: 2 });
+    expect(sess().faults.pending('get')).toBe(2);
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.error.code).toBe('internal');
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).status).toBe(500);
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).status).toBe(200);
+    sess().faults.fail('jwks', 503, { times: Number.POSITIVE_INFINITY });
+    expect((await fetch(`${sess().origin}/.well-known/sess/jwks.json`)).status).toBe(503);
+    expect((await fetch(`${sess().origin}/.well-known/sess/jwks.json`)).status).toBe(503);
+    sess().faults.clear();
+    expect(sess().faults.pending()).toBe(0);
+    expect((await fetch(`${sess().origin}/.well-known/sess/jwks.json`)).status).toBe(200);
+    expect(() => sess().faults.fail('get', 200)).toThrow(TypeError);
     // biome-ignore lint/suspicious/noExplicitAny: an invalid endpoint on purpose
-    expect(() => sess.faults.drop('nope' as any)).toThrow(TypeError);
+    expect(() => sess().faults.drop('nope' as any)).toThrow(TypeError);
   });
 
   it('counts requests per endpoint', async () => {
-    const before = sess.stats.requests;
-    const s = await createSession(sess);
-    await call(sess, 'GET', `/v1/sessions/${s.id}`);
-    const after = sess.stats.requests;
+    const before = sess().stats.requests;
+    const s = await createSession(sess());
+    await call(sess(), 'GET', `/v1/sessions/${s.id}`);
+    const after = sess().stats.requests;
     expect(after.create).toBe(before.create! + 1);
     expect(after.get).toBe(before.get! + 1);
   });

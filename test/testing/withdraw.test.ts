@@ -4,32 +4,21 @@
  * open-Session count, and what the person's page shows and refuses afterwards.
  */
 import * as v from 'valibot';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorBodySchema, sessionViewProblem, WireSessionViewSchema } from '../../src/sess/wire.js';
-import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { describe, expect, it } from 'vitest';
+import { sessionViewProblem, WireSessionViewSchema } from '../../src/sess/wire.js';
+import { startLocalSess } from '../../src/testing/index.js';
+import { useLocalSess } from '../support/local-sess.js';
+import { expectError } from '../support/wire-error.js';
 import { ANSWER, answeredSession, call, createSession, newKey, sampleSurface } from './helpers.js';
 
-let sess: LocalSess;
-beforeAll(async () => {
-  sess = await startLocalSess();
-});
-afterAll(async () => {
-  await sess.close();
-});
-
-function expectError(res: { status: number; json: unknown }, status: number, code: string) {
-  expect(res.status).toBe(status);
-  const parsed = v.parse(ErrorBodySchema, res.json);
-  expect(parsed.error.code).toBe(code);
-  return parsed.error;
-}
+const sess = useLocalSess();
 
 const withdraw = (
   id: string,
   body: unknown,
   options: { key?: string | null; ifMatch?: number | string } = {},
 ) =>
-  call(sess, 'POST', `/v1/sessions/${id}/withdraw`, {
+  call(sess(), 'POST', `/v1/sessions/${id}/withdraw`, {
     body,
     key: options.key === undefined ? newKey() : options.key,
     ...(options.ifMatch === undefined ? { ifMatch: 1 } : { ifMatch: options.ifMatch }),
@@ -37,9 +26,13 @@ const withdraw = (
 
 describe('POST /v1/sessions/{id}/withdraw', () => {
   it('withdraws an open Session: final, same revision, waits return, the page says so and refuses', async () => {
-    const s = await createSession(sess);
-    const waiting = call(sess, 'GET', `/v1/sessions/${s.id}/wait?revision=1&status=active&timeout_ms=20000`);
-    await sess.whenWaiting(s.id);
+    const s = await createSession(sess());
+    const waiting = call(
+      sess(),
+      'GET',
+      `/v1/sessions/${s.id}/wait?revision=1&status=active&timeout_ms=20000`,
+    );
+    await sess().whenWaiting(s.id);
     const res = await withdraw(s.id, { reason: 'Plans changed <b>today</b>' });
     expect(res.status).toBe(200);
     expect(res.headers.get('etag')).toBe('"1"');
@@ -49,14 +42,14 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
     expect((await waiting).json.status).toBe('withdrawn');
     // A wait on a final status returns at once.
     const again = await call(
-      sess,
+      sess(),
       'GET',
       `/v1/sessions/${s.id}/wait?revision=1&status=withdrawn&timeout_ms=20000`,
     );
     expect(again.json.status).toBe('withdrawn');
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('withdrawn');
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('withdrawn');
 
-    const page = await sess.openPage(s.human_url);
+    const page = await sess().openPage(s.human_url);
     expect(page.status).toBe(410);
     expect(page.html).toContain('This question was withdrawn.');
     // The reason is shown, escaped.
@@ -64,35 +57,35 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
     expect(page.html).not.toContain('<b>today</b>');
     expect(page.html).not.toContain('<form');
 
-    const submit = await sess.submitAnswer(s.human_url, ANSWER);
+    const submit = await sess().submitAnswer(s.human_url, ANSWER);
     expect(submit.status).toBe(410);
     expect(submit.html).toContain('This question was withdrawn.');
-    expect(sess.sessions.get(s.id)?.view.responses ?? []).toHaveLength(0);
-    expect(sess.stats.of().sessionsWithdrawn).toBeGreaterThanOrEqual(1);
+    expect(sess().sessions.get(s.id)?.view.responses ?? []).toHaveLength(0);
+    expect(sess().stats.of().sessionsWithdrawn).toBeGreaterThanOrEqual(1);
 
-    const watch = await sess.openPage(`${new URL(s.human_url).pathname}/state?revision=1&status=active`);
+    const watch = await sess().openPage(`${new URL(s.human_url).pathname}/state?revision=1&status=active`);
     expect(JSON.parse(watch.html)).toEqual({ changed: true, final: true });
   });
 
   it('wakes a held page watch at once with a final change, and a respondent page of a closed Ask too', async () => {
-    const s = await createSession(sess);
+    const s = await createSession(sess());
     const u = new URL(s.human_url);
     const held = fetch(`${u.origin}${u.pathname}/state?revision=1&status=active`);
-    await sess.whenWaiting(s.id);
+    await sess().whenWaiting(s.id);
     expect((await withdraw(s.id, {})).status).toBe(200);
     expect(await (await held).json()).toEqual({ changed: true, final: true });
-    expect(sess.pendingWaits(s.id)).toBe(0);
+    expect(sess().pendingWaits(s.id)).toBe(0);
 
-    const ask = await call(sess, 'POST', '/v1/asks', {
+    const ask = await call(sess(), 'POST', '/v1/asks', {
       body: { interaction: sampleSurface('Lunch?'), respondents: { max: 2 } },
       key: newKey(),
     });
-    const r = await sess.startRespondent(ask.json.human_url);
+    const r = await sess().startRespondent(ask.json.human_url);
     const ru = new URL(r.humanUrl!);
-    const respondentId = sess.sessions.byUrl(r.humanUrl!)!.view.id;
+    const respondentId = sess().sessions.byUrl(r.humanUrl!)!.view.id;
     const heldRespondent = fetch(`${ru.origin}${ru.pathname}/state?revision=1&status=active`);
-    await sess.whenWaiting(respondentId);
-    const closed = await call(sess, 'POST', `/v1/asks/${ask.json.id}/close`, {
+    await sess().whenWaiting(respondentId);
+    const closed = await call(sess(), 'POST', `/v1/asks/${ask.json.id}/close`, {
       body: {},
       key: newKey(),
       ifMatch: 1,
@@ -102,22 +95,22 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
   });
 
   it('withdraws without a reason, and a lapsed Session too', async () => {
-    const s = await createSession(sess, { expires_in: 60 });
-    sess.clock.advance(61_000);
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('lapsed');
+    const s = await createSession(sess(), { expires_in: 60 });
+    sess().clock.advance(61_000);
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('lapsed');
     const res = await withdraw(s.id, {});
     expect(res.status).toBe(200);
     expect(res.json.status).toBe('withdrawn');
-    const page = await sess.openPage(s.human_url);
+    const page = await sess().openPage(s.human_url);
     expect(page.status).toBe(410);
     expect(page.html).toContain('This question was withdrawn.');
     expect(page.html).not.toContain('Their note');
     // More time cannot reopen it.
-    expect((await sess.extend(s.human_url)).status).toBe(410);
+    expect((await sess().extend(s.human_url)).status).toBe(410);
   });
 
   it('refuses in the documented order and changes nothing', async () => {
-    const s = await createSession(sess);
+    const s = await createSession(sess());
     expectError(await withdraw(s.id, {}, { key: null }), 400, 'invalid_request');
     expectError(await withdraw(s.id, {}, { ifMatch: 'one' }), 400, 'invalid_request');
     expect(expectError(await withdraw(s.id, { reason: 'x', extra: 1 }), 422, 'invalid_request').field).toBe(
@@ -133,28 +126,28 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
     expect(long).toMatchObject({ field: '/reason', limit: 160, length: 161 });
     expect((await withdraw(s.id, { reason: '😀'.repeat(160) }, { ifMatch: 2 })).status).toBe(409);
     expectError(await withdraw('ses_unknown', {}), 404, 'not_found');
-    expectError(await call(sess, 'GET', `/v1/sessions/${s.id}/withdraw`), 405, 'method_not_allowed');
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('active');
+    expectError(await call(sess(), 'GET', `/v1/sessions/${s.id}/withdraw`), 405, 'method_not_allowed');
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('active');
   });
 
   it('never takes back an answer: an answered or completed Session is 409, an expired one 410', async () => {
-    const { s, eventId } = await answeredSession(sess);
+    const { s, eventId } = await answeredSession(sess());
     const answered = expectError(await withdraw(s.id, {}), 409, 'conflict');
     expect(answered.message).toMatch(/answer/);
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('answered');
-    await call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('answered');
+    await call(sess(), 'POST', `/v1/sessions/${s.id}/complete`, {
       body: { response_event_id: eventId },
       key: newKey(),
       ifMatch: 1,
     });
     expectError(await withdraw(s.id, {}), 409, 'conflict');
-    const long = await createSession(sess, { expires_in: 100_000 });
-    sess.clock.advance(100_001_000);
+    const long = await createSession(sess(), { expires_in: 100_000 });
+    sess().clock.advance(100_001_000);
     expectError(await withdraw(long.id, {}), 410, 'expired');
   });
 
   it('replays the same key and body; a new key on a withdrawn Session is 409; a changed body is a mismatch', async () => {
-    const s = await createSession(sess);
+    const s = await createSession(sess());
     const key = newKey();
     const first = await withdraw(s.id, { reason: 'No longer needed' }, { key });
     expect(first.status).toBe(200);
@@ -187,24 +180,24 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
   });
 
   it('supports the fault queue like every other endpoint', async () => {
-    const s = await createSession(sess);
-    sess.faults.fail('withdraw', 500);
+    const s = await createSession(sess());
+    sess().faults.fail('withdraw', 500);
     expectError(await withdraw(s.id, {}), 500, 'internal');
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('active');
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('active');
     const key = newKey();
-    sess.faults.commitThenDrop('withdraw');
+    sess().faults.commitThenDrop('withdraw');
     await expect(withdraw(s.id, {}, { key })).rejects.toThrow();
-    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('withdrawn');
+    expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('withdrawn');
     const replay = await withdraw(s.id, {}, { key });
     expect(replay.status).toBe(200);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
-    expect(sess.stats.requests.withdraw).toBeGreaterThanOrEqual(3);
+    expect(sess().stats.requests.withdraw).toBeGreaterThanOrEqual(3);
   });
 });
 
 describe('POST /v1/asks/{id}/close', () => {
   const createAsk = async (max = 3) => {
-    const res = await call(sess, 'POST', '/v1/asks', {
+    const res = await call(sess(), 'POST', '/v1/asks', {
       body: { interaction: sampleSurface('Team lunch?'), respondents: { max } },
       key: newKey(),
     });
@@ -214,10 +207,10 @@ describe('POST /v1/asks/{id}/close', () => {
 
   it('closes to new respondents, withdraws pages not yet answered, keeps the answers given', async () => {
     const ask = await createAsk();
-    const a = await sess.startRespondent(ask.human_url);
-    const b = await sess.startRespondent(ask.human_url);
-    expect((await sess.submitAnswer(a.humanUrl!, ANSWER)).status).toBe(303);
-    const res = await call(sess, 'POST', `/v1/asks/${ask.id}/close`, {
+    const a = await sess().startRespondent(ask.human_url);
+    const b = await sess().startRespondent(ask.human_url);
+    expect((await sess().submitAnswer(a.humanUrl!, ANSWER)).status).toBe(303);
+    const res = await call(sess(), 'POST', `/v1/asks/${ask.id}/close`, {
       body: { reason: 'We have enough answers' },
       key: newKey(),
       ifMatch: 1,
@@ -229,34 +222,38 @@ describe('POST /v1/asks/{id}/close', () => {
     expect(statuses).toEqual(['answered', 'withdrawn']);
     expect(res.json.respondents[0].response.answer).toEqual(ANSWER);
 
-    const bPage = await sess.openPage(b.humanUrl!);
+    const bPage = await sess().openPage(b.humanUrl!);
     expect(bPage.status).toBe(410);
     expect(bPage.html).toContain('We have enough answers');
-    expect((await sess.submitAnswer(b.humanUrl!, ANSWER)).status).toBe(410);
-    const newcomer = await sess.startRespondent(ask.human_url);
+    expect((await sess().submitAnswer(b.humanUrl!, ANSWER)).status).toBe(410);
+    const newcomer = await sess().startRespondent(ask.human_url);
     expect(newcomer.status).toBe(410);
     expect(newcomer.html).toContain('This question was withdrawn.');
-    expect((await call(sess, 'GET', `/v1/asks/${ask.id}`)).json.started).toBe(2);
+    expect((await call(sess(), 'GET', `/v1/asks/${ask.id}`)).json.started).toBe(2);
   });
 
   it('refuses a second close with a new key (409), a wrong If-Match (409), a past deadline (410), a respondent withdraw (403)', async () => {
     const ask = await createAsk();
-    const r = await sess.startRespondent(ask.human_url);
-    const sessionId = sess.sessions.byUrl(r.humanUrl!)!.view.id;
+    const r = await sess().startRespondent(ask.human_url);
+    const sessionId = sess().sessions.byUrl(r.humanUrl!)!.view.id;
     expectError(
-      await call(sess, 'POST', `/v1/sessions/${sessionId}/withdraw`, { body: {}, key: newKey(), ifMatch: 1 }),
+      await call(sess(), 'POST', `/v1/sessions/${sessionId}/withdraw`, {
+        body: {},
+        key: newKey(),
+        ifMatch: 1,
+      }),
       403,
       'forbidden',
     );
     const close = (ifMatch: number) =>
-      call(sess, 'POST', `/v1/asks/${ask.id}/close`, { body: {}, key: newKey(), ifMatch });
+      call(sess(), 'POST', `/v1/asks/${ask.id}/close`, { body: {}, key: newKey(), ifMatch });
     expectError(await close(2), 409, 'conflict');
     expect((await close(1)).status).toBe(200);
     expectError(await close(1), 409, 'conflict');
     const late = await createAsk();
-    sess.clock.advance(3_601_000);
+    sess().clock.advance(3_601_000);
     expectError(
-      await call(sess, 'POST', `/v1/asks/${late.id}/close`, { body: {}, key: newKey(), ifMatch: 1 }),
+      await call(sess(), 'POST', `/v1/asks/${late.id}/close`, { body: {}, key: newKey(), ifMatch: 1 }),
       410,
       'expired',
     );
