@@ -11,22 +11,9 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
+import { message } from './children.js';
 import { WAIT_LAST_RETURN_MAX_MS, WAIT_RSS_MAX_KIB } from './goals.js';
 import { ms, type Row, yesNo } from './table.js';
-
-function message<T>(child: ChildProcess, kind: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: { kind: string }) => {
-      if (m.kind !== kind) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(m as T);
-    };
-    const onExit = (code: number | null) => reject(new Error(`child exited (${code}) before "${kind}"`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
 
 interface Memory {
   rss: number;
