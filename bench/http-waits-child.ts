@@ -10,31 +10,15 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { callTool, SURFACE, sessHandler } from './lib/mcp.js';
+import { createInteractions, memoryAfterGc, sessHandler } from './lib/mcp.js';
 
 const [origin, workspaceId, apiKey, count] = process.argv.slice(2) as [string, string, string, string];
 const n = Number(count);
 const send = (message: unknown) => process.send!(message);
 const rig = sessHandler(origin, workspaceId, apiKey);
-const gc = (globalThis as { gc?: () => void }).gc!;
+const memory = memoryAfterGc;
 
-function memory() {
-  gc();
-  gc();
-  const m = process.memoryUsage();
-  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
-}
-
-const handles: string[] = new Array(n);
-let next = 0;
-const worker = async () => {
-  while (next < n) {
-    const i = next++;
-    const created = await callTool(rig.handler.fetch, 'sess_request', { interaction: SURFACE }, `p${i}`);
-    handles[i] = created.handle;
-  }
-};
-await Promise.all(Array.from({ length: 32 }, worker));
+const { handles } = await createInteractions(rig, n);
 
 const server = http.createServer(rig.handler.node);
 // Thousands of connects arrive in bursts; Node's default backlog (511) would drop some.

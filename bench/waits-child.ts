@@ -8,33 +8,15 @@
  * memory with the waits held; then report when the last wait returned, how many were answered,
  * and how every other one ended (its state or its tool error's code).
  */
-import { callTool, resultOf, SURFACE, sessHandler, toolCall } from './lib/mcp.js';
+import { createInteractions, memoryAfterGc, resultOf, sessHandler, toolCall } from './lib/mcp.js';
 
 const [origin, workspaceId, apiKey, count] = process.argv.slice(2) as [string, string, string, string];
 const n = Number(count);
 const send = (message: unknown) => process.send!(message);
 const rig = sessHandler(origin, workspaceId, apiKey);
-const gc = (globalThis as { gc?: () => void }).gc!;
+const memory = memoryAfterGc;
 
-function memory() {
-  gc();
-  gc();
-  const m = process.memoryUsage();
-  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
-}
-
-const handles: string[] = new Array(n);
-const urls: string[] = new Array(n);
-let next = 0;
-const worker = async () => {
-  while (next < n) {
-    const i = next++;
-    const created = await callTool(rig.handler.fetch, 'sess_request', { interaction: SURFACE }, `p${i}`);
-    handles[i] = created.handle;
-    urls[i] = created.humanUrl!;
-  }
-};
-await Promise.all(Array.from({ length: 32 }, worker));
+const { handles, urls } = await createInteractions(rig, n);
 // Let the creates' sockets and buffers settle before the reading the waits are compared with.
 await new Promise((resolve) => setTimeout(resolve, 500));
 send({ kind: 'created', urls, before: memory() });

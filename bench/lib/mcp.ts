@@ -154,3 +154,32 @@ export async function trivialServer(): Promise<{ url: string; close(): Promise<v
     },
   };
 }
+
+/** Resident memory, heap and external bytes after two full collections (run with `--expose-gc`). */
+export function memoryAfterGc(): { rss: number; heapUsed: number; external: number } {
+  const gc = (globalThis as { gc?: () => void }).gc!;
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external };
+}
+
+/** Create `n` interactions through the handler, one principal each (`p<i>`), 32 at a time. */
+export async function createInteractions(
+  rig: SessHandlerRig,
+  n: number,
+): Promise<{ handles: string[]; urls: string[] }> {
+  const handles: string[] = new Array(n);
+  const urls: string[] = new Array(n);
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const created = await callTool(rig.handler.fetch, 'sess_request', { interaction: SURFACE }, `p${i}`);
+      handles[i] = created.handle;
+      urls[i] = created.humanUrl!;
+    }
+  };
+  await Promise.all(Array.from({ length: 32 }, worker));
+  return { handles, urls };
+}
