@@ -8,34 +8,24 @@
 import { createMCPClient } from '@ai-sdk/mcp';
 import { generateText, isStepCount } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import {
   BEARER,
   type FlowOutcome,
   type HostResult,
+  packageVersion,
   progressTokenOf,
-  ROOT,
   startHostHttpServer,
+  useCleanupStack,
   writeHostResult,
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, nextStep, promptFor } from './script.js';
 import { createStandInLog, firstInteractionResult, toolResultShape } from './stand-in-log.js';
 
-const cleanup: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
-
-async function versionOf(name: string): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  const pkg = JSON.parse(await readFile(`${ROOT}/node_modules/${name}/package.json`, 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
+const cleanup = useCleanupStack();
 
 type Part = { type: string; text?: string; output?: { type: string; value: unknown } };
 
@@ -147,7 +137,7 @@ describe('Vercel AI SDK (ai + @ai-sdk/mcp)', () => {
     keysOnly.text(log.requests.map((r) => r.body).join('\n'), 'model prompts');
 
     const bodies = log.requests.map((r) => r.body).join('\n');
-    const version = `ai ${await versionOf('ai')}, @ai-sdk/mcp ${await versionOf('@ai-sdk/mcp')}`;
+    const version = `ai ${await packageVersion('ai')}, @ai-sdk/mcp ${await packageVersion('@ai-sdk/mcp')}`;
     const result: HostResult = {
       host: 'Vercel AI SDK',
       version,

@@ -7,12 +7,12 @@
  *
  * Installed by `.ci/run` under `.tmp/claude-code`; under `CI=true` a missing install fails.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import { type AnthropicStandIn, startAnthropicStandIn } from './anthropic-stand-in.js';
@@ -26,8 +26,10 @@ import {
   readStdioTap,
   readTree,
   requireHost,
+  runHostCommand,
   startHostHttpServer,
   type TappedMessage,
+  useCleanupStack,
   writeHostResult,
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
@@ -46,10 +48,7 @@ const TOOLS = ['sess_request', 'sess_response', 'sess_publish', 'sess_complete',
   .join(',');
 const SCHEDULING_TOOLS = ['ScheduleWakeup', 'CronCreate', 'Monitor'];
 
-const cleanup: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
+const cleanup = useCleanupStack();
 
 interface Place {
   home: string;
@@ -85,26 +84,11 @@ function claudePrint(
   standIn: AnthropicStandIn,
   prompt: string,
 ): Promise<{ out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(claude!, ['-p', prompt, '--allowedTools', TOOLS, '--output-format', 'json'], {
-      cwd: where.project,
-      env: hostEnv(where, standIn),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve({ out, err });
-      else reject(new Error(`claude -p exited with ${code ?? signal}: ${err.slice(0, 300)}`));
-    });
+  return runHostCommand(claude!, ['-p', prompt, '--allowedTools', TOOLS, '--output-format', 'json'], {
+    cwd: where.project,
+    env: hostEnv(where, standIn),
+    label: 'claude -p',
+    timeoutMs: 120_000,
   });
 }
 

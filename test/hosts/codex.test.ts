@@ -1,16 +1,7 @@
-/**
- * Codex CLI (`@openai/codex`, its Linux binary from the platform package) drives the sess tools
- * with no model: `codex exec` with `CODEX_HOME` and `HOME` in a temporary directory, a custom
- * model provider pointing at the Responses stand-in, and `sess-mcp` as a stdio MCP server in
- * `config.toml` (through the pass-through tap that logs what the host sent).
- *
- * Installed by `.ci/run` under `.tmp/codex`; under `CI=true` a missing install fails.
- */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import {
@@ -22,6 +13,8 @@ import {
   readStdioTap,
   readTree,
   requireHost,
+  runHostCommand,
+  useCleanupStack,
   writeHostResult,
 } from './matrix.js';
 import { startResponsesStandIn } from './responses-stand-in.js';
@@ -37,10 +30,7 @@ const codex = requireHost(
 );
 const PROVIDER_KEY = 'stand-in-provider-key-not-secret';
 
-const cleanup: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
+const cleanup = useCleanupStack();
 
 const toml = (value: string) => JSON.stringify(value);
 
@@ -51,47 +41,33 @@ function namespaceDescribes(body: string, text: string): boolean {
 }
 
 function codexExec(home: string, cwd: string, prompt: string): Promise<{ out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(
-      codex!,
-      [
-        'exec',
-        '--skip-git-repo-check',
-        '--json',
-        '-s',
-        'read-only',
-        '-c',
-        'approval_policy="never"',
-        '--disable',
-        'incremental_tools',
-        prompt,
-      ],
-      {
-        cwd,
-        env: {
-          PATH: process.env.PATH,
-          HOME: home,
-          CODEX_HOME: join(home, '.codex'),
-          STANDIN_API_KEY: PROVIDER_KEY,
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
+  return runHostCommand(
+    codex!,
+    [
+      'exec',
+      '--skip-git-repo-check',
+      '--json',
+      '-s',
+      'read-only',
+      '-c',
+      'approval_policy="never"',
+      '--disable',
+      'incremental_tools',
+      prompt,
+    ],
+    {
+      cwd,
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        CODEX_HOME: join(home, '.codex'),
+        STANDIN_API_KEY: PROVIDER_KEY,
       },
-    );
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d.toString();
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.on('exit', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve({ out, err });
-      else reject(new Error(`codex exec exited with ${code ?? signal}: ${err.slice(-300)}`));
-    });
-  });
+      label: 'codex exec',
+      timeoutMs: 90_000,
+      errTail: true,
+    },
+  );
 }
 
 describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {

@@ -12,16 +12,17 @@ import type { ChatResult } from '@langchain/core/outputs';
 import type { StructuredToolInterface } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import {
   BEARER,
   type FlowOutcome,
   type HostResult,
+  packageVersion,
   progressTokenOf,
-  ROOT,
   startHostHttpServer,
+  useCleanupStack,
   writeHostResult,
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
@@ -33,18 +34,7 @@ import {
   toolResultShape,
 } from './stand-in-log.js';
 
-const cleanup: Array<() => Promise<void>> = [];
-afterAll(async () => {
-  while (cleanup.length > 0) await cleanup.pop()?.();
-});
-
-async function versionOf(name: string): Promise<string> {
-  const { readFile } = await import('node:fs/promises');
-  const pkg = JSON.parse(await readFile(`${ROOT}/node_modules/${name}/package.json`, 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
+const cleanup = useCleanupStack();
 
 function contentText(content: BaseMessage['content']): string {
   if (typeof content === 'string') return content;
@@ -169,7 +159,7 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     keysOnly.text(log.requests.map((r) => r.body).join('\n'), 'model messages');
 
     const bodies = log.requests.map((r) => r.body).join('\n');
-    const version = `@langchain/mcp-adapters ${await versionOf('@langchain/mcp-adapters')}, @langchain/core ${await versionOf('@langchain/core')}, @langchain/langgraph ${await versionOf('@langchain/langgraph')}`;
+    const version = `@langchain/mcp-adapters ${await packageVersion('@langchain/mcp-adapters')}, @langchain/core ${await packageVersion('@langchain/core')}, @langchain/langgraph ${await packageVersion('@langchain/langgraph')}`;
     const result: HostResult = {
       host: 'LangChain.js',
       version,

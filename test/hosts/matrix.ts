@@ -5,6 +5,7 @@
  * `node:http` server with a bearer check), the scan of a host's files for secrets, and the JSON
  * result a run writes under `.tmp/hosts/` for `render.mjs` to turn into `docs/hosts.md`.
  */
+import { type SpawnOptions, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -12,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../../src/http/index.js';
 import type { LocalSess } from '../../src/testing/index.js';
@@ -220,4 +222,56 @@ export async function writeHostResult(slug: string, result: HostResult): Promise
   const dir = join(ROOT, '.tmp', 'hosts');
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, `${slug}.json`), `${JSON.stringify(result, null, 2)}\n`);
+}
+
+/** The installed version of an npm package of this checkout. */
+export async function packageVersion(name: string): Promise<string> {
+  const pkg = JSON.parse(await readFile(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  return pkg.version;
+}
+
+/** A stack of clean-ups run in reverse order after the file's tests. */
+export function useCleanupStack(): Array<() => Promise<void>> {
+  const cleanup: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    while (cleanup.length > 0) await cleanup.pop()?.();
+  });
+  return cleanup;
+}
+
+/**
+ * Run a host's command to its end, killed after `timeoutMs`; resolves with stdout and stderr on a
+ * zero exit, rejects naming `label`, the exit and a bounded piece of stderr (`errTail`: its end,
+ * else its start) otherwise.
+ */
+export function runHostCommand(
+  command: string,
+  args: readonly string[],
+  options: SpawnOptions & { label: string; timeoutMs: number; errTail?: boolean },
+): Promise<{ out: string; err: string }> {
+  const { label, timeoutMs, errTail = false, ...spawnOptions } = options;
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { ...spawnOptions, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve({ out, err });
+      else
+        reject(
+          new Error(
+            `${label} exited with ${code ?? signal}: ${errTail ? err.slice(-300) : err.slice(0, 300)}`,
+          ),
+        );
+    });
+  });
 }
