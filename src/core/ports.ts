@@ -7,7 +7,7 @@
  * {@link SessApi}; stores and faces implement the rest.
  */
 import type { ErrorCode } from './errors.js';
-import type { InteractionRecord } from './record.js';
+import type { InteractionRecord, InteractionStateKind, ListGroup } from './record.js';
 import type { Answer, Surface } from './surface.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -433,6 +433,45 @@ export interface HandleStore {
   /** Unfinished records of this scope, oldest first. */
   listUnfinished(): Promise<VersionedRecord[]>;
   countUnfinished(): Promise<number>;
+  /**
+   * One page of this scope's records, finished ones included, in listing order (see
+   * {@link ListPageQuery}). Optional: a store without it still works with `sess_list` through
+   * `listUnfinished`, but then lists no finished records (`completed`, `expired`, `withdrawn`,
+   * closed Asks).
+   */
+  listPage?(query: ListPageQuery): Promise<ListPage>;
+}
+
+/**
+ * Where a listing page starts: the key of the last record of the previous page. Pages are a
+ * keyset over (`group` ascending, `createdAt` descending, `handle` descending), so a page stays
+ * stable while records change state.
+ */
+export interface ListPageKey {
+  group: ListGroup;
+  createdAt: string;
+  handle: string;
+}
+
+/** What {@link HandleStore.listPage} is asked for. */
+export interface ListPageQuery {
+  /** Only records whose `state.kind` is one of these; every kind when absent. */
+  kinds?: readonly InteractionStateKind[];
+  /** Records strictly after this key in listing order; from the first when absent. */
+  after?: ListPageKey;
+  /** At most this many records (1–100). */
+  limit: number;
+}
+
+/** One listing page. */
+export interface ListPage {
+  /**
+   * In listing order: `listGroupOf(record.state.kind)` ascending, then `createdAt` descending,
+   * then `handle` descending (compared as UTF-16 code units, i.e. `"C"` collation).
+   */
+  records: VersionedRecord[];
+  /** True when records after the last one returned exist. */
+  more: boolean;
 }
 
 /**

@@ -5,11 +5,29 @@
  *
  * A record may hold the Sess link and answer data until it is completed: stores keep it private.
  */
-import type { AskRespondentsOptions, Binding, CompleteInput, PublishInput } from './ports.js';
+import type { ErrorCode } from './errors.js';
+import type {
+  AskRespondentsOptions,
+  Binding,
+  CloseAskInput,
+  CompleteInput,
+  PublishInput,
+  WithdrawInput,
+} from './ports.js';
 import type { Answer, Surface } from './surface.js';
 
-/** The record format this package writes and reads. Any other value is `STATE_STORE_ERROR`. */
-export const RECORD_FORMAT = 1;
+/**
+ * The record format this package writes. Format 2 adds the record's `title` and `expiresAt` and the
+ * withdraw states; stores read format 1 records (written by 0.1.0) as they are, so they list with
+ * `title: null`. Any other value is `STATE_STORE_ERROR` (`unsupported_version`).
+ */
+export const RECORD_FORMAT = 2;
+
+/** Every record format this package reads: format 1 (0.1.0) and {@link RECORD_FORMAT}. */
+export const READABLE_RECORD_FORMATS: readonly RecordFormat[] = Object.freeze([1, 2] as const);
+
+/** A record format this package reads. */
+export type RecordFormat = 1 | 2;
 
 /** A verified answer, kept until completion. */
 export interface VerifiedResponse {
@@ -37,6 +55,17 @@ export interface ConfirmedMutation {
   responseEventId: string;
   /** Digest of the published Surface (publish only), to recognise an identical repeat. */
   surfaceDigest?: string;
+}
+
+/**
+ * The confirmed withdraw of a Session (or close of an Ask), kept so an identical repeat succeeds.
+ * Holds a digest of the reason, never the reason itself.
+ */
+export interface ConfirmedWithdrawal {
+  /** The revision that was withdrawn (1 for an Ask). */
+  expectedRevision: number;
+  /** Digest of the reason given (of the empty string when none was given). */
+  reasonDigest: string;
 }
 
 /** The create request, saved before it is sent. */
@@ -89,6 +118,17 @@ export type InteractionState =
       response: VerifiedResponse;
       request: CompleteInput;
     }
+  /** A withdraw is saved and may be in flight; repeat the identical call to reconcile. */
+  | {
+      kind: 'withdraw_pending';
+      session: SessionRef;
+      revision: number;
+      surface: Surface;
+      request: WithdrawInput;
+      lastMutation?: ConfirmedMutation;
+    }
+  /** Withdrawn at `revision` before any answer there. Final; link and Surface are removed. */
+  | { kind: 'withdrawn'; sessionId: string; revision: number; withdrawal: ConfirmedWithdrawal }
   /** Completed. The link and answer data have been removed from the record. */
   | { kind: 'completed'; sessionId: string; revision: number; lastMutation: ConfirmedMutation }
   /** The link closed for good with no answer at `revision`. Final. */
@@ -115,6 +155,17 @@ export type InteractionState =
       surface: Surface;
       max: number;
     }
+  /** A close of an open Ask (`sess_withdraw`) is saved and may be in flight. */
+  | {
+      kind: 'ask_close_pending';
+      askId: string;
+      workspaceId: string;
+      humanUrl: string;
+      expiresAt: string;
+      surface: Surface;
+      max: number;
+      request: CloseAskInput;
+    }
   /** An Ask that takes no more answers. Final; the link is removed. */
   | {
       kind: 'ask_closed';
@@ -122,6 +173,8 @@ export type InteractionState =
       /** Kept (not a secret) so later reads can still verify the answers; absent in older records. */
       workspaceId?: string;
       surface?: Surface;
+      /** Set when the agent closed it with `sess_withdraw`. */
+      withdrawal?: ConfirmedWithdrawal;
     };
 
 /** The kind of a state. */
@@ -135,10 +188,13 @@ export const INTERACTION_STATE_KINDS = [
   'answered',
   'publish_pending',
   'complete_pending',
+  'withdraw_pending',
+  'withdrawn',
   'completed',
   'expired',
   'blocked',
   'ask_open',
+  'ask_close_pending',
   'ask_closed',
 ] as const satisfies readonly InteractionStateKind[];
 
@@ -150,17 +206,100 @@ void everyKindListed;
 
 /** A handle's durable record. */
 export interface InteractionRecord {
-  format: typeof RECORD_FORMAT;
+  /** {@link RECORD_FORMAT} when written by this version; 1 for a record 0.1.0 wrote. */
+  format: RecordFormat;
   handle: string;
   binding: Binding;
   createdAt: string;
   updatedAt: string;
+  /**
+   * The Surface's title, kept in every state so a listing can name the interaction; absent in
+   * records written by 0.1.0.
+   */
+  title?: string;
+  /** When the link (or Ask) expires as last confirmed by Sess; absent before creation and in 0.1.0 records. */
+  expiresAt?: string;
   state: InteractionState;
 }
 
-const FINISHED: ReadonlySet<InteractionStateKind> = new Set(['completed', 'expired', 'ask_closed']);
+const FINISHED: ReadonlySet<InteractionStateKind> = new Set([
+  'completed',
+  'expired',
+  'withdrawn',
+  'ask_closed',
+]);
 
 /** True while a record counts against the cap of unfinished interactions. */
 export function isUnfinished(record: InteractionRecord): boolean {
   return !FINISHED.has(record.state.kind);
+}
+
+/**
+ * The states `sess_list` shows, a fixed public set (never the internal kinds):
+ * - `waiting`: waiting for the person (a Session or an open Ask);
+ * - `answered`: a verified answer waits for the agent;
+ * - `pending`: a saved publish, complete or withdraw may be in flight;
+ * - `needs_owner`: blocked, or a create whose outcome is unknown (with its code);
+ * - `completed`, `expired`, `withdrawn`: a Session that is finished;
+ * - `closed`: an Ask that takes no more answers.
+ */
+export const LIST_STATES = [
+  'waiting',
+  'answered',
+  'pending',
+  'needs_owner',
+  'completed',
+  'expired',
+  'withdrawn',
+  'closed',
+] as const;
+
+/** One of {@link LIST_STATES}. */
+export type ListState = (typeof LIST_STATES)[number];
+
+const LIST_STATE_OF: { readonly [K in InteractionStateKind]: ListState } = {
+  create_intent: 'needs_owner',
+  create_unknown: 'needs_owner',
+  waiting: 'waiting',
+  answered: 'answered',
+  publish_pending: 'pending',
+  complete_pending: 'pending',
+  withdraw_pending: 'pending',
+  withdrawn: 'withdrawn',
+  completed: 'completed',
+  expired: 'expired',
+  blocked: 'needs_owner',
+  ask_open: 'waiting',
+  ask_close_pending: 'pending',
+  ask_closed: 'closed',
+};
+
+/** The public state `sess_list` shows for a record state kind. */
+export function listStateOf(kind: InteractionStateKind): ListState {
+  return LIST_STATE_OF[kind];
+}
+
+/** The internal kinds behind one public state, in {@link INTERACTION_STATE_KINDS} order. */
+export function kindsOfListState(state: ListState): InteractionStateKind[] {
+  return INTERACTION_STATE_KINDS.filter((kind) => LIST_STATE_OF[kind] === state);
+}
+
+/**
+ * The group a listing sorts a record into, first to last: 0 for what waits on the person or the
+ * agent (`waiting`, `answered`, `pending`), 1 for `needs_owner`, 2 for finished records. Within a
+ * group, newest first (`createdAt` descending, then `handle` descending).
+ */
+export type ListGroup = 0 | 1 | 2;
+
+/** The {@link ListGroup} of a record state kind. */
+export function listGroupOf(kind: InteractionStateKind): ListGroup {
+  const state = LIST_STATE_OF[kind];
+  if (state === 'waiting' || state === 'answered' || state === 'pending') return 0;
+  return state === 'needs_owner' ? 1 : 2;
+}
+
+/** The code `sess_list` reports for a `needs_owner` record. */
+export function ownerCodeOf(state: InteractionState): ErrorCode | undefined {
+  if (state.kind === 'create_intent' || state.kind === 'create_unknown') return 'CREATE_OUTCOME_UNKNOWN';
+  return state.kind === 'blocked' ? state.code : undefined;
 }

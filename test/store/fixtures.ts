@@ -123,6 +123,32 @@ export function stateOf(kind: InteractionState['kind'], revision = 1): Interacti
       };
     case 'ask_closed':
       return { kind, askId: 'ask_1' };
+    case 'withdraw_pending':
+      return {
+        kind,
+        session,
+        revision,
+        surface,
+        request: { expectedRevision: revision, reason: 'No longer needed', idempotencyKey: 'idem-4' },
+      };
+    case 'withdrawn':
+      return {
+        kind,
+        sessionId: 'ses_1',
+        revision,
+        withdrawal: { expectedRevision: revision, reasonDigest: 'digest-of-reason' },
+      };
+    case 'ask_close_pending':
+      return {
+        kind,
+        askId: 'ask_1',
+        workspaceId: 'ws_1',
+        humanUrl: 'https://sess.example.test/a/secret',
+        expiresAt: '2026-12-01T00:00:00.000Z',
+        surface,
+        max: 3,
+        request: { idempotencyKey: 'idem-5' },
+      };
   }
 }
 

@@ -7,6 +7,8 @@
  * read that loses the compare-and-set to a call that recorded the same verified answer returns
  * that answer; only a different change is a conflict.
  */
+
+import { SessMcpError } from '../errors.js';
 import type {
   AskView,
   Binding,
@@ -61,6 +63,13 @@ export async function response(call: Call, op: ResponseOperation): Promise<Engin
       case 'answered':
         checkRevision(op.revision, state.revision, state.kind);
         return await reconfirm(call, loaded as Loaded<State<'answered'>>);
+      case 'withdraw_pending':
+      case 'withdrawn':
+      case 'ask_close_pending':
+        // Placeholder until sess_withdraw lands: the withdraw states are not written yet.
+        throw new SessMcpError('INVALID_STATE', `The interaction is in state ${state.kind}.`, {
+          state: state.kind,
+        });
     }
   } catch (error) {
     if (error instanceof WaitAborted) {
