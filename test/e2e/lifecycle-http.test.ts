@@ -107,6 +107,7 @@ describeWithChromium('the lifecycle over HTTP (v2 client, node:http on 127.0.0.1
     const records = openProfileRecords({ stateDir, profile: PROFILE });
 
     const face: LifecycleFace = {
+      name: 'http',
       sess,
       audit,
       call: async (tool, args) =>

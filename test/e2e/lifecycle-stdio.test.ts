@@ -25,6 +25,7 @@ describeWithChromium('the lifecycle over stdio (v1 SDK client, sess-mcp child, f
     const records = openProfileRecords({ stateDir: stack.stateDir, profile: PROFILE });
     const stores = createFileHandleStore({ stateDir: stack.stateDir, profile: PROFILE });
     const face: LifecycleFace = {
+      name: 'stdio',
       sess: stack.sess,
       audit: stdio.audit,
       call: (tool, args) => stack.server.callTool(tool, args),

@@ -20,6 +20,8 @@ import { PAGE_TEXT, type Person } from './person.js';
 
 /** What a face gives the scenario. */
 export interface LifecycleFace {
+  /** Names the face's screenshots (`stdio`, `http`). */
+  readonly name: string;
   /** The Sess runtime the face's server talks to. */
   readonly sess: LocalSess;
   /** The test's secrets audit (the face watches its own stderr or diagnostics). */
@@ -53,6 +55,11 @@ export const WITHDRAWN_TITLE = 'Merge the release branch tonight?';
 export const TYPED_MESSAGE = 'Greet by first name, heron at noon';
 /** The reason the agent gives, shown to the person. */
 export const WITHDRAW_REASON = 'We merged it another way, no need to answer.';
+
+/** Code-unit order (the listing's "C" collation). */
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 
 /** A tool call that must succeed; fails the test with the tool's error code otherwise. */
 async function ok(
@@ -121,8 +128,14 @@ export async function runLifecycle(face: LifecycleFace, person: Person): Promise
   }
   expect(toAnswer.handle).toBe(first.interaction.handle);
   expect(toWithdraw.handle).toBe(second.interaction.handle);
-  // Newest first within the group.
-  expect(items.map((i) => i.title)).toEqual([WITHDRAWN_TITLE, ANSWERED_TITLE]);
+  // Newest first within the group (the handle breaks a tie of equal creation times), with the
+  // creation times the records hold.
+  const stored = await Promise.all(items.map(async (i) => (await face.record(i.handle))!.record));
+  expect(items.map((i) => i.createdAt)).toEqual(stored.map((r) => r.createdAt));
+  const newestFirst = [...stored]
+    .sort((a, b) => (a.createdAt === b.createdAt ? cmp(b.handle, a.handle) : cmp(b.createdAt, a.createdAt)))
+    .map((r) => r.handle);
+  expect(items.map((i) => i.handle)).toEqual(newestFirst);
   // Inspect: the one item and the agent's own Surface, still without the link.
   const inspected = await face.call('sess_list', { handle: toWithdraw.handle });
   expectNoLink(inspected, links);
@@ -140,7 +153,7 @@ export async function runLifecycle(face: LifecycleFace, person: Person): Promise
 
   expect(await person.answer(answerPage, { 'Commit message': TYPED_MESSAGE }, 'Approve')).toBe(303);
   await answerPage.getByRole('heading', { name: PAGE_TEXT.sent }).waitFor();
-  await person.shot(answerPage, 'answered');
+  await person.shot(answerPage, `${face.name}-answered`);
 
   // 5. sess_response on the listed handle returns the verified answer.
   const answered = await ok(face, 'sess_response', {
@@ -175,7 +188,7 @@ export async function runLifecycle(face: LifecycleFace, person: Person): Promise
   // 7. The open page refuses the submit and shows the withdrawn state, with the reason.
   expect(await person.answer(withdrawPage, {}, 'Approve')).toBe(410);
   await expectWithdrawnPage(withdrawPage, WITHDRAWN_TITLE, WITHDRAW_REASON);
-  await person.shot(withdrawPage, 'withdrawn-open-page');
+  await person.shot(withdrawPage, `${face.name}-withdrawn`);
   // Opened again, the link shows the same and takes no answer.
   const reopened = await person.open(links[1]!, 410);
   await expectWithdrawnPage(reopened, WITHDRAWN_TITLE, WITHDRAW_REASON);
