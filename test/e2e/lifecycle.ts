@@ -46,6 +46,8 @@ export interface ListItem {
   createdAt: string;
   updatedAt: string;
   expiresAt?: string;
+  /** Only when inspecting one handle: the agent's own current Surface. */
+  surface?: unknown;
 }
 
 /** The two questions: one the person answers, one the agent takes back. */
@@ -128,6 +130,9 @@ export async function runLifecycle(face: LifecycleFace, person: Person): Promise
   }
   expect(toAnswer.handle).toBe(first.interaction.handle);
   expect(toWithdraw.handle).toBe(second.interaction.handle);
+  // The expiry Sess confirmed at creation is kept in the record and listed.
+  expect(toAnswer.expiresAt).toBe(first.interaction.expiresAt);
+  expect(toWithdraw.expiresAt).toBe(second.interaction.expiresAt);
   // Newest first within the group (the handle breaks a tie of equal creation times), with the
   // creation times the records hold.
   const stored = await Promise.all(items.map(async (i) => (await face.record(i.handle))!.record));
@@ -139,8 +144,7 @@ export async function runLifecycle(face: LifecycleFace, person: Person): Promise
   // Inspect: the one item and the agent's own Surface, still without the link.
   const inspected = await face.call('sess_list', { handle: toWithdraw.handle });
   expectNoLink(inspected, links);
-  expect(listItemsOf(inspected).map((i) => i.handle)).toEqual([toWithdraw.handle]);
-  expect(JSON.stringify(inspected.structuredContent)).toContain(WITHDRAWN_TITLE);
+  expect(listItemsOf(inspected)).toEqual([{ ...toWithdraw, surface: approvalSurface(WITHDRAWN_TITLE) }]);
 
   // 4. The person opens both links they were shown; answers the first after the restart.
   const answerPage = await person.open(links[0]!);
