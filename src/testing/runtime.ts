@@ -45,10 +45,6 @@ export interface LocalSessOptions {
    * them, and every other endpoint, the Sessions and Asks themselves included, works as always.
    *
    * @default 'offered'
-   * @example
-   * ```ts
-   * const old = await startLocalSess({ withdrawal: 'not_offered' });
-   * ```
    */
   withdrawal?: LocalWithdrawal;
   /** Id of the first workspace. @default random (`ws_…`) */
