@@ -126,14 +126,21 @@ export async function openCrashCell(sess: LocalSess, options: { apiKey?: string 
   };
 }
 
-/** Call a tool on a server that is about to SIGKILL itself; resolves once it is gone. */
+/**
+ * Call a tool on a server that is about to SIGKILL itself; resolves once it is gone. A call that
+ * is answered instead fails at once: the tool never reached the step.
+ */
 export async function crashes(
   server: StdioSession,
   tool: string,
   args: Record<string, unknown>,
 ): Promise<void> {
   const call = server.callTool(tool, args);
-  call.catch(() => undefined);
+  const answered = await call.then(
+    () => true,
+    () => false,
+  );
+  if (answered) expect.fail(`${tool} was answered: the server did not die at its crash step`);
   await server.exited();
   await expect(call).rejects.toThrow();
 }
