@@ -131,14 +131,17 @@ export {
   type RequestArgs,
   type ResponseArgs,
   TOOL_NAMES,
+  TOOLS_V5,
   type ToolArgs,
   type ToolName,
 } from './core/tool-args.js';
 export {
   SERVER_INSTRUCTIONS,
+  serverInstructions,
   TOOL_DEFINITIONS,
   TOOLS_CONTRACT_VERSION,
   type ToolAnnotations,
   type ToolDefinition,
+  type ToolSet,
 } from './core/tool-definitions.js';
 export { parseToolArguments } from './core/validate.js';
