@@ -2,7 +2,7 @@
  * What a host sent its model, as every stand-in logs it: one entry per model request, with the
  * raw body (so a test can assert what reached the model) and what the script answered.
  */
-import type { ScriptStep } from './script.js';
+import { parseToolResult, type ScriptStep } from './script.js';
 
 /** One model request a host made. */
 export interface ModelRequest {
@@ -69,4 +69,18 @@ export function firstInteractionResult(log: StandInLog): string | undefined {
     if (found !== undefined) return found;
   }
   return undefined;
+}
+
+/**
+ * Every distinct `next` sentence in the tool results a host forwarded to its model, in the order
+ * first seen: empty for a host that forwards only the text content (which has no `next`).
+ */
+export function nextSentences(log: StandInLog): string[] {
+  const seen = new Set<string>();
+  for (const request of log.requests)
+    for (const result of request.toolResults) {
+      const next = parseToolResult(result)?.next;
+      if (typeof next === 'string') seen.add(next);
+    }
+  return [...seen];
 }
