@@ -167,7 +167,7 @@ export function successNext(tool: ToolName, interaction: InteractionResult): str
 }
 
 /** `next` of an error, by its class; a class whose advice depends on `retryable` has two. */
-const ERROR_NEXT: Readonly<Record<ErrorClass, string | { retryable: string; not: string }>> = {
+export const ERROR_NEXT: Readonly<Record<ErrorClass, string | { retryable: string; not: string }>> = {
   invalid_arguments:
     'Fix the arguments as error.message says (error.field points at the value), then call again.',
   not_found:
