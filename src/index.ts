@@ -110,7 +110,7 @@ export type {
   ToolResult,
 } from './core/result.js';
 // The tool contract: what `tools/list` publishes and what the tools accept.
-export { WAIT_CEILING_MS } from './core/rules.js';
+export { type ToolSet, WAIT_CEILING_MS } from './core/rules.js';
 export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from './core/schemas.js';
 export type * from './core/surface.js';
 export {
@@ -142,6 +142,5 @@ export {
   TOOLS_CONTRACT_VERSION,
   type ToolAnnotations,
   type ToolDefinition,
-  type ToolSet,
 } from './core/tool-definitions.js';
 export { parseToolArguments } from './core/validate.js';

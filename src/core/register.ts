@@ -14,7 +14,8 @@ import type { ToolCallContext } from './engine/types.js';
 import type { SessEngine } from './engine.js';
 import { readOptions } from './options.js';
 import type { ToolResult } from './result.js';
-import { TOOL_DEFINITIONS, TOOL_SET_RULE, type ToolSet, toolsOf } from './tool-definitions.js';
+import { TOOL_SET_RULE, type ToolSet } from './rules.js';
+import { TOOL_DEFINITIONS, toolsOf } from './tool-definitions.js';
 
 /**
  * A Standard Schema with a JSON Schema converter (`StandardSchemaWithJSON` of the MCP SDK),

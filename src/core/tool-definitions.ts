@@ -9,7 +9,7 @@
  */
 import { type JsonSchemaObject, toolInputJsonSchema } from './json-schema.js';
 import { STRUCTURE_LIMITS, TEXT_LIMITS } from './limits.js';
-import type { ValueRule } from './rules.js';
+import type { ToolSet } from './rules.js';
 import { TOOL_NAMES, type ToolName } from './schemas.js';
 import { TOOLS_V5 } from './tool-args.js';
 
@@ -32,22 +32,10 @@ export interface ToolDefinition {
 }
 
 /** The version of the tool contract these definitions implement. */
-export const TOOLS_CONTRACT_VERSION = 'sess-mcp-tools/6';
+export const TOOLS_CONTRACT_VERSION = 'sess-mcp-tools/6' satisfies ToolSet;
 
 /** The previous contract, whose five tools a server can be told to list alone. */
-export const TOOLS_V5_CONTRACT = 'sess-mcp-tools/5';
-
-/**
- * Which tools a server lists: `sess-mcp-tools/6` (every tool, the default) or `sess-mcp-tools/5`
- * (only its five tools, {@link TOOLS_V5}).
- */
-export type ToolSet = typeof TOOLS_CONTRACT_VERSION | typeof TOOLS_V5_CONTRACT;
-
-/** The rule of a tool-set option (`tools`, `SESS_MCP_TOOLS`), in the words every message uses. */
-export const TOOL_SET_RULE: ValueRule<ToolSet> = {
-  text: `"${TOOLS_V5_CONTRACT}" or "${TOOLS_CONTRACT_VERSION}"`,
-  test: (value): value is ToolSet => value === TOOLS_V5_CONTRACT || value === TOOLS_CONTRACT_VERSION,
-};
+export const TOOLS_V5_CONTRACT = 'sess-mcp-tools/5' satisfies ToolSet;
 
 /** The tools of a tool set, in `tools/list` order; every tool when `set` is undefined. */
 export function toolsOf(set: ToolSet | undefined): readonly ToolName[] {

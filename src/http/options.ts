@@ -7,8 +7,7 @@
  */
 
 import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
-import { SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
-import { TOOL_SET_RULE } from '../core/tool-definitions.js';
+import { SESS_ID_RULE, TOOL_SET_RULE, WAIT_MS_RULE } from '../core/rules.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 

@@ -13,10 +13,10 @@ import {
   PROFILE_NAME_RULE,
   profileDirectory,
   SESS_ID_RULE,
+  TOOL_SET_RULE,
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
 } from '../core/rules.js';
-import { TOOL_SET_RULE } from '../core/tool-definitions.js';
 import { SessApiError, SessMcpError, type ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 

@@ -13,13 +13,9 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerSessTools } from '../../src/core/register.js';
+import { TOOL_SET_RULE } from '../../src/core/rules.js';
 import { TOOL_NAMES, TOOLS_V5 } from '../../src/core/tool-args.js';
-import {
-  serverInstructions,
-  TOOL_SET_RULE,
-  TOOLS_CONTRACT_VERSION,
-  toolsOf,
-} from '../../src/core/tool-definitions.js';
+import { serverInstructions, TOOLS_CONTRACT_VERSION, toolsOf } from '../../src/core/tool-definitions.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { type Harness, startHarness } from '../engine/harness.js';
@@ -167,14 +163,15 @@ describe('SESS_MCP_TOOLS (stdio)', () => {
     expect(readStdioConfig({ HOME: '/h', SESS_MCP_TOOLS: '' }, linux).tools).toBeUndefined();
   });
 
-  it.each(['sess-mcp-tools/4', '5', 'sess_request,sess_response', ' sess-mcp-tools/5'])(
-    'refuses SESS_MCP_TOOLS=%j naming the variable and the rule, never the value',
-    (value) => {
-      expect(() => readStdioConfig({ HOME: '/h', SESS_MCP_TOOLS: value }, linux)).toThrow(
-        'SESS_MCP_TOOLS must be sess-mcp-tools/5 or sess-mcp-tools/6, or unset for every tool.',
-      );
-    },
-  );
+  it.each([
+    ...BAD_VALUES.filter((v): v is string => typeof v === 'string' && v !== ''),
+    'sess_request,sess_response',
+    ' sess-mcp-tools/5',
+  ])('refuses SESS_MCP_TOOLS=%j naming the variable and the rule, never the value', (value) => {
+    expect(() => readStdioConfig({ HOME: '/h', SESS_MCP_TOOLS: value }, linux)).toThrow(
+      'SESS_MCP_TOOLS must be sess-mcp-tools/5 or sess-mcp-tools/6, or unset for every tool.',
+    );
+  });
 
   it('the sess-mcp process lists exactly the five tools with SESS_MCP_TOOLS=sess-mcp-tools/5 (v1 client)', async () => {
     const stack = await stdio.start({ client: 'v1', env: { SESS_MCP_TOOLS: 'sess-mcp-tools/5' } });
