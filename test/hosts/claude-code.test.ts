@@ -36,7 +36,7 @@ import {
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, promptFor } from './script.js';
-import { firstInteractionResult, nextSentences, toolResultShape } from './stand-in-log.js';
+import { firstInteractionResult, guidanceReach, nextSentences, toolResultShape } from './stand-in-log.js';
 
 const run = promisify(execFile);
 const VERSION = '2.1.328';
@@ -214,6 +214,7 @@ async function matrixRun(transport: Transport) {
     version: VERSION,
     transport,
     reachesModel: toolResultShape(firstInteractionResult(standIn.log)),
+    guidance: guidanceReach(standIn.log),
     progressToken: progressTokenOf(messages),
     callTimeout,
     instructions: bodies.includes(MARKERS.instructions) ? 'in the system prompt' : 'not sent to the model',
@@ -245,6 +246,8 @@ describe.skipIf(claude === undefined)(`Claude Code ${VERSION}`, () => {
       for (const flow of result.flows)
         expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
       expect(result.reachesModel).not.toBe('none');
+      // The guidance of a result reaches the model, in the part of the result this host forwards.
+      expect(result.guidance).not.toBe('none');
       // Claude Code hands the model structuredContent alone, so the text's leading lines never
       // reach it; `next` carries the same guidance: the link line, the re-wait line, complete next.
       expect(result.reachesModel).toBe('structuredContent');

@@ -84,3 +84,19 @@ export function nextSentences(log: StandInLog): string[] {
     }
   return [...seen];
 }
+
+/**
+ * Which of the result guidance reached a host's model: the text's leading lines (the link line,
+ * "Then call sess_response.", the re-wait line), `next` from `structuredContent`, both, or none.
+ */
+export type GuidanceReach = "the text's lines" | '`next`' | "the text's lines and `next`" | 'none';
+
+/** Read from every tool result the host forwarded. */
+export function guidanceReach(log: StandInLog): GuidanceReach {
+  const results = log.requests.flatMap((r) => r.toolResults);
+  const lines = results.some((r) => r.includes('Then call sess_response.'));
+  const next = nextSentences(log).length > 0;
+  if (lines && next) return "the text's lines and `next`";
+  if (lines) return "the text's lines";
+  return next ? '`next`' : 'none';
+}
