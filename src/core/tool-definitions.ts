@@ -211,7 +211,7 @@ function definition(
   };
 }
 
-/** The five tools as `tools/list` shows them, in {@link TOOL_NAMES} order. */
+/** Every tool as `tools/list` shows it, in {@link TOOL_NAMES} order. */
 export const TOOL_DEFINITIONS: Readonly<Record<ToolName, ToolDefinition>> = Object.freeze({
   sess_request: definition('sess_request', 'Ask a person (Sess)', REQUEST_DESCRIPTION, {
     readOnlyHint: false,
