@@ -44,7 +44,8 @@ interface MemoryEntry {
  * view never sees another scope's record, and cannot create a record under its handle either.
  * Operations run to completion within one turn of the event loop, so compare-and-set and the cap
  * of {@link MAX_UNFINISHED} are exact under any concurrency. As in every store, the cap is checked
- * when an unfinished record is created; an update never refuses for it.
+ * when an unfinished record is created; an update never refuses for it. Its views have
+ * `listPage`, and write every record as format 2 (a format 1 record handed back changed included).
  *
  * @example
  * ```ts source="examples/snippets/core.examples.ts#createMemoryHandleStore"

@@ -39,8 +39,11 @@ export interface FileHandleStore extends HandleStoreFactory {
  * are created (0700) on the first write. Bad options throw a `TypeError` naming the option.
  *
  * A corrupt or unsupported-version file is reported (non-retryable `STATE_STORE_ERROR`) when its
- * handle is read, and is left out of `listUnfinished`/`countUnfinished` and the cap so one bad
- * file does not stop the profile; the owner finds it with {@link openProfileRecords}.
+ * handle is read, and is left out of `listUnfinished`/`countUnfinished`, `listPage` and the cap so
+ * one bad file does not stop the profile; the owner finds it with {@link openProfileRecords}.
+ * Records 0.1.0 wrote (format 1) are read as they are and written as format 2 at their next
+ * change. `listPage` chooses its page from the summary the cap keeps, and reads only the files
+ * on it.
  *
  * On POSIX every operation refuses (non-retryable `STATE_STORE_ERROR`, reason `unsafe_path`,
  * naming the path relative to `SESS_MCP_STATE_DIR`) a state directory, or a directory below it,

@@ -3,8 +3,9 @@
  * HTTP handler instances behind a load balancer share their handle records.
  *
  * One row per handle: the binding `scope`, a `version` column, an `unfinished` flag, the
- * `created_at` sort key and the record as ASCII JSON text (`postgres-encoding.ts`: any record is
- * stored losslessly, U+0000 and lone surrogates included). Compare-and-set is one
+ * `created_at` sort key, the `state_kind` and `list_group` a listing sorts and filters on, and the
+ * record as ASCII JSON text (`postgres-encoding.ts`: any record is stored losslessly, U+0000 and
+ * lone surrogates included). Compare-and-set is one
  * `UPDATE … WHERE handle AND scope AND version … RETURNING`. The cap of unfinished records is
  * exact: a create of an unfinished record takes a per-scope advisory transaction lock, then counts
  * and inserts in one statement under it.
@@ -182,8 +183,9 @@ async function makePool(connectionString: string): Promise<PoolLike> {
  *
  * The cap is checked when an unfinished record is created (an update never refuses for it: the
  * engine never turns a finished record unfinished). A row that does not decode is reported when
- * its handle is read, is left out of `listUnfinished`, and still counts against the cap until the
- * owner deletes it. Pool errors are contained; the store's own pool uses a 10 s connect and 20 s
+ * its handle is read, is left out of `listUnfinished` and `listPage`, and still counts against the
+ * cap until the owner deletes it. Rows 0.1.0 wrote are read as they are (format 1) and written in
+ * this version's layout, as format 2, at their next update. Pool errors are contained; the store's own pool uses a 10 s connect and 20 s
  * query timeout.
  *
  * @example
