@@ -277,12 +277,21 @@ export class ProfileFiles {
   /**
    * One listing page of `scope` (a checked query): chosen from the summary, then only the
    * records on it are read. When one of them is no longer what the summary said (another
-   * process changed it in between), the page is chosen again under the lease, where nothing
-   * changes; a file changed by hand even then is left off the page.
+   * process changed it in between), the page is chosen again under the lease, where no change
+   * is made; if even then a file disagrees (it was changed by hand), the summary is taken again
+   * from the files.
    */
   async listPage(scope: string, query: ListPageQuery): Promise<ListPage> {
     const page = await this.pageFrom(scope, query, true);
-    return page ?? ((await this.exclusive(() => this.pageFrom(scope, query, false))) as ListPage);
+    if (page !== undefined) return page;
+    return this.exclusive(async () => {
+      const held = await this.pageFrom(scope, query, true);
+      if (held !== undefined) return held;
+      // Under the lease the summary still disagrees with a file: it was changed by hand. Take
+      // the summary again from the files.
+      this.cap.drop();
+      return (await this.pageFrom(scope, query, false)) as ListPage;
+    });
   }
 
   private async pageFrom(
