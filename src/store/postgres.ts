@@ -86,9 +86,11 @@ export interface PostgresHandleStore extends HandleStoreFactory {
   /** The qualified, quoted table name. */
   readonly table: string;
   /**
-   * Create the schema, table and index when missing, or bring a table of an earlier version
-   * (0.1.0) to this version in place, keeping its rows. Idempotent; safe to run from many
-   * instances at once.
+   * Create the schema, table and indexes when missing, or bring a table of an earlier version
+   * (0.1.0) to this version in place, keeping its rows: it adds the columns and index `listPage`
+   * reads and fills them from each row's record. Idempotent; safe to run from many instances at
+   * once. Run it again after the last 0.1.0 instance on the table has stopped (rows such an
+   * instance writes are listed by their state only once it has run).
    */
   migrate(): Promise<void>;
   /** End the pool the store made (a host's own pool is left open). */
@@ -127,7 +129,7 @@ const FORMAT_CHECK = `
                      AND record->>'handle' = $1)
                )`;
 
-/** A listing group and the kinds of it a query asks for. */
+/** The listing groups, first to last. */
 const LIST_GROUPS: readonly ListGroup[] = [0, 1, 2];
 
 function checkOptions(options: PostgresHandleStoreOptions): { schema: string; table: string } {
@@ -185,8 +187,8 @@ async function makePool(connectionString: string): Promise<PoolLike> {
  * engine never turns a finished record unfinished). A row that does not decode is reported when
  * its handle is read, is left out of `listUnfinished` and `listPage`, and still counts against the
  * cap until the owner deletes it. Rows 0.1.0 wrote are read as they are (format 1) and written in
- * this version's layout, as format 2, at their next update. Pool errors are contained; the store's own pool uses a 10 s connect and 20 s
- * query timeout.
+ * this version's layout, as format 2, at their next update. Pool errors are contained; the
+ * store's own pool uses a 10 s connect and 20 s query timeout.
  *
  * @example
  * ```ts source="examples/snippets/stores.examples.ts#createPostgresHandleStore"
