@@ -139,6 +139,22 @@ const ASK_DESCRIPTION = [
     'answers so far; sess_publish and sess_complete refuse an Ask.',
 ].join('\n\n');
 
+const LIST_DESCRIPTION = [
+  'Find what you asked before, or look at one interaction again: lists the interactions of this ' +
+    'caller from the local records (no call to Sess, so it is fast and works while Sess is down). Use it ' +
+    'in a new conversation, when a handle is lost, or to see whether anything was answered.',
+  'Items: {handle, revision, state, code?, kind ("session" or "ask"), title, createdAt, updatedAt, ' +
+    'expiresAt?, max? (an Ask)}; title is null for older records. state is one of "waiting", "answered", ' +
+    '"pending" (a publish, complete or withdraw in flight: repeat that identical call), "needs_owner" ' +
+    '(with the code every other tool answers), "completed", "expired", "withdrawn", "closed" (an Ask). ' +
+    'Order: waiting, answered and pending first, then needs_owner, then finished ones, newest first in ' +
+    'each. Filter with state; limit 1–100 (default 20); pass next_cursor back as cursor, with the same ' +
+    'state, for the next page. An interaction that changes while you page is listed at most once.',
+  'With handle alone (no state, limit or cursor): that one item plus surface, the form the person is ' +
+    'looking at, while the record still holds it. It never returns the link or an answer: to read the ' +
+    'answer, call sess_response with the handle and revision.',
+].join('\n\n');
+
 function definition(
   name: ToolName,
   title: string,
@@ -185,6 +201,12 @@ export const TOOL_DEFINITIONS: Readonly<Record<ToolName, ToolDefinition>> = Obje
     destructiveHint: false,
     idempotentHint: false,
     openWorldHint: true,
+  }),
+  sess_list: definition('sess_list', 'Find or inspect interactions (Sess)', LIST_DESCRIPTION, {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
   }),
 });
 
