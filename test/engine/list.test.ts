@@ -387,10 +387,10 @@ describe.each(STORE_KINDS)('sess_list over the %s store', (storeKind) => {
     expect(otherFilter).toMatchObject({ code: 'INVALID_ARGUMENTS', field: '/cursor' });
     expect(otherFilter.message).toMatch(/another state filter/);
 
-    // Another profile (another scope), and the same scope after a key rotation (another generation).
+    // Another API origin (another scope), and the same scope after a key rotation (another generation).
     const original = h.binding;
     for (const other of [
-      { ...original, profile: 'other' },
+      { ...original, apiOrigin: 'http://127.0.0.1:9' },
       { ...original, credentialGeneration: 'gen-2' },
     ] satisfies StdioBinding[]) {
       h.binding = other;
@@ -471,7 +471,7 @@ describe.each(STORE_KINDS)('sess_list over the %s store', (storeKind) => {
   it("another binding's records are invisible; the same scope with another generation is left out", async () => {
     const h = await start(storeKind);
     const mine = await put(h, recordOf(h, 'waiting', 30));
-    const otherScope = { ...h.binding, profile: 'other' } satisfies StdioBinding;
+    const otherScope = { ...h.binding, apiOrigin: 'http://127.0.0.1:9' } satisfies StdioBinding;
     const otherGeneration = { ...h.binding, credentialGeneration: 'gen-0' } satisfies StdioBinding;
     const foreign = await put(h, recordOf(h, 'waiting', 20, otherScope));
     const older = await put(h, recordOf(h, 'answered', 10, otherGeneration));
