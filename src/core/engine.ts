@@ -1,14 +1,15 @@
 /**
- * The interaction engine: the five operations of `sess-mcp-tools/5` over the ports
+ * The interaction engine: the operations of the tool contract over the ports
  * (`SessApi`, `HandleStore`, `Authority`, `Clock`). {@link createSessEngine} returns an engine
  * whose `call(tool, args, ctx)` is what a face's tool handler runs; it never throws, every failure
  * becomes a tool error result. The typed methods (`request`, `response`, …) return the
- * `interaction` and throw `SessMcpError`, for hosts that embed the engine without MCP.
+ * `interaction` (`list` its page) and throw `SessMcpError`, for hosts that embed the engine
+ * without MCP.
  *
  * Deliberately knows no transport: cancellation and progress arrive as a plain
  * {@link ToolCallContext}, and `register.ts` maps an MCP SDK request context onto it. The
- * operations live in `engine/create.ts`, `engine/response.ts` and `engine/mutate.ts` (over the
- * shared `engine/call.ts`), their refusals in `engine/refusals.ts`, every state change in
+ * operations live in `engine/create.ts`, `engine/response.ts`, `engine/mutate.ts` and
+ * `engine/list.ts` (over the shared `engine/call.ts`), their refusals in `engine/refusals.ts`, every state change in
  * `engine/transitions.ts`, and the bound on upstream waits in `engine/wait-gate.ts`.
  */
 
