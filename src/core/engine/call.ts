@@ -3,8 +3,8 @@
  * caller's {@link ToolCallContext}, store access with the engine's error mapping, loading a
  * record re-checked against the caller's binding, and saving a state change with compare-and-set.
  *
- * Deliberately holds no operation: `create.ts`, `response.ts`, `mutate.ts` and `list.ts` decide what to do;
- * this module only gives them one way to read, write, block and observe.
+ * Deliberately holds no operation: `create.ts`, `response.ts`, `mutate.ts` and `list.ts` decide
+ * what to do; this module only gives them one way to read, write, block and observe.
  */
 import { isSessMcpError } from '../errors.js';
 import type { CallAuthority, Clock, DiagnosticEvent } from '../ports.js';
