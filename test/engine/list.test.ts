@@ -35,6 +35,8 @@ import {
   RECORD_FORMAT,
 } from '../../src/core/record.js';
 import type { ListItem, ListResult, ToolResult } from '../../src/core/result.js';
+import { TOOL_NAMES } from '../../src/core/schemas.js';
+import { TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { makeRecord, stateOf } from '../store/fixtures.js';
 import { approveAnswer, approveSurface, type Harness, storeDouble, useHarnessLifecycle } from './harness.js';
@@ -525,6 +527,28 @@ describe.each(STORE_KINDS)('sess_list over the %s store', (storeKind) => {
     await h.sess.close();
     expect(await list(h, { limit: 10 })).toEqual(page);
     expect((await list(h, { handle: created.handle })).items[0]).toMatchObject({ state: 'waiting' });
+  });
+});
+
+describe('the sess_list contract', () => {
+  it('is read-only in tools/list, and engine.list is the typed form of the same call', async () => {
+    expect(TOOL_DEFINITIONS.sess_list.annotations).toMatchObject({
+      readOnlyHint: true,
+      destructiveHint: false,
+    });
+    expect(TOOL_NAMES.indexOf('sess_list')).toBe(TOOL_NAMES.indexOf('sess_ask') + 1);
+    const h = await start('memory');
+    const created = await h.request();
+    const typed = await h.engine.list({ limit: 5 });
+    expect(typed).toEqual(await list(h, { limit: 5 }));
+    expect(typed.items.map((item) => item.handle)).toEqual([created.handle]);
+    await expect(h.engine.list({ limit: 0 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENTS',
+      field: '/limit',
+    });
+    expect(h.diagnostics).toContainEqual(
+      expect.objectContaining({ event: 'tool_result', tool: 'sess_list' }),
+    );
   });
 });
 

@@ -75,9 +75,9 @@ export async function list(call: Call, op: ListOperation): Promise<ListResult> {
 
 /** One interaction with the agent's own current Surface: scoped and refused like every tool. */
 async function inspect(call: Call, handle: string): Promise<ListResult> {
-  const loaded = await call.load(handle);
-  const item = itemOf(loaded.record);
-  const surface = surfaceOf(loaded.record.state);
+  const record = recordOf(await call.load(handle));
+  const item = itemOf(record);
+  const surface = surfaceOf(record.state);
   if (surface !== undefined) item.surface = surface;
   return { items: [item] };
 }
