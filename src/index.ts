@@ -88,6 +88,7 @@ export {
   type InteractionState,
   type InteractionStateKind,
   isUnfinished,
+  type ListState,
   type SessionRef,
   type VerifiedResponse,
 } from './core/record.js';
@@ -106,6 +107,8 @@ export type {
   AskResult,
   InteractionResult,
   InteractionResultState,
+  ListItem,
+  ListResult,
   ResponseResult,
   ToolResult,
 } from './core/result.js';
@@ -127,6 +130,7 @@ export {
   type AskRespondentsArgs,
   type AskTextField,
   type CompleteArgs,
+  type ListArgs,
   type PublishArgs,
   type RequestArgs,
   type ResponseArgs,

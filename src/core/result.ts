@@ -15,8 +15,9 @@ import {
   isSessMcpError,
   type ToolErrorObject,
 } from './errors.js';
+import type { ListState } from './record.js';
 import type { ToolName } from './schemas.js';
-import type { JsonValue } from './surface.js';
+import type { JsonValue, Surface } from './surface.js';
 
 /** The `interaction.state` a tool result reports. */
 export type InteractionResultState =
@@ -140,6 +141,13 @@ export const ASK_CLOSED_NEXT =
 /** `next` of a state this module has no sentence of its own for. */
 const STATE_NEXT = 'Read interaction.state; the sess_response description says what each state means.';
 
+/** `next` of a `sess_list` result; with `more`, the page is not the last. */
+export function listNext(more: boolean): string {
+  const read =
+    "To read an answer, call sess_response with an item's handle and revision; to take a question back, call sess_withdraw.";
+  return more ? `${read} For the next page, call sess_list again with cursor = next_cursor.` : read;
+}
+
 /**
  * The one sentence `next` of a successful result: what the agent does now. It names fields of the
  * result, never their values, so it holds no link and no answer.
@@ -246,6 +254,71 @@ export function toolSuccess(tool: ToolName, result: InteractionResult): ToolResu
   return {
     content: [{ type: 'text', text }],
     structuredContent: { interaction, next: successNext(tool, interaction) },
+  };
+}
+
+/**
+ * One interaction as `sess_list` shows it, from the local record only: never the link and never
+ * answer values (an answer is returned only by `sess_response`, after verification).
+ */
+export interface ListItem {
+  handle: string;
+  /** The current revision (1 for an Ask and for a create not yet confirmed). */
+  revision: number;
+  /** The public state; never an internal record kind. */
+  state: ListState;
+  /** For `needs_owner`: the code every other tool answers this handle with. */
+  code?: ErrorCode;
+  /** `ask` for an Ask (`sess_ask` with `respondents`), else `session`. */
+  kind: 'session' | 'ask';
+  /** The Surface's title; `null` for a record written before titles were kept. */
+  title: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** When the link (or Ask) expires, as Sess last confirmed it; absent when the record has none. */
+  expiresAt?: string;
+  /** For an Ask, the most respondents it takes (where the record holds it). */
+  max?: number;
+  /**
+   * Only when inspecting one `handle`: the agent's own current Surface (what the person is
+   * looking at), while the record still holds it.
+   */
+  surface?: Surface;
+}
+
+/** `structuredContent` of a `sess_list` result. */
+export interface ListResult {
+  /** In listing order; exactly one item when inspecting a `handle`. */
+  items: ListItem[];
+  /** Pass it as `cursor` (with the same `state`) for the next page; absent on the last page. */
+  next_cursor?: string;
+}
+
+/** Copies only the defined, known properties of a listing item, in a fixed order. */
+function cleanItem(item: ListItem): ListItem {
+  const out: ListItem = { handle: item.handle, revision: item.revision, state: item.state } as ListItem;
+  if (item.code !== undefined) out.code = item.code;
+  out.kind = item.kind;
+  out.title = item.title;
+  out.createdAt = item.createdAt;
+  out.updatedAt = item.updatedAt;
+  if (item.expiresAt !== undefined) out.expiresAt = item.expiresAt;
+  if (item.max !== undefined) out.max = item.max;
+  if (item.surface !== undefined) out.surface = item.surface;
+  return out;
+}
+
+/**
+ * A successful `sess_list` result: `structuredContent = { items, next_cursor?, next }`
+ * ({@link listNext}) and the JSON of `{ items, next_cursor? }` as text. Never `isError`, even when
+ * nothing is listed.
+ */
+export function toolListSuccess(result: ListResult): ToolResult {
+  const body: ListResult = { items: result.items.map(cleanItem) };
+  if (result.next_cursor !== undefined) body.next_cursor = result.next_cursor;
+  return {
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    structuredContent: { ...body, next: listNext(body.next_cursor !== undefined) },
   };
 }
 

@@ -72,6 +72,15 @@ export const LIST_DESCRIPTION = [
   'List the interactions you asked through this server, with the handle, revision and state of each. ' +
     'Use it at the start of a new conversation to pick up a question asked earlier, when you lost a ' +
     'handle, or to see whether the person answered yet without waiting.',
+  'Items: {handle, revision, state, code?, kind ("session" or "ask"), title, createdAt, updatedAt, ' +
+    'expiresAt?, max? (an Ask)}; title is null for older records. state is one of "waiting", "answered", ' +
+    '"pending" (a publish, complete or withdraw in flight: repeat that identical call), "needs_owner" ' +
+    '(with the code every other tool answers), "completed", "expired", "withdrawn", "closed" (an Ask). ' +
+    'Order: waiting, answered and pending first, then needs_owner, then finished ones, newest first in ' +
+    'each. Filter with state; limit 1–100 (default 20); pass next_cursor back as cursor, with the same ' +
+    'state, for the next page. An interaction that changes while you page is listed at most once.',
+  'With handle alone (no state, limit or cursor): that one item plus surface, the form the person is ' +
+    'looking at, while the record still holds it.',
   'Read-only: it changes nothing and sends nothing to the person. It never returns the link or any ' +
     'answer values (the link comes only from sess_request and sess_ask). To read an answer, call ' +
     'sess_response with the handle and revision it shows, then sess_complete as usual.',
@@ -242,6 +251,12 @@ export const TOOL_DEFINITIONS: Readonly<Record<ToolName, ToolDefinition>> = Obje
     destructiveHint: false,
     idempotentHint: false,
     openWorldHint: true,
+  }),
+  sess_list: definition('sess_list', 'Find or inspect interactions (Sess)', LIST_DESCRIPTION, {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
   }),
 });
 
