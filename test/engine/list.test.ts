@@ -11,7 +11,6 @@
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compareListOrder, keyOf } from '../../src/core/engine/list.js';
 import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import {
   type Binding,
@@ -36,6 +35,7 @@ import {
 } from '../../src/core/record.js';
 import { type ListItem, type ListResult, listNext, type ToolResult } from '../../src/core/result.js';
 import { TOOL_NAMES } from '../../src/core/schemas.js';
+import { compareListKeys, listKeyOf } from '../../src/core/store-kit.js';
 import { TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { makeRecord, stateOf } from '../store/fixtures.js';
@@ -120,8 +120,8 @@ function withListPage(stores: HandleStoreFactory): HandleStoreFactory {
           const after = query.after;
           const rows = all
             .filter((r) => kinds === undefined || kinds.has(r.record.state.kind))
-            .filter((r) => after === undefined || compareListOrder(keyOf(r.record), after) > 0)
-            .sort((a, b) => compareListOrder(keyOf(a.record), keyOf(b.record)));
+            .filter((r) => after === undefined || compareListKeys(listKeyOf(r.record), after) > 0)
+            .sort((a, b) => compareListKeys(listKeyOf(a.record), listKeyOf(b.record)));
           return { records: rows.slice(0, query.limit), more: rows.length > query.limit };
         },
       };

@@ -67,7 +67,7 @@ export async function list(call: Call, op: ListOperation): Promise<ListResult> {
       : await throughUnfinished(call, { after: resumed?.key, limit }, listed);
   const result: ListResult = { items: page.records.map((record) => itemOf(record)) };
   if (page.more && page.records.length > 0) {
-    const last = page.last ?? keyOf(page.records[page.records.length - 1]!);
+    const last = page.last ?? listKeyOf(page.records[page.records.length - 1]!);
     result.next_cursor = await writeCursor(call, { filter, key: last, startedAt });
   }
   return result;
@@ -124,9 +124,9 @@ async function throughListPage(
     let progressed = false;
     for (; index < page.records.length && records.length < query.limit; index++) {
       const record = recordOf(page.records[index]);
-      const key = keyOf(record);
+      const key = listKeyOf(record);
       // A store that returns a record at or before where the page starts makes no progress.
-      if (after !== undefined && compareListOrder(key, after) <= 0) continue;
+      if (after !== undefined && compareListKeys(key, after) <= 0) continue;
       after = key;
       progressed = true;
       if (listed(record)) records.push(record);
@@ -149,9 +149,9 @@ async function throughUnfinished(
   const { after } = query;
   const candidates = all
     .map(recordOf)
-    .filter((record) => after === undefined || compareListOrder(keyOf(record), after) > 0)
+    .filter((record) => after === undefined || compareListKeys(listKeyOf(record), after) > 0)
     .filter(listed)
-    .sort((a, b) => compareListOrder(keyOf(a), keyOf(b)));
+    .sort((a, b) => compareListKeys(listKeyOf(a), listKeyOf(b)));
   return { records: candidates.slice(0, query.limit), more: candidates.length > query.limit };
 }
 
@@ -183,22 +183,6 @@ function visible(call: Call, record: InteractionRecord): boolean {
 
 function changedSince(record: InteractionRecord, startedAt: string): boolean {
   return Date.parse(record.updatedAt) > Date.parse(startedAt);
-}
-
-/** A record's place in listing order. */
-export function keyOf(record: InteractionRecord): ListPageKey {
-  return { group: listGroupOf(record.state.kind), createdAt: record.createdAt, handle: record.handle };
-}
-
-/**
- * Listing order: `group` ascending, then `createdAt` descending, then `handle` descending, both
- * compared as UTF-16 code units (`"C"` collation). Negative when `a` is listed before `b`.
- */
-export function compareListOrder(a: ListPageKey, b: ListPageKey): number {
-  if (a.group !== b.group) return a.group - b.group;
-  if (a.createdAt !== b.createdAt) return a.createdAt > b.createdAt ? -1 : 1;
-  if (a.handle !== b.handle) return a.handle > b.handle ? -1 : 1;
-  return 0;
 }
 
 // ---------------------------------------------------------------------------------------------
