@@ -88,6 +88,7 @@ export {
   type InteractionState,
   type InteractionStateKind,
   isUnfinished,
+  type ListState,
   type SessionRef,
   type VerifiedResponse,
 } from './core/record.js';
@@ -106,11 +107,13 @@ export type {
   AskResult,
   InteractionResult,
   InteractionResultState,
+  ListItem,
+  ListResult,
   ResponseResult,
   ToolResult,
 } from './core/result.js';
 // The tool contract: what `tools/list` publishes and what the tools accept.
-export { WAIT_CEILING_MS } from './core/rules.js';
+export { type ToolSet, WAIT_CEILING_MS } from './core/rules.js';
 export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from './core/schemas.js';
 export type * from './core/surface.js';
 export {
@@ -127,15 +130,18 @@ export {
   type AskRespondentsArgs,
   type AskTextField,
   type CompleteArgs,
+  type ListArgs,
   type PublishArgs,
   type RequestArgs,
   type ResponseArgs,
   TOOL_NAMES,
+  TOOLS_V5,
   type ToolArgs,
   type ToolName,
 } from './core/tool-args.js';
 export {
   SERVER_INSTRUCTIONS,
+  serverInstructions,
   TOOL_DEFINITIONS,
   TOOLS_CONTRACT_VERSION,
   type ToolAnnotations,

@@ -1,20 +1,22 @@
 /**
- * The interaction engine: the five operations of `sess-mcp-tools/5` over the ports
+ * The interaction engine: the operations of the tool contract over the ports
  * (`SessApi`, `HandleStore`, `Authority`, `Clock`). {@link createSessEngine} returns an engine
  * whose `call(tool, args, ctx)` is what a face's tool handler runs; it never throws, every failure
  * becomes a tool error result. The typed methods (`request`, `response`, …) return the
- * `interaction` and throw `SessMcpError`, for hosts that embed the engine without MCP.
+ * `interaction` (`list` its page) and throw `SessMcpError`, for hosts that embed the engine
+ * without MCP.
  *
  * Deliberately knows no transport: cancellation and progress arrive as a plain
  * {@link ToolCallContext}, and `register.ts` maps an MCP SDK request context onto it. The
- * operations live in `engine/create.ts`, `engine/response.ts` and `engine/mutate.ts` (over the
- * shared `engine/call.ts`), their refusals in `engine/refusals.ts`, every state change in
+ * operations live in `engine/create.ts`, `engine/response.ts`, `engine/mutate.ts` and
+ * `engine/list.ts` (over the shared `engine/call.ts`), their refusals in `engine/refusals.ts`, every state change in
  * `engine/transitions.ts`, and the bound on upstream waits in `engine/wait-gate.ts`.
  */
 
 import { Call } from './engine/call.js';
 import { create } from './engine/create.js';
 import { defaultRandomId } from './engine/identity.js';
+import { type ListOperation, list } from './engine/list.js';
 import { complete, publish } from './engine/mutate.js';
 import { response } from './engine/response.js';
 import type {
@@ -29,9 +31,24 @@ import { isSessMcpError, SessMcpError } from './errors.js';
 import { MAX_TIMER_MS, readOptions } from './options.js';
 import type { AskRespondentsOptions, CallAuthority, Clock, DiagnosticEvent } from './ports.js';
 import { systemClock } from './ports.js';
-import { type InteractionResult, type ToolResult, toolError, toolSuccess } from './result.js';
+import {
+  type InteractionResult,
+  type ListResult,
+  type ToolResult,
+  toolError,
+  toolListSuccess,
+  toolSuccess,
+} from './result.js';
 import { WAIT_CEILING_MS, WAIT_MS_RULE } from './rules.js';
-import type { AskArgs, CompleteArgs, PublishArgs, RequestArgs, ResponseArgs, ToolName } from './schemas.js';
+import type {
+  AskArgs,
+  CompleteArgs,
+  ListArgs,
+  PublishArgs,
+  RequestArgs,
+  ResponseArgs,
+  ToolName,
+} from './schemas.js';
 import { TOOL_NAMES } from './schemas.js';
 import { askToSurface, parseToolArguments } from './validate.js';
 
@@ -79,6 +96,12 @@ export interface SessEngine {
   complete(args: CompleteArgs, ctx?: ToolCallContext): Promise<InteractionResult>;
   /** `sess_ask`. @throws SessMcpError */
   ask(args: AskArgs, ctx?: ToolCallContext): Promise<InteractionResult>;
+  /**
+   * `sess_list`: this caller's interactions from the local records only (no Sess call), or with
+   * `handle` that one plus its current Surface. Never a link or an answer. A store without
+   * `listPage` lists only unfinished interactions. @throws SessMcpError
+   */
+  list(args: ListArgs, ctx?: ToolCallContext): Promise<ListResult>;
 }
 
 /** What a random id must look like: base64url, at least 22 characters (128 bits). */
@@ -244,16 +267,23 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     }
   }
 
-  async function timed<T extends ToolName>(
-    tool: T,
-    rawArgs: unknown,
-    ctx: ToolCallContext = {},
-  ): Promise<InteractionResult> {
+  /** Run `exec` for `tool` and report it: `tool_result` with its state, or the failure. */
+  async function observed<R>(
+    tool: ToolName,
+    exec: () => Promise<R>,
+    stateOf: (result: R) => string | undefined,
+  ): Promise<R> {
     const started = clock.now();
     try {
-      const result = await run(tool, rawArgs, ctx);
-      emit({ event: 'tool_result', tool, state: result.state, ms: clock.now() - started });
-      return result as InteractionResult;
+      const result = await exec();
+      const state = stateOf(result);
+      emit({
+        event: 'tool_result',
+        tool,
+        ...(state === undefined ? {} : { state }),
+        ms: clock.now() - started,
+      });
+      return result;
     } catch (error) {
       const code = isSessMcpError(error) ? error.code : undefined;
       emit(
@@ -265,11 +295,41 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     }
   }
 
+  async function timed<T extends ToolName>(
+    tool: T,
+    rawArgs: unknown,
+    ctx: ToolCallContext = {},
+  ): Promise<InteractionResult> {
+    return observed(
+      tool,
+      () => run(tool, rawArgs, ctx) as Promise<InteractionResult>,
+      (r) => r.state,
+    );
+  }
+
+  /** `sess_list`: validated like every tool, then local records only (no Sess call). */
+  function listed(rawArgs: unknown, ctx: ToolCallContext = {}): Promise<ListResult> {
+    return observed(
+      'sess_list',
+      async () => {
+        const a = parseToolArguments('sess_list', rawArgs);
+        const op: ListOperation = {};
+        if (a.state !== undefined) op.state = a.state;
+        if (a.limit !== undefined) op.limit = a.limit;
+        if (a.cursor !== undefined) op.cursor = a.cursor;
+        if (a.handle !== undefined) op.handle = a.handle;
+        return list(new Call(settings, await resolve(), ctx), op);
+      },
+      () => undefined,
+    );
+  }
+
   return {
     async call(tool, rawArgs, ctx = {}) {
       try {
         if (!TOOL_NAMES.includes(tool))
           throw new SessMcpError('INVALID_ARGUMENTS', `Unknown tool ${String(tool)}.`);
+        if (tool === 'sess_list') return toolListSuccess(await listed(rawArgs, ctx));
         return toolSuccess(tool, await timed(tool, rawArgs, ctx));
       } catch (error) {
         return toolError(error);
@@ -280,5 +340,6 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     publish: (args, ctx) => timed('sess_publish', args, ctx),
     complete: (args, ctx) => timed('sess_complete', args, ctx),
     ask: (args, ctx) => timed('sess_ask', args, ctx),
+    list: (args, ctx) => listed(args, ctx),
   };
 }

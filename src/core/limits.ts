@@ -78,6 +78,12 @@ export const ARGUMENT_LIMITS = {
   maxIdLength: 128,
   /** Longest field `name` or action `id`, in characters (`[A-Za-z0-9_.-]`). */
   maxNameLength: 64,
+  /** Most items of one `sess_list` page (`limit`). */
+  maxListLimit: 100,
+  /** Items of one `sess_list` page when `limit` is left out. */
+  defaultListLimit: 20,
+  /** Longest `sess_list` `cursor`, in characters (base64url). */
+  maxCursorLength: 1024,
 } as const;
 
 /** Keys refused anywhere in tool arguments, including inside free-form values. */

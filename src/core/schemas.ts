@@ -19,6 +19,7 @@ import {
   STRUCTURE_LIMITS,
   TEXT_LIMITS,
 } from './limits.js';
+import { LIST_STATES } from './record.js';
 import {
   type MaxCodePointsAction,
   type MaxCodePointsIssue,
@@ -47,6 +48,7 @@ export type {
   AskRespondentsArgs,
   AskTextField,
   CompleteArgs,
+  ListArgs,
   PublishArgs,
   RequestArgs,
   ResponseArgs,
@@ -706,6 +708,49 @@ export const AskArgsSchema = closed({
   ),
 });
 
+// -- sess_list
+
+const CURSOR_REGEX = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * `sess_list` arguments. `handle` inspects one interaction and stands alone: `validate.ts` refuses
+ * it together with `state`, `limit` or `cursor` (pass 4).
+ */
+export const ListArgsSchema = closed({
+  state: v.optional(
+    v.pipe(
+      v.picklist(LIST_STATES),
+      v.description(
+        'Only interactions in this state: "waiting", "answered", "pending" (a publish, complete or ' +
+          'withdraw in flight), "needs_owner", "completed", "expired", "withdrawn" or "closed" (an Ask).',
+      ),
+    ),
+  ),
+  limit: v.optional(
+    boundedWholeNumber(
+      1,
+      ARGUMENT_LIMITS.maxListLimit,
+      `How many interactions one page holds, 1–${ARGUMENT_LIMITS.maxListLimit} (default ${ARGUMENT_LIMITS.defaultListLimit}).`,
+    ),
+  ),
+  cursor: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(1, 'must not be empty'),
+      maxCodePoints(ARGUMENT_LIMITS.maxCursorLength),
+      v.regex(CURSOR_REGEX, 'is not a cursor sess_list returned'),
+      v.description(
+        'The next_cursor of the previous page, exactly as returned, with the same state. Leave it out for the first page.',
+      ),
+    ),
+  ),
+  handle: v.optional(
+    opaqueId(
+      'Inspect this one interaction (the handle sess_request or sess_ask returned) instead of listing. Send it alone.',
+    ),
+  ),
+});
+
 /** The schema of each tool's arguments, by tool name. */
 export const TOOL_ARGUMENT_SCHEMAS = {
   sess_request: RequestArgsSchema,
@@ -713,4 +758,5 @@ export const TOOL_ARGUMENT_SCHEMAS = {
   sess_publish: PublishArgsSchema,
   sess_complete: CompleteArgsSchema,
   sess_ask: AskArgsSchema,
+  sess_list: ListArgsSchema,
 } as const;

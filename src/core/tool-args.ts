@@ -1,17 +1,34 @@
 /**
- * The tool names of `sess-mcp-tools/5` and the TypeScript types of each tool's validated
+ * The tool names of `sess-mcp-tools/6` (and the five of `/5`) and the TypeScript types of each tool's validated
  * arguments. The valibot schemas of `schemas.ts` produce exactly these types
  * (`test/core/types.test.ts` proves it).
  *
  * Types and the one list of tool names only: no validation happens here (`validate.ts`).
  */
+import type { ListState } from './record.js';
 import type { Surface } from './surface.js';
 
-/** The five tools of `sess-mcp-tools/5`. */
-export type ToolName = 'sess_request' | 'sess_response' | 'sess_publish' | 'sess_complete' | 'sess_ask';
+/** The tools of the contract. */
+export type ToolName =
+  | 'sess_request'
+  | 'sess_response'
+  | 'sess_publish'
+  | 'sess_complete'
+  | 'sess_ask'
+  | 'sess_list';
 
 /** Every tool name, in the order `tools/list` shows them. */
 export const TOOL_NAMES: readonly ToolName[] = Object.freeze([
+  'sess_request',
+  'sess_response',
+  'sess_publish',
+  'sess_complete',
+  'sess_ask',
+  'sess_list',
+] as const);
+
+/** The five tools of `sess-mcp-tools/5`, in `tools/list` order: what a server lists on request. */
+export const TOOLS_V5: readonly ToolName[] = Object.freeze([
   'sess_request',
   'sess_response',
   'sess_publish',
@@ -141,6 +158,21 @@ export interface AskArgs {
   respondents?: AskRespondentsArgs;
 }
 
+/**
+ * `sess_list`: what this caller has (from the local records only), or with `handle` one of them.
+ * `handle` stands alone: `state`, `limit` and `cursor` only apply to a listing.
+ */
+export interface ListArgs {
+  /** Only records in this public state. */
+  state?: ListState;
+  /** 1–100 items per page (default 20). */
+  limit?: number;
+  /** The `next_cursor` of the previous page, exactly as returned. */
+  cursor?: string;
+  /** Inspect this one interaction instead of listing. */
+  handle?: string;
+}
+
 /** The validated arguments of each tool. */
 export interface ToolArgs {
   sess_request: RequestArgs;
@@ -148,4 +180,5 @@ export interface ToolArgs {
   sess_publish: PublishArgs;
   sess_complete: CompleteArgs;
   sess_ask: AskArgs;
+  sess_list: ListArgs;
 }

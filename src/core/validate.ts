@@ -38,6 +38,7 @@ import {
 import {
   type AskArgs,
   type AskField,
+  type ListArgs,
   TOOL_ARGUMENT_SCHEMAS,
   TOOL_NAMES,
   type ToolArgs,
@@ -618,6 +619,26 @@ export function checkAskRules(args: AskArgs): void {
   }
 }
 
+/** The `sess_list` arguments that only apply to a listing, never to inspecting one `handle`. */
+const LISTING_ONLY: ReadonlySet<string> = new Set(['state', 'limit', 'cursor']);
+
+/**
+ * Checks that `sess_list` with `handle` (inspect one interaction) carries no listing argument:
+ * the first of `state`, `limit` and `cursor` in document order is refused. `raw` is the
+ * structurally checked copy, whose keys keep the caller's order.
+ */
+function checkListRules(args: ListArgs, raw: unknown): void {
+  if (args.handle === undefined) return;
+  const given = raw as Record<string, unknown>;
+  for (const key of Object.keys(given)) {
+    if (!LISTING_ONLY.has(key) || given[key] === undefined) continue;
+    throw invalid(
+      `/${key} applies only to a listing; inspecting one handle takes the handle alone. Remove ${key} or handle.`,
+      `/${key}`,
+    );
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Entry
 
@@ -670,6 +691,8 @@ export function parseToolArguments<T extends ToolName>(tool: T, raw: unknown): T
   } else if (tool === 'sess_ask') {
     checkAskRules(args as AskArgs);
     askToSurface(args as AskArgs);
+  } else if (tool === 'sess_list') {
+    checkListRules(args as ListArgs, copy);
   }
   return args;
 }

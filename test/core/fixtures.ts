@@ -153,6 +153,9 @@ export function sampleArgs(tool: ToolName): Record<string, unknown> {
       return { handle: 'h_abc-123', expected_revision: 1, response_event_id: 'evt_1' };
     case 'sess_ask':
       return sampleAsk() as unknown as Record<string, unknown>;
+    case 'sess_list':
+      // The listing arguments; `handle` stands alone (inspect), so it is not in the sample.
+      return { state: 'waiting', limit: 20, cursor: 'WzEsbnVsbF0' };
   }
 }
 

@@ -13,6 +13,8 @@ import type {
   CompleteArgs,
   CompleteArgsSchema,
   FieldSchemaSchema,
+  ListArgs,
+  ListArgsSchema,
   PublishArgs,
   PublishArgsSchema,
   RequestArgs,
@@ -42,6 +44,7 @@ it('each tool schema outputs exactly its argument type', () => {
   expectTypeOf<v.InferOutput<typeof CompleteArgsSchema>>().toEqualTypeOf<CompleteArgs>();
   expectTypeOf<v.InferOutput<typeof AskFieldSchema>>().toEqualTypeOf<AskField>();
   expectTypeOf<v.InferOutput<typeof AskArgsSchema>>().toEqualTypeOf<AskArgs>();
+  expectTypeOf<v.InferOutput<typeof ListArgsSchema>>().toEqualTypeOf<ListArgs>();
 });
 
 it('parseToolArguments returns the argument type of its tool', () => {

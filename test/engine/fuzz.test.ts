@@ -6,11 +6,14 @@
  * - an `answered` result carries exactly the answer the person gave at that revision, verified;
  * - there is one Session, and the record agrees with it (same revision while waiting/answered,
  *   at most one ahead while a mutation is pending, completed only when Sess completed it);
- * - `blocked` and `create_unknown` never change by themselves.
+ * - `blocked` and `create_unknown` never change by themselves;
+ * - `sess_list` shows the record's public state once, sends nothing and never a link or an answer.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/errors.js';
+import { isUnfinished, listStateOf } from '../../src/core/record.js';
+import type { ListResult } from '../../src/core/result.js';
 import type { JsonValue } from '../../src/core/surface.js';
 import type { LocalEndpoint } from '../../src/testing/index.js';
 import { followUpSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
@@ -109,6 +112,36 @@ function inject(fault: Fault): void {
 }
 
 const codes = new Set<string>(ERROR_CODES);
+
+/**
+ * `sess_list` agrees with the record (public state, revision), lists the handle once, sends
+ * nothing to Sess, and never shows the link or an answer value.
+ */
+async function expectListed(
+  handle: string,
+  humanUrl: string,
+  given: Map<number, Record<string, JsonValue>>,
+): Promise<void> {
+  const requests = JSON.stringify(h.sess.stats.requests);
+  const inspected = await h.engine.call('sess_list', { handle });
+  const listed = await h.engine.call('sess_list', { limit: 100 });
+  expect(JSON.stringify(h.sess.stats.requests)).toBe(requests);
+  const record = (await h.record(handle))!.record;
+  const item = (inspected.structuredContent as unknown as ListResult).items[0]!;
+  expect(item.state).toBe(listStateOf(record.state.kind));
+  if ('revision' in record.state && record.state.revision !== undefined)
+    expect(item.revision).toBe(record.state.revision);
+  const items = (listed.structuredContent as unknown as ListResult).items;
+  // A store without listPage lists no finished record.
+  const listable = typeof h.store().listPage === 'function' || isUnfinished(record);
+  expect(items.filter((i) => i.handle === handle)).toHaveLength(listable ? 1 : 0);
+  const answers = [...given.values()].flatMap((values) => Object.values(values).map(String));
+  for (const json of [JSON.stringify(inspected), JSON.stringify(listed)]) {
+    expect(json).not.toContain(humanUrl);
+    for (const value of answers)
+      if (value.length >= 8 && !/^\d+$/.test(value)) expect(json).not.toContain(value);
+  }
+}
 
 describe('engine under random calls, faults and restarts', () => {
   it('keeps the invariants after every step', async () => {
@@ -212,6 +245,7 @@ describe('engine under random calls, faults and restarts', () => {
             }
           }
           expect(h.sess.sessions.list().filter((s) => s.view.human_url === humanUrl)).toHaveLength(1);
+          await expectListed(handle, humanUrl, given);
         },
       ),
       { numRuns: 25 },

@@ -66,6 +66,7 @@ describe('examples', () => {
     expect((await modern.listTools()).tools.map((t) => t.name).sort()).toEqual([
       'sess_ask',
       'sess_complete',
+      'sess_list',
       'sess_publish',
       'sess_request',
       'sess_response',

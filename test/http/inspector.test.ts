@@ -135,6 +135,7 @@ describe.each(clis)('$name against handler.node', (cli) => {
       expect(names.sort()).toEqual([
         'sess_ask',
         'sess_complete',
+        'sess_list',
         'sess_publish',
         'sess_request',
         'sess_response',

@@ -1,12 +1,12 @@
 /**
- * Hostile input for all five tools (fast-check), through the engine with the real client and
+ * Hostile input for every tool (fast-check), through the engine with the real client and
  * memory store on the local runtime: arbitrary JSON and near-valid arguments (a valid sample with
  * one or two mutations: deep nesting, huge strings, astral characters and lone surrogates, unsafe
  * keys as own properties in every object, wrong types, extra and missing properties).
  *
  * Invariants for every case: no throw escapes `engine.call`; every error is a code of the table;
  * every `INVALID_ARGUMENTS` carries a syntactically valid JSON pointer whose parent exists in the
- * arguments, and nothing reached Sess or the store for it.
+ * arguments, and nothing reached Sess or the store for it; `sess_list` never reaches Sess.
  *
  * CI runs a fixed seed with 5 000 cases per tool; `npm run fuzz` runs 100 000 per tool
  * (`FUZZ_RUNS` and `FUZZ_SEED` override both).
@@ -174,8 +174,12 @@ function mutate(root: unknown, m: Mutation): unknown {
   }
 }
 
-/** Valid arguments: the rich sample, or (half the time) the same with the smallest Surface. */
+/**
+ * Valid arguments: the rich sample, or (half the time) the same with the smallest Surface; for
+ * `sess_list` the listing sample or an inspect of one handle.
+ */
 function baseArgs(tool: ToolName, small: boolean): unknown {
+  if (small && tool === 'sess_list') return { handle: 'h_abc-123' };
   const args = sampleArgs(tool);
   if (small && 'interaction' in args) args.interaction = minimalSurface();
   if (small && tool === 'sess_ask') args.fields = [{ name: 'n', label: 'N', type: 'text' }];
@@ -233,6 +237,8 @@ describe('hostile input for every tool', () => {
             throw new Error(`${tool}: ${what}`);
           };
           if (!(result.content.length > 0)) fail('a result without content');
+          // sess_list reads local records only, whatever it is given.
+          if (tool === 'sess_list' && sessCalls !== callsBefore) fail('sess_list reached Sess');
           if (result.isError !== true) {
             tally.reachedSess += sessCalls > callsBefore ? 1 : 0;
             return;

@@ -1,7 +1,7 @@
 /**
  * The published bin as npm installs it: `dist/bin/sess-mcp.js` (built by `npm test`'s `pretest`)
  * starts with `#!/usr/bin/env node`, is executable, is what package.json's `bin` names, and serves
- * the five tools when run directly — the way `npx -y @sess.si/mcp` runs it.
+ * every tool when run directly — the way `npx -y @sess.si/mcp` runs it.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
+import { TOOL_NAMES } from '../../src/core/schemas.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import { findOutsideTool } from '../support/outside-tool.js';
@@ -57,7 +58,7 @@ describe.skipIf(!built)(
       const client = new Client({ name: 'published-bin', version: '1.0.0' }, { capabilities: {} });
       try {
         await client.connect(transport);
-        expect((await client.listTools()).tools).toHaveLength(5);
+        expect((await client.listTools()).tools).toHaveLength(TOOL_NAMES.length);
         const result = await client.callTool({
           name: 'sess_ask',
           arguments: {

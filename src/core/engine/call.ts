@@ -3,13 +3,13 @@
  * caller's {@link ToolCallContext}, store access with the engine's error mapping, loading a
  * record re-checked against the caller's binding, and saving a state change with compare-and-set.
  *
- * Deliberately holds no operation: `create.ts`, `response.ts` and `mutate.ts` decide what to do;
- * this module only gives them one way to read, write, block and observe.
+ * Deliberately holds no operation: `create.ts`, `response.ts`, `mutate.ts` and `list.ts` decide
+ * what to do; this module only gives them one way to read, write, block and observe.
  */
 import { isSessMcpError } from '../errors.js';
 import type { CallAuthority, Clock, DiagnosticEvent } from '../ports.js';
 import { bindingGeneration, bindingScope } from '../ports.js';
-import type { InteractionRecord, InteractionState } from '../record.js';
+import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../record.js';
 import {
   bindingMismatch,
   blockedError,
@@ -39,6 +39,32 @@ export interface OperationSettings {
 export interface Loaded<S extends InteractionState = InteractionState> {
   version: number;
   record: Omit<InteractionRecord, 'state'> & { state: S };
+}
+
+/**
+ * The expiry Sess last confirmed that `state` holds: the Session's link or the open Ask's. Finished
+ * states hold none (the record-level `expiresAt` keeps the last one).
+ */
+export function confirmedExpiry(state: InteractionState): string | undefined {
+  if ('session' in state) return state.session.expiresAt;
+  if (state.kind === 'ask_open' || state.kind === 'ask_close_pending') return state.expiresAt;
+  return undefined;
+}
+
+/**
+ * `record` with its next `state`, written by this version: format {@link RECORD_FORMAT} (a
+ * format 1 record is upgraded on its next save), the title it was created with, and the expiry
+ * Sess last confirmed (kept through every later state). The one place a changed record is made.
+ */
+export function nextRecord(
+  record: InteractionRecord,
+  state: InteractionState,
+  now: string,
+): InteractionRecord {
+  const next: InteractionRecord = { ...record, format: RECORD_FORMAT, updatedAt: now, state };
+  const expiresAt = confirmedExpiry(state) ?? record.expiresAt;
+  if (expiresAt !== undefined) next.expiresAt = expiresAt;
+  return next;
 }
 
 /** Thrown inside a wait to end it as `needs_resume`. */
@@ -98,7 +124,7 @@ export class Call {
 
   /** Save `state` over `loaded` with compare-and-set. */
   async save(loaded: Loaded, state: InteractionState): Promise<Loaded> {
-    const record: InteractionRecord = { ...loaded.record, updatedAt: this.nowIso(), state };
+    const record = nextRecord(loaded.record, state, this.nowIso());
     const saved = await this.store(() => this.auth.store.update(record, loaded.version));
     return saved as Loaded;
   }

@@ -14,7 +14,7 @@ import {
   type InteractionState,
   RECORD_FORMAT,
 } from '../record.js';
-import type { Call, Loaded } from './call.js';
+import { type Call, type Loaded, nextRecord } from './call.js';
 import { HANDLE_PREFIX } from './identity.js';
 import type { State } from './refusals.js';
 import { classifyCreateFailure, createOutcomeUnknown } from './sess-errors.js';
@@ -35,6 +35,7 @@ export async function create(call: Call, op: CreateOperation): Promise<EngineRes
     binding: call.auth.binding,
     createdAt: now,
     updatedAt: now,
+    title: request.surface.title,
     state: { kind: 'create_intent', request },
   };
 
@@ -92,7 +93,7 @@ export async function create(call: Call, op: CreateOperation): Promise<EngineRes
   }
   await call.step('create.before_record_saved');
   try {
-    await call.auth.store.update({ ...saved.record, updatedAt: call.nowIso(), state: next }, saved.version);
+    await call.auth.store.update(nextRecord(saved.record, next, call.nowIso()), saved.version);
   } catch (error) {
     // The link exists but this server cannot follow it. The intent stays (the owner finds it by
     // its creation time); repeating the call would create a second link, so it is not retried.
