@@ -15,7 +15,7 @@
 import { Call } from './engine/call.js';
 import { create } from './engine/create.js';
 import { defaultRandomId } from './engine/identity.js';
-import { complete, publish } from './engine/mutate.js';
+import { complete, publish, withdraw } from './engine/mutate.js';
 import { response } from './engine/response.js';
 import type {
   CreateOperation,
@@ -23,6 +23,7 @@ import type {
   ResponseOperation,
   SessEngineOptions,
   ToolCallContext,
+  WithdrawOperation,
 } from './engine/types.js';
 import { createWaitGate, type WaitGate } from './engine/wait-gate.js';
 import { isSessMcpError, SessMcpError } from './errors.js';
@@ -31,7 +32,15 @@ import type { AskRespondentsOptions, CallAuthority, Clock, DiagnosticEvent } fro
 import { systemClock } from './ports.js';
 import { type InteractionResult, type ToolResult, toolError, toolSuccess } from './result.js';
 import { WAIT_CEILING_MS, WAIT_MS_RULE } from './rules.js';
-import type { AskArgs, CompleteArgs, PublishArgs, RequestArgs, ResponseArgs, ToolName } from './schemas.js';
+import type {
+  AskArgs,
+  CompleteArgs,
+  PublishArgs,
+  RequestArgs,
+  ResponseArgs,
+  ToolName,
+  WithdrawArgs,
+} from './schemas.js';
 import { TOOL_NAMES } from './schemas.js';
 import { askToSurface, parseToolArguments } from './validate.js';
 
@@ -79,6 +88,8 @@ export interface SessEngine {
   complete(args: CompleteArgs, ctx?: ToolCallContext): Promise<InteractionResult>;
   /** `sess_ask`. @throws SessMcpError */
   ask(args: AskArgs, ctx?: ToolCallContext): Promise<InteractionResult>;
+  /** `sess_withdraw`. @throws SessMcpError */
+  withdraw(args: WithdrawArgs, ctx?: ToolCallContext): Promise<InteractionResult>;
 }
 
 /** What a random id must look like: base64url, at least 22 characters (128 bits). */
@@ -149,6 +160,13 @@ function toRespondents(args: AskArgs['respondents']): AskRespondentsOptions | un
   if (args.expires_in !== undefined) out.expiresIn = args.expires_in;
   if (args.respondent_expires_in !== undefined) out.respondentExpiresIn = args.respondent_expires_in;
   return out;
+}
+
+/** The `sess_withdraw` operation of validated arguments. */
+function toWithdraw(args: WithdrawArgs): WithdrawOperation {
+  const op: WithdrawOperation = { handle: args.handle, expectedRevision: args.expected_revision };
+  if (args.reason !== undefined) op.reason = args.reason;
+  return op;
 }
 
 /**
@@ -239,6 +257,8 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
           ? publish(await start(), { ...target, surface: a.interaction })
           : complete(await start(), target);
       }
+      case 'sess_withdraw':
+        return withdraw(await start(), toWithdraw(args as WithdrawArgs));
       default:
         throw new SessMcpError('INVALID_ARGUMENTS', `Unknown tool ${String(tool)}.`);
     }
@@ -280,5 +300,6 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     publish: (args, ctx) => timed('sess_publish', args, ctx),
     complete: (args, ctx) => timed('sess_complete', args, ctx),
     ask: (args, ctx) => timed('sess_ask', args, ctx),
+    withdraw: (args, ctx) => timed('sess_withdraw', args, ctx),
   };
 }

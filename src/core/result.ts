@@ -17,7 +17,9 @@ export type InteractionResultState =
   | 'answered'
   | 'completed'
   | 'expired'
-  | 'closed';
+  | 'closed'
+  /** `sess_withdraw` took the question back before it was answered (final). */
+  | 'withdrawn';
 
 /** A verified answer, as `sess_response` returns it in state `answered`. */
 export interface ResponseResult {

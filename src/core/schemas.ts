@@ -52,6 +52,7 @@ export type {
   ResponseArgs,
   ToolArgs,
   ToolName,
+  WithdrawArgs,
 } from './tool-args.js';
 export { TOOL_NAMES } from './tool-args.js';
 // The custom actions and the argument types are part of this module's surface, as before.
@@ -706,6 +707,24 @@ export const AskArgsSchema = closed({
   ),
 });
 
+// -- sess_withdraw
+
+/** `sess_withdraw` arguments. */
+export const WithdrawArgsSchema = closed({
+  handle: handle(),
+  expected_revision: wholeNumber(
+    ARGUMENT_LIMITS.minRevision,
+    'The current `interaction.revision` of this handle (still without an answer); 1 for an Ask.',
+  ),
+  reason: v.optional(
+    personText(
+      TEXT_LIMITS.withdrawReason,
+      `Optional: one short sentence the person's page shows with "This question was withdrawn", at most ${TEXT_LIMITS.withdrawReason} characters.`,
+      ['Sorted out in chat; no answer needed.'],
+    ),
+  ),
+});
+
 /** The schema of each tool's arguments, by tool name. */
 export const TOOL_ARGUMENT_SCHEMAS = {
   sess_request: RequestArgsSchema,
@@ -713,4 +732,5 @@ export const TOOL_ARGUMENT_SCHEMAS = {
   sess_publish: PublishArgsSchema,
   sess_complete: CompleteArgsSchema,
   sess_ask: AskArgsSchema,
+  sess_withdraw: WithdrawArgsSchema,
 } as const;

@@ -8,7 +8,13 @@
 import type { Surface } from './surface.js';
 
 /** The five tools of `sess-mcp-tools/5`. */
-export type ToolName = 'sess_request' | 'sess_response' | 'sess_publish' | 'sess_complete' | 'sess_ask';
+export type ToolName =
+  | 'sess_request'
+  | 'sess_response'
+  | 'sess_publish'
+  | 'sess_complete'
+  | 'sess_ask'
+  | 'sess_withdraw';
 
 /** Every tool name, in the order `tools/list` shows them. */
 export const TOOL_NAMES: readonly ToolName[] = Object.freeze([
@@ -17,6 +23,7 @@ export const TOOL_NAMES: readonly ToolName[] = Object.freeze([
   'sess_publish',
   'sess_complete',
   'sess_ask',
+  'sess_withdraw',
 ] as const);
 
 /** `sess_request`: create an interaction. */
@@ -141,6 +148,15 @@ export interface AskArgs {
   respondents?: AskRespondentsArgs;
 }
 
+/** `sess_withdraw`: take back a question that has no answer yet (or close an Ask). */
+export interface WithdrawArgs {
+  handle: string;
+  /** The current revision of the Session; 1 for an Ask. */
+  expected_revision: number;
+  /** What the person's page shows, at most 160 code points. */
+  reason?: string;
+}
+
 /** The validated arguments of each tool. */
 export interface ToolArgs {
   sess_request: RequestArgs;
@@ -148,4 +164,5 @@ export interface ToolArgs {
   sess_publish: PublishArgs;
   sess_complete: CompleteArgs;
   sess_ask: AskArgs;
+  sess_withdraw: WithdrawArgs;
 }

@@ -139,6 +139,17 @@ const ASK_DESCRIPTION = [
     'answers so far; sess_publish and sess_complete refuse an Ask.',
 ].join('\n\n');
 
+const WITHDRAW_DESCRIPTION = [
+  'Take back a question you no longer need answered: the decision became moot, you chose another path, ' +
+    'or the person said so in chat. Pass the handle, expected_revision = the current revision (1 for an ' +
+    `Ask) and optionally a reason (at most ${TEXT_LIMITS.withdrawReason} characters) that the person's page shows.`,
+  'Returns state "withdrawn": the page says the question was withdrawn and accepts no answer. For an Ask ' +
+    '(state "closed") no one new can start and pages not yet answered are withdrawn; answers already given ' +
+    'stay readable with sess_response. An answer is never withdrawn: if one arrived first the call fails ' +
+    'with ANSWER_ARRIVED; call sess_response, which returns it. If the result is OUTCOME_UNKNOWN, repeat the ' +
+    'identical call. WITHDRAW_UNAVAILABLE means this Sess cannot withdraw; the question stays open.',
+].join('\n\n');
+
 function definition(
   name: ToolName,
   title: string,
@@ -184,6 +195,12 @@ export const TOOL_DEFINITIONS: Readonly<Record<ToolName, ToolDefinition>> = Obje
     readOnlyHint: false,
     destructiveHint: false,
     idempotentHint: false,
+    openWorldHint: true,
+  }),
+  sess_withdraw: definition('sess_withdraw', 'Take back a question (Sess)', WITHDRAW_DESCRIPTION, {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: true,
     openWorldHint: true,
   }),
 });

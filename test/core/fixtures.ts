@@ -153,6 +153,8 @@ export function sampleArgs(tool: ToolName): Record<string, unknown> {
       return { handle: 'h_abc-123', expected_revision: 1, response_event_id: 'evt_1' };
     case 'sess_ask':
       return sampleAsk() as unknown as Record<string, unknown>;
+    case 'sess_withdraw':
+      return { handle: 'h_abc-123', expected_revision: 1, reason: 'Sorted out in chat.' };
   }
 }
 

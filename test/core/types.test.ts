@@ -23,6 +23,8 @@ import type {
   SurfaceComponentSchema,
   SurfaceSchema,
   ToolArgs,
+  WithdrawArgs,
+  WithdrawArgsSchema,
 } from '../../src/core/schemas.js';
 import type { FieldSchema, Surface, SurfaceAction, SurfaceComponent } from '../../src/core/surface.js';
 import { parseToolArguments } from '../../src/core/validate.js';
@@ -42,6 +44,7 @@ it('each tool schema outputs exactly its argument type', () => {
   expectTypeOf<v.InferOutput<typeof CompleteArgsSchema>>().toEqualTypeOf<CompleteArgs>();
   expectTypeOf<v.InferOutput<typeof AskFieldSchema>>().toEqualTypeOf<AskField>();
   expectTypeOf<v.InferOutput<typeof AskArgsSchema>>().toEqualTypeOf<AskArgs>();
+  expectTypeOf<v.InferOutput<typeof WithdrawArgsSchema>>().toEqualTypeOf<WithdrawArgs>();
 });
 
 it('parseToolArguments returns the argument type of its tool', () => {
