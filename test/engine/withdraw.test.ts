@@ -429,17 +429,17 @@ describe('Sess refuses the withdraw: the record is left as it was', () => {
   });
 
   it.each([
-    ['a dropped connection', (h: Harness) => h.sess.faults.drop('withdraw'), 'OUTCOME_UNKNOWN'],
-    ['503 unavailable', (h: Harness) => h.sess.faults.fail('withdraw', 503), 'SESS_UNAVAILABLE'],
-    ['429 rate limited', (h: Harness) => h.sess.faults.fail('withdraw', 429), 'SESS_UNAVAILABLE'],
+    ['a dropped connection', 'OUTCOME_UNKNOWN', (h: Harness) => h.sess.faults.drop('withdraw')],
+    ['503 unavailable', 'SESS_UNAVAILABLE', (h: Harness) => h.sess.faults.fail('withdraw', 503)],
+    ['429 rate limited', 'SESS_UNAVAILABLE', (h: Harness) => h.sess.faults.fail('withdraw', 429)],
     [
       '500 after the commit',
-      (h: Harness) => h.sess.faults.commitThenFail('withdraw', 500),
       'OUTCOME_UNKNOWN',
+      (h: Harness) => h.sess.faults.commitThenFail('withdraw', 500),
     ],
   ] as const)(
     '%s keeps the request saved (%s); the identical repeat reconciles',
-    async (_name, inject, code) => {
+    async (_name, code, inject) => {
       const h = await harnesses.start();
       const created = await h.request();
       inject(h);
