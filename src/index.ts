@@ -133,6 +133,7 @@ export {
   TOOL_NAMES,
   type ToolArgs,
   type ToolName,
+  type WithdrawArgs,
 } from './core/tool-args.js';
 export {
   SERVER_INSTRUCTIONS,

@@ -10,7 +10,10 @@ import { type ErrorCode, isSessMcpError, type ToolErrorObject } from './errors.j
 import type { ToolName } from './schemas.js';
 import type { JsonValue } from './surface.js';
 
-/** The `interaction.state` a tool result reports. */
+/**
+ * The `interaction.state` a tool result reports; `withdrawn` once `sess_withdraw` took the question
+ * back before it was answered (final; an Ask it closed reports `closed`).
+ */
 export type InteractionResultState =
   | 'waiting'
   | 'needs_resume'
@@ -18,7 +21,6 @@ export type InteractionResultState =
   | 'completed'
   | 'expired'
   | 'closed'
-  /** `sess_withdraw` took the question back before it was answered (final). */
   | 'withdrawn';
 
 /** A verified answer, as `sess_response` returns it in state `answered`. */
