@@ -57,7 +57,7 @@ describe.skipIf(!built)(
       const client = new Client({ name: 'published-bin', version: '1.0.0' }, { capabilities: {} });
       try {
         await client.connect(transport);
-        expect((await client.listTools()).tools).toHaveLength(5);
+        expect((await client.listTools()).tools).toHaveLength(6);
         const result = await client.callTool({
           name: 'sess_ask',
           arguments: {
