@@ -573,6 +573,49 @@ describe('sess_withdraw of an Ask', () => {
   });
 });
 
+describe('a crash at every durable step of a withdraw', () => {
+  it.each(STEP_NAMES)(
+    'withdraw.%s: a fresh engine and the identical call end it once, and an answer given meanwhile is never lost',
+    async (step) => {
+      const h = await harnesses.start();
+      const created = await h.request();
+      const args = { handle: created.handle, expected_revision: 1, reason: REASON };
+      const crashing = h.makeEngine({
+        hooks: {
+          onStep: (name) => {
+            if (name === `withdraw.${step}`) throw new Error(`crash at ${name}`);
+          },
+        },
+      });
+      expect((await crashing.call('sess_withdraw', args)).isError).toBe(true);
+      // The in-flight request of the crashed call may still land: let it.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const submitted = await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+      const repeat = await h.call('sess_withdraw', args);
+      const snapshot = h.sess.sessions.byUrl(created.humanUrl);
+      if (repeat.ok) {
+        expect(repeat.interaction.state).toBe('withdrawn');
+        expect(submitted.status).toBe(410);
+        expect(snapshot?.view.responses).toEqual([]);
+        expect(h.sess.stats.of().sessionsWithdrawn).toBe(1);
+        expect((await stateOf(h, created.handle)).kind).toBe('withdrawn');
+      } else {
+        expect(repeat.error.code).toBe('ANSWER_ARRIVED');
+        expect(submitted.status).toBe(303);
+        expect(h.sess.stats.of().sessionsWithdrawn).toBe(0);
+        const read = await h.ok('sess_response', { handle: created.handle, revision: 1, wait_ms: 2_000 });
+        expect(read).toMatchObject({ state: 'answered', response: { values: approveAnswer.values } });
+      }
+      // Before the intent was saved nothing was sent: the person's answer came first.
+      if (step === 'before_intent_saved' || step === 'after_intent_saved') expect(repeat.ok).toBe(false);
+      // Once Sess confirmed, the answer was refused and the repeat only records it.
+      if (step === 'after_response' || step === 'before_record_saved' || step === 'after_record_saved') {
+        expect(repeat.ok).toBe(true);
+      }
+    },
+  );
+});
+
 describe('what a withdraw never does', () => {
   it('puts no reason, link or handle in diagnostics', async () => {
     const h = await harnesses.start();
