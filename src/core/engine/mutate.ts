@@ -44,14 +44,11 @@ import type { CompleteOperation, EngineResult, PublishOperation, WithdrawOperati
 
 type Kind = InteractionState['kind'];
 type PendingKind = PendingState['kind'];
+/** What every mutation call names: the handle and the revision it expects. */
+type Target = { handle: string; expectedRevision: number };
 
 /** What one mutation tool adds to the shared protocol. */
-interface Mutation<
-  F extends Kind,
-  K extends PendingKind,
-  Op extends { handle: string; expectedRevision: number },
-  V,
-> {
+interface Mutation<F extends Kind, K extends PendingKind, Op extends Target, V> {
   tool: MutationTool;
   step: 'publish' | 'complete' | 'withdraw';
   /** The state a new request starts from. */
@@ -307,12 +304,12 @@ const CLOSE_ASK: Mutation<'ask_open', 'ask_close_pending', WithdrawOperation, As
  * mutation's saved request is sent again when this call asks for exactly it (else refused, nothing
  * sent); any other state is the mutation's own repeat or refusal.
  */
-async function run<
-  F extends Kind,
-  K extends PendingKind,
-  Op extends { handle: string; expectedRevision: number },
-  V,
->(call: Call, loaded: Loaded, op: Op, mutation: Mutation<F, K, Op, V>): Promise<EngineResult> {
+async function run<F extends Kind, K extends PendingKind, Op extends Target, V>(
+  call: Call,
+  loaded: Loaded,
+  op: Op,
+  mutation: Mutation<F, K, Op, V>,
+): Promise<EngineResult> {
   const { state } = loaded.record;
   if (state.kind === mutation.from) return begin(call, loaded as Loaded<State<F>>, mutation, op);
   if (state.kind === mutation.pending) {
@@ -328,12 +325,12 @@ async function run<
  * Save the exact request of a mutation over the state it starts from, then dispatch it. The
  * mutation's checks come first; a call already cancelled saves nothing.
  */
-async function begin<
-  F extends Kind,
-  K extends PendingKind,
-  Op extends { handle: string; expectedRevision: number },
-  V,
->(call: Call, loaded: Loaded<State<F>>, mutation: Mutation<F, K, Op, V>, op: Op): Promise<EngineResult> {
+async function begin<F extends Kind, K extends PendingKind, Op extends Target, V>(
+  call: Call,
+  loaded: Loaded<State<F>>,
+  mutation: Mutation<F, K, Op, V>,
+  op: Op,
+): Promise<EngineResult> {
   mutation.check(loaded.record.state, op);
   const saved = mutation.request(call, op);
   call.checkNotCancelled();
@@ -344,12 +341,11 @@ async function begin<
 }
 
 /** Send a saved request, check Sess's confirmation and save the next state. */
-async function dispatch<
-  F extends Kind,
-  K extends PendingKind,
-  Op extends { handle: string; expectedRevision: number },
-  V,
->(call: Call, loaded: Loaded<State<K>>, mutation: Mutation<F, K, Op, V>): Promise<EngineResult> {
+async function dispatch<F extends Kind, K extends PendingKind, Op extends Target, V>(
+  call: Call,
+  loaded: Loaded<State<K>>,
+  mutation: Mutation<F, K, Op, V>,
+): Promise<EngineResult> {
   const { state } = loaded.record;
   const sent = mutation.send(call, state);
   sent.catch(() => {});
@@ -375,12 +371,7 @@ async function dispatch<
  * Act on a failed send: keep the request saved and report, block, or (withdraw) clear the request
  * Sess certainly did not apply so the record is as it was, then report why.
  */
-async function failed<
-  F extends Kind,
-  K extends PendingKind,
-  Op extends { handle: string; expectedRevision: number },
-  V,
->(
+async function failed<F extends Kind, K extends PendingKind, Op extends Target, V>(
   call: Call,
   loaded: Loaded<State<K>>,
   mutation: Mutation<F, K, Op, V>,
@@ -394,7 +385,8 @@ async function failed<
     call.emit({ event: 'mutation_not_confirmed', code: error.code, tool: mutation.tool });
     throw error;
   }
-  const from = refusal.event.type === 'withdraw_refused' ? 'waiting' : 'ask_open';
+  // The record goes back to the state the withdraw started from, exactly as it was.
+  const from = mutation.from;
   if (failure.kind === 'not_offered') {
     try {
       await refusal.exists(call, state);
