@@ -110,7 +110,7 @@ export type {
   ToolResult,
 } from './core/result.js';
 // The tool contract: what `tools/list` publishes and what the tools accept.
-export { WAIT_CEILING_MS } from './core/rules.js';
+export { type ToolSet, WAIT_CEILING_MS } from './core/rules.js';
 export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from './core/schemas.js';
 export type * from './core/surface.js';
 export {
@@ -131,12 +131,14 @@ export {
   type RequestArgs,
   type ResponseArgs,
   TOOL_NAMES,
+  TOOLS_V5,
   type ToolArgs,
   type ToolName,
   type WithdrawArgs,
 } from './core/tool-args.js';
 export {
   SERVER_INSTRUCTIONS,
+  serverInstructions,
   TOOL_DEFINITIONS,
   TOOLS_CONTRACT_VERSION,
   type ToolAnnotations,

@@ -1,6 +1,7 @@
 /**
- * {@link registerSessTools}: adds the five tools of `sess-mcp-tools/5` to a host's own MCP server
- * (the `McpServer` of `@modelcontextprotocol/server`), the same way the stdio and HTTP faces do.
+ * {@link registerSessTools}: adds the tools of `sess-mcp-tools/6` (or, on request, only the five of
+ * `sess-mcp-tools/5`) to a host's own MCP server (the `McpServer` of `@modelcontextprotocol/server`),
+ * the same way the stdio and HTTP faces do.
  *
  * Typed structurally ({@link McpServerLike}), so the root entry imports no MCP SDK. The SDK would
  * validate arguments against `inputSchema` before the handler and answer with its own error text;
@@ -13,9 +14,8 @@ import type { ToolCallContext } from './engine/types.js';
 import type { SessEngine } from './engine.js';
 import { readOptions } from './options.js';
 import type { ToolResult } from './result.js';
-import type { ToolName } from './schemas.js';
-import { TOOL_NAMES } from './schemas.js';
-import { TOOL_DEFINITIONS } from './tool-definitions.js';
+import { TOOL_SET_RULE, type ToolSet } from './rules.js';
+import { TOOL_DEFINITIONS, toolsOf } from './tool-definitions.js';
 
 /**
  * A Standard Schema with a JSON Schema converter (`StandardSchemaWithJSON` of the MCP SDK),
@@ -75,6 +75,12 @@ export interface McpServerLike {
 export interface RegisterSessToolsOptions {
   /** The engine every tool call runs on. */
   engine: SessEngine;
+  /**
+   * Which tools to list: `'sess-mcp-tools/5'` lists only its five tools (for a host that wants
+   * exactly that set); give the server the same set's instructions, `serverInstructions(set)`.
+   * @default 'sess-mcp-tools/6' (every tool)
+   */
+  tools?: ToolSet;
 }
 
 /** A Standard Schema that lets any arguments through and publishes `jsonSchema` in `tools/list`. */
@@ -112,7 +118,7 @@ export function toolCallContextFrom(ctx: ToolHandlerContextLike | undefined): To
 }
 
 /**
- * Add the five Sess tools to `server`. Every call runs `engine.call`, so a failure is a tool
+ * Add the Sess tools to `server` (every tool, or the set named by `options.tools`). Every call runs `engine.call`, so a failure is a tool
  * error result with the contract's `{ code, message, retryable, … }`, never a protocol error.
  *
  * @example
@@ -133,8 +139,9 @@ export function registerSessTools(server: McpServerLike, options: RegisterSessTo
   if (engine === null || typeof engine !== 'object' || typeof (engine as SessEngine).call !== 'function') {
     read.fail('engine', 'is required and must be a Sess engine (createSessEngine)');
   }
-  for (const tool of TOOL_NAMES) {
-    const definition = TOOL_DEFINITIONS[tool as ToolName];
+  const tools = toolsOf(read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined);
+  for (const tool of tools) {
+    const definition = TOOL_DEFINITIONS[tool];
     const config: SessToolConfig = {
       title: definition.title,
       description: definition.description,

@@ -1,12 +1,20 @@
 /**
- * The result envelope of every tool of `sess-mcp-tools/5`: `{ interaction: {...} }` in
- * `structuredContent` and the same JSON as text, with the few lines for the agent put in
- * front of it; and the tool-error envelope `{ error: {...} }` with `isError: true`.
+ * The result envelope of every tool of `sess-mcp-tools/6`: `{ interaction: {...}, next }` in
+ * `structuredContent` and the JSON of `{ interaction }` as text, with the few lines for the agent
+ * put in front of it; and the tool-error envelope `{ error: {...}, next }` with `isError: true`.
+ * `next` is one sentence saying what to do now: some hosts hand the model `structuredContent`
+ * alone and drop the text, so the guidance of the text's leading lines travels in it too.
  *
  * Plain data shaped like an MCP `CallToolResult`, without importing the MCP SDK. It decides no
  * state: the engine says what happened; this module only writes it down.
  */
-import { type ErrorCode, isSessMcpError, type ToolErrorObject } from './errors.js';
+import {
+  ERROR_TABLE,
+  type ErrorClass,
+  type ErrorCode,
+  isSessMcpError,
+  type ToolErrorObject,
+} from './errors.js';
 import type { ToolName } from './schemas.js';
 import type { JsonValue } from './surface.js';
 
@@ -101,6 +109,131 @@ export const ASK_REWAIT_LINE =
   'person to say continue once more people have answered.';
 
 /**
+ * `next` of a `sess_request` / `sess_ask` result: the two leading lines of its text, pointing at
+ * `interaction.humanUrl` instead of repeating the link.
+ */
+export const SHOW_LINK_NEXT =
+  'Show the person the link in interaction.humanUrl now, then call sess_response with ' +
+  'interaction.handle and interaction.revision to wait for the answer.';
+
+/** `next` of a `sess_publish` result: the follow-up is on the same page, so wait for its answer. */
+export const PUBLISHED_NEXT =
+  'The person sees the follow-up on the page they already have open: call sess_response with ' +
+  'interaction.handle and this interaction.revision to wait for the answer.';
+
+/** `next` of a result in state `answered`: the rule after an answer, with the values to pass. */
+export const ANSWERED_NEXT =
+  'Call sess_complete next with expected_revision = interaction.revision and response_event_id = ' +
+  'interaction.response.eventId, unless you have a follow-up question for the person; only to show a ' +
+  'follow-up, call sess_publish instead. Validate interaction.response.values before acting on them.';
+
+/** `next` of a result in state `completed`. */
+export const COMPLETED_NEXT =
+  "Done: the person's page shows that you have their answer. Nothing more to call for this handle.";
+
+/** `next` of a result in state `expired`. */
+export const EXPIRED_NEXT =
+  'The link closed for good with no answer and nothing was completed: do not call sess_response for ' +
+  'this handle again. If the decision is still needed, ask again with sess_request or sess_ask.';
+
+/** `next` of an Ask in state `closed`. */
+export const ASK_CLOSED_NEXT =
+  'The Ask is closed: interaction.ask holds every answer and no more can come. Validate the answers ' +
+  'before acting on them.';
+
+/** `next` of a `sess_withdraw` or `sess_response` result in state `withdrawn`. */
+export const WITHDRAWN_NEXT =
+  "The question is withdrawn: the person's page says so and takes no answer. Nothing more to call for " +
+  'this handle; to ask again, call sess_request or sess_ask.';
+
+/** `next` of a `sess_withdraw` that closed an Ask: the answers given stay readable. */
+export const ASK_WITHDRAWN_NEXT =
+  'The Ask is closed: no one new can start and no more answers can come. To read the answers already ' +
+  'given, call sess_response with interaction.handle and interaction.revision.';
+
+/** `next` of a state this module has no sentence of its own for. */
+const STATE_NEXT = 'Read interaction.state; the sess_response description says what each state means.';
+
+/**
+ * The one sentence `next` of a successful result: what the agent does now. It names fields of the
+ * result, never their values, so it holds no link and no answer.
+ */
+export function successNext(tool: ToolName, interaction: InteractionResult): string {
+  switch (interaction.state) {
+    case 'waiting':
+    case 'needs_resume':
+      if ((tool === 'sess_request' || tool === 'sess_ask') && interaction.humanUrl !== undefined) {
+        return SHOW_LINK_NEXT;
+      }
+      if (tool === 'sess_response') return interaction.ask === undefined ? REWAIT_LINE : ASK_REWAIT_LINE;
+      return PUBLISHED_NEXT;
+    case 'answered':
+      return ANSWERED_NEXT;
+    case 'completed':
+      return COMPLETED_NEXT;
+    case 'expired':
+      return EXPIRED_NEXT;
+    case 'closed':
+      return tool === 'sess_withdraw' ? ASK_WITHDRAWN_NEXT : ASK_CLOSED_NEXT;
+    case 'withdrawn':
+      return WITHDRAWN_NEXT;
+    default:
+      return STATE_NEXT;
+  }
+}
+
+/** `next` of an error, by its class; a class whose advice depends on `retryable` has two. */
+export const ERROR_NEXT: Readonly<Record<ErrorClass, string | { retryable: string; not: string }>> = {
+  invalid_arguments:
+    'Fix the arguments as error.message says (error.field points at the value), then call again.',
+  not_found:
+    'Do not retry: this handle is not known here (another profile, origin or key). Ask again with a new ' +
+    'sess_request or sess_ask if you still need the decision.',
+  conflict: 'Nothing was sent: do what error.message says.',
+  create_rejected:
+    'No Session exists and the same call cannot succeed: change it as error.message says, or tell the person.',
+  create_unknown:
+    'Do not retry: a Session may exist. Tell the person that the owner has to resolve this interaction.',
+  created_not_saved:
+    'Do not repeat the call: a Session exists but this server could not keep it. Tell the person that the ' +
+    'owner has to resolve it.',
+  outcome_unknown: 'Repeat the identical call (the same tool and arguments) to learn the outcome.',
+  mutation_rejected: 'Do not retry: tell the person that the owner has to resolve this interaction.',
+  verification_failed:
+    'Do not retry and do not act on any answer: tell the person that the owner has to resolve this interaction.',
+  blocked: 'Do not retry: tell the person that the owner has to resolve this interaction.',
+  unavailable: 'Nothing changed: call again later with the same arguments.',
+  configuration: 'Do not retry: tell the person that the owner has to fix the server configuration.',
+  store: {
+    retryable: 'A transient failure: call again with the same arguments.',
+    not: 'Do not retry: tell the person that the owner has to look at the server.',
+  },
+};
+
+/**
+ * `next` of the few codes whose advice is not their class's: an answer that came before a withdraw
+ * is read, not retried, and a Sess without withdrawal is not a passing outage.
+ */
+export const CODE_NEXT: Readonly<Partial<Record<ErrorCode, string>>> = {
+  ANSWER_ARRIVED:
+    'Do not withdraw: call sess_response with this handle and its revision, which returns the answer; then ' +
+    'call sess_complete as usual.',
+  WITHDRAW_UNAVAILABLE:
+    'Do not retry: the question stays open. Tell the person in the chat that you no longer need an answer, ' +
+    'or keep waiting with sess_response.',
+};
+
+/** The one sentence `next` of an error result: what the agent does now, by the error's class. */
+export function errorNext(error: ToolErrorObject): string {
+  const own = CODE_NEXT[error.code];
+  if (own !== undefined) return own;
+  const spec = ERROR_TABLE[error.code] as { class: ErrorClass } | undefined;
+  const advice = ERROR_NEXT[spec?.class ?? 'store'];
+  if (typeof advice === 'string') return advice;
+  return error.retryable ? advice.retryable : advice.not;
+}
+
+/**
  * The code a thrown value that is not a `SessMcpError` is reported as. Such a value is a defect or a
  * broken store; the owner has to look, so it is not retryable.
  */
@@ -121,7 +254,8 @@ function cleanInteraction(result: InteractionResult): InteractionResult {
 }
 
 /**
- * A successful tool result: `structuredContent = { interaction }` and the same JSON as text. A
+ * A successful tool result: `structuredContent = { interaction, next }` ({@link successNext}) and
+ * the JSON of `{ interaction }` as text. A
  * `sess_request` / `sess_ask` text begins with "Show the person this link now: <humanUrl>" and
  * "Then call sess_response."; a `sess_response` text in state `waiting` or `needs_resume` begins
  * with {@link REWAIT_LINE} ({@link ASK_REWAIT_LINE} for an Ask); each is followed by a blank line. Never `isError`, even while waiting.
@@ -140,7 +274,10 @@ export function toolSuccess(tool: ToolName, result: InteractionResult): ToolResu
   ) {
     text = `${interaction.ask === undefined ? REWAIT_LINE : ASK_REWAIT_LINE}\n\n${json}`;
   }
-  return { content: [{ type: 'text', text }], structuredContent: { interaction } };
+  return {
+    content: [{ type: 'text', text }],
+    structuredContent: { interaction, next: successNext(tool, interaction) },
+  };
 }
 
 /** The wire form of any thrown value: a `SessMcpError` as itself, anything else as a fixed error. */
@@ -154,11 +291,16 @@ export function toErrorObject(error: unknown): ToolErrorObject {
 }
 
 /**
- * A tool error: `isError: true`, `structuredContent = { error }`, text = the JSON of `{ error }`.
+ * A tool error: `isError: true`, `structuredContent = { error, next }` ({@link errorNext}), text =
+ * the JSON of `{ error }`.
  * A thrown value that is not a `SessMcpError` becomes {@link INTERNAL_ERROR_CODE} with a fixed
  * message; its own message (which may hold secrets) is never shown.
  */
 export function toolError(error: unknown): ToolResult {
   const body = { error: toErrorObject(error) };
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], structuredContent: body, isError: true };
+  return {
+    content: [{ type: 'text', text: JSON.stringify(body) }],
+    structuredContent: { ...body, next: errorNext(body.error) },
+    isError: true,
+  };
 }

@@ -61,3 +61,16 @@ export function profileDirectory(
 ): string {
   return join(stateDir, 'profiles', profile);
 }
+
+/**
+ * Which tools a server lists (the `tools` option of `registerSessTools` and of the HTTP handler,
+ * `SESS_MCP_TOOLS` for stdio): `sess-mcp-tools/6`, every tool (the default), or
+ * `sess-mcp-tools/5`, only the five tools of that contract.
+ */
+export type ToolSet = 'sess-mcp-tools/5' | 'sess-mcp-tools/6';
+
+/** A tool set, as every entry that takes one checks it. */
+export const TOOL_SET_RULE: ValueRule<ToolSet> = {
+  text: '"sess-mcp-tools/5" or "sess-mcp-tools/6"',
+  test: (value): value is ToolSet => value === 'sess-mcp-tools/5' || value === 'sess-mcp-tools/6',
+};

@@ -1,5 +1,5 @@
 /**
- * The tool names of `sess-mcp-tools/5` and the TypeScript types of each tool's validated
+ * The tool names of `sess-mcp-tools/6` (and the five of `/5`) and the TypeScript types of each tool's validated
  * arguments. The valibot schemas of `schemas.ts` produce exactly these types
  * (`test/core/types.test.ts` proves it).
  *
@@ -7,7 +7,7 @@
  */
 import type { Surface } from './surface.js';
 
-/** The five tools of `sess-mcp-tools/5`. */
+/** The tools of `sess-mcp-tools/6`. */
 export type ToolName =
   | 'sess_request'
   | 'sess_response'
@@ -24,6 +24,15 @@ export const TOOL_NAMES: readonly ToolName[] = Object.freeze([
   'sess_complete',
   'sess_ask',
   'sess_withdraw',
+] as const);
+
+/** The five tools of `sess-mcp-tools/5`, in `tools/list` order: what a server lists on request. */
+export const TOOLS_V5: readonly ToolName[] = Object.freeze([
+  'sess_request',
+  'sess_response',
+  'sess_publish',
+  'sess_complete',
+  'sess_ask',
 ] as const);
 
 /** `sess_request`: create an interaction. */

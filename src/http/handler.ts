@@ -256,6 +256,7 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
           }),
           scope,
         ),
+        resolved.tools,
       ),
     () => createSessMcpServer(undefined),
   );

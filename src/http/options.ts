@@ -7,8 +7,8 @@
  */
 
 import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
-import { SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
-import type { DiagnosticsSink, HandleStore, HttpBinding } from '../index.js';
+import { SESS_ID_RULE, TOOL_SET_RULE, WAIT_MS_RULE } from '../core/rules.js';
+import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 
 /**
@@ -113,6 +113,12 @@ export interface SessMcpHttpHandlerOptions {
    */
   maxConcurrentWaits?: number;
   /**
+   * Which tools `tools/list` shows: `'sess-mcp-tools/5'` lists only its five tools (and the
+   * instructions for them), for clients that should see exactly that set.
+   * @default 'sess-mcp-tools/6' (every tool)
+   */
+  tools?: ToolSet;
+  /**
    * Where diagnostics go: fixed event names, codes and durations only, never a link, token,
    * header or answer. Besides the engine's own events (`tool_result`, `tool_error`, …) the handler
    * reports `http.request_done` (with `ms`) for every request and, when it refuses one,
@@ -144,6 +150,7 @@ export interface ResolvedHttpOptions {
   receiptIssuer: string | undefined;
   maxWaitMs: number | undefined;
   maxConcurrentWaits: number | undefined;
+  tools: ToolSet | undefined;
   diagnostics: DiagnosticsSink;
 }
 
@@ -298,6 +305,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     min: 1,
     max: 10_000,
   });
+  const tools = read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined;
   const allowInsecureLocalhost = read.boolean(
     'allowInsecureLocalhost',
     options.allowInsecureLocalhost,
@@ -343,6 +351,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     receiptIssuer,
     maxWaitMs: options.maxWaitMs,
     maxConcurrentWaits,
+    tools,
     diagnostics,
   };
 }

@@ -13,10 +13,11 @@ import {
   PROFILE_NAME_RULE,
   profileDirectory,
   SESS_ID_RULE,
+  TOOL_SET_RULE,
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
 } from '../core/rules.js';
-import { SessApiError, SessMcpError } from '../index.js';
+import { SessApiError, SessMcpError, type ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 
 /** The environment variables the stdio server reads, by name. */
@@ -28,6 +29,7 @@ export const STDIO_ENV = {
   maxWaitMs: 'SESS_MCP_MAX_WAIT_MS',
   receiptIssuer: 'SESS_RECEIPT_ISSUER',
   expectedWorkspaceId: 'SESS_EXPECTED_WORKSPACE_ID',
+  tools: 'SESS_MCP_TOOLS',
   allowInsecureLocalhost: 'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST',
   crashAt: 'SESS_MCP_TEST_CRASH_AT',
 } as const;
@@ -57,6 +59,11 @@ export interface StdioConfig {
   receiptIssuer?: string;
   /** The trusted workspace (`SESS_EXPECTED_WORKSPACE_ID`). */
   expectedWorkspaceId?: string;
+  /**
+   * The tool set to list (`SESS_MCP_TOOLS`): `sess-mcp-tools/5` lists only its five tools.
+   * Unset: every tool.
+   */
+  tools?: ToolSet;
   /** Testing only (`SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1`): allow `http://` loopback origins. */
   allowInsecureLocalhost: boolean;
   /**
@@ -148,6 +155,16 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
       throw notConfigured(`${STDIO_ENV.expectedWorkspaceId} must be a workspace ID: ${SESS_ID_RULE.text}.`);
     }
     config.expectedWorkspaceId = workspace;
+  }
+
+  const tools = optional(env, STDIO_ENV.tools);
+  if (tools !== undefined) {
+    if (!TOOL_SET_RULE.test(tools)) {
+      throw notConfigured(
+        `${STDIO_ENV.tools} must be ${TOOL_SET_RULE.text.replaceAll('"', '')}, or unset for every tool.`,
+      );
+    }
+    config.tools = tools;
   }
 
   const crashAt = optional(env, STDIO_ENV.crashAt);

@@ -82,7 +82,8 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
     ...(crashAt === undefined ? {} : { hooks: { onStep: crashHook(crashAt) } }),
   });
 
-  const handle: StdioServerHandle = serveStdio(() => createSessMcpServer(engine), {
+  const tools = config instanceof Error ? undefined : config.tools;
+  const handle: StdioServerHandle = serveStdio(() => createSessMcpServer(engine, tools), {
     ...(options.stdin !== undefined || options.stdout !== undefined
       ? { transport: new StdioServerTransport(options.stdin, options.stdout) }
       : {}),

@@ -34,6 +34,7 @@ import type { LocalModel } from './model.js';
 import { digestSync, type SessionRecord } from './records.js';
 import { checkSurfaceRules } from './surface-rules.js';
 import { codePoints, escapePointer } from './text.js';
+import type { LocalWithdrawal } from './withdrawals.js';
 
 /** Request counters: one per API endpoint, and `page` for the answer page. */
 export type RequestCounts = Record<LocalEndpoint | 'page', number>;
@@ -61,6 +62,8 @@ export interface ApiRoutesOptions {
   counts: RequestCounts;
   /** Send `Sess-Workspace-Id` on responses. */
   workspaceHeader: boolean;
+  /** Whether withdraw and Ask close are offered (`LocalSessOptions.withdrawal`). */
+  withdrawal: LocalWithdrawal;
   /** Runs one call under the fault queue. */
   applyFaults(call: ApiCall): Promise<void>;
 }
@@ -389,8 +392,19 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
     const path = url.pathname;
     if (!path.startsWith('/v1/') && !path.startsWith('/.well-known/')) return undefined;
     const found = resolve(req, url);
-    if (found === undefined) {
+    // A Sess before v1.4 has neither withdraw nor close (`LocalSessOptions.withdrawal`).
+    const offer =
+      found !== undefined && (found[0] === 'withdraw' || found[0] === 'closeAsk')
+        ? options.withdrawal
+        : 'offered';
+    if (found === undefined || offer === 'not_offered') {
       send(res, failureResult(new ApiFailure(404, 'not_found', 'No such path.')), workspaceOf(req));
+      return Promise.resolve();
+    }
+    if (offer === 'method_not_allowed') {
+      // It knows the path but allows no method on it: an empty `Allow`.
+      const failure = new ApiFailure(405, 'method_not_allowed', 'This Sess does not offer this call.');
+      send(res, failureResult(failure, { allow: '' }), workspaceOf(req));
       return Promise.resolve();
     }
     const [endpoint, allow, handle] = found;

@@ -14,6 +14,7 @@ import type { LocalFaults } from './faults.js';
 import { sendJson } from './http-io.js';
 import type { LocalModel } from './model.js';
 import { createPageRoutes } from './page-routes.js';
+import type { LocalWithdrawal } from './withdrawals.js';
 
 /** What the listener is built from. */
 export interface RequestListenerOptions {
@@ -22,6 +23,8 @@ export interface RequestListenerOptions {
   counts: RequestCounts;
   /** Send `Sess-Workspace-Id` on API responses. */
   workspaceHeader: boolean;
+  /** Whether withdraw and Ask close are offered. */
+  withdrawal: LocalWithdrawal;
   tamperKeys: TamperKeys;
 }
 
@@ -34,6 +37,7 @@ export function createRequestListener(
     model,
     counts,
     workspaceHeader: options.workspaceHeader,
+    withdrawal: options.withdrawal,
     applyFaults: createFaultApplication(model, options.faults, options.tamperKeys),
   });
   const pages = createPageRoutes(model, counts);

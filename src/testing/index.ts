@@ -35,3 +35,4 @@ export {
   startLocalSess,
 } from './runtime.js';
 export { checkSurfaceRules, SESS_SURFACE_LIMITS, type SurfaceViolation } from './surface-rules.js';
+export type { LocalWithdrawal } from './withdrawals.js';

@@ -21,6 +21,7 @@ import { LocalKeys } from './keys.js';
 import { LocalModel } from './model.js';
 import { answerToForm } from './page/index.js';
 import { DEFAULT_PLAN, type LocalPlan, type LocalWorkspaceStats } from './records.js';
+import { type LocalWithdrawal, WITHDRAWAL_RULE } from './withdrawals.js';
 
 /** Options of {@link startLocalSess}. */
 export interface LocalSessOptions {
@@ -36,6 +37,16 @@ export interface LocalSessOptions {
   issuer?: string;
   /** Send `Sess-Workspace-Id` on responses; `false` imitates a runtime that does not. @default true */
   workspaceHeader?: boolean;
+  /**
+   * Whether `POST /v1/sessions/{id}/withdraw` and `POST /v1/asks/{id}/close` (Sess v1.4) are
+   * offered. `'not_offered'` imitates a Sess before v1.4: both answer `404 not_found`, as any
+   * unknown path does; `'method_not_allowed'` one that answers them `405 method_not_allowed`
+   * (with an empty `Allow`). Either way nothing is withdrawn or closed, no request is counted for
+   * them, and every other endpoint, the Sessions and Asks themselves included, works as always.
+   *
+   * @default 'offered'
+   */
+  withdrawal?: LocalWithdrawal;
   /** Id of the first workspace. @default random (`ws_…`) */
   workspaceId?: string;
   /** API key of the first workspace. @default random (`sk_local_…`) */
@@ -142,6 +153,7 @@ interface CheckedOptions {
   plan: LocalPlan;
   issuer: string | undefined;
   workspaceHeader: boolean;
+  withdrawal: LocalWithdrawal;
   workspaceId: string | undefined;
   apiKey: string | undefined;
 }
@@ -215,6 +227,9 @@ function checkOptions(options: LocalSessOptions | undefined): CheckedOptions {
     plan: checkPlan(read, o.plan),
     issuer: read.optionalString('issuer', o.issuer),
     workspaceHeader: read.boolean('workspaceHeader', o.workspaceHeader, true),
+    withdrawal:
+      (read.optionalRule('withdrawal', o.withdrawal, WITHDRAWAL_RULE) as LocalWithdrawal | undefined) ??
+      'offered',
     workspaceId: read.optionalRule('workspaceId', o.workspaceId, SESS_ID_RULE),
     apiKey,
   };
@@ -263,6 +278,7 @@ export async function startLocalSess(options?: LocalSessOptions): Promise<LocalS
     faults,
     counts,
     workspaceHeader: checked.workspaceHeader,
+    withdrawal: checked.withdrawal,
     tamperKeys: {
       async unknownKid(ws) {
         let kid = unknownKids.get(ws);

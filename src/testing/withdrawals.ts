@@ -6,9 +6,26 @@
  * synchronously.
  */
 import type { SessionStatus } from '../core/ports.js';
+import type { ValueRule } from '../core/rules.js';
 import { ApiFailure } from './api-failure.js';
 import type { LocalModel } from './model.js';
 import type { AskRecord, SessionRecord } from './records.js';
+
+/**
+ * Whether a runtime offers withdraw and Ask close (`LocalSessOptions.withdrawal`), to imitate a
+ * Sess before v1.4: `'offered'`; `'not_offered'`, both paths answer `404 not_found` as any
+ * unknown path does; `'method_not_allowed'`, both answer `405 method_not_allowed` with an empty
+ * `Allow`.
+ */
+export type LocalWithdrawal = 'offered' | 'not_offered' | 'method_not_allowed';
+
+const WITHDRAWALS: readonly string[] = ['offered', 'not_offered', 'method_not_allowed'];
+
+/** @internal The rule of `LocalSessOptions.withdrawal`. */
+export const WITHDRAWAL_RULE: ValueRule<LocalWithdrawal> = {
+  text: `one of ${WITHDRAWALS.map((w) => `"${w}"`).join(', ')}`,
+  test: (value): value is LocalWithdrawal => typeof value === 'string' && WITHDRAWALS.includes(value),
+};
 
 /**
  * The first checks of every Session mutation, in the documented order: existence (`404`), Ask

@@ -1,12 +1,16 @@
 /**
- * `docs/tools.md` says exactly what the code does: its error table is `ERROR_TABLE` (code, class,
- * retry rule, guidance, in order), its length table is `TEXT_LIMITS`, and its structure table is
- * `STRUCTURE_LIMITS`.
+ * `docs/tools.md` says exactly what the code does: its title names `TOOLS_CONTRACT_VERSION`, its
+ * tool table lists `TOOL_NAMES`, its `next` tables are the sentences of `result.ts`, its error
+ * table is `ERROR_TABLE` (code, class, retry rule, guidance, in order), its length table is
+ * `TEXT_LIMITS`, and its structure table is `STRUCTURE_LIMITS`.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, ERROR_TABLE } from '../../src/core/errors.js';
 import { STRUCTURE_LIMITS, TEXT_LIMITS } from '../../src/core/limits.js';
+import * as results from '../../src/core/result.js';
+import { TOOL_NAMES } from '../../src/core/tool-args.js';
+import { SCHEDULE_RULE, TOOLS_CONTRACT_VERSION } from '../../src/core/tool-definitions.js';
 
 const doc = readFileSync(new URL('../../docs/tools.md', import.meta.url), 'utf8');
 
@@ -32,6 +36,46 @@ function tableAfter(heading: string): string[][] {
 const unquote = (cell: string) => cell.replace(/^`|`$/g, '');
 
 describe('docs/tools.md', () => {
+  it('is the contract of TOOLS_CONTRACT_VERSION and lists every tool of TOOL_NAMES, in order', () => {
+    expect(doc.split('\n')[0]).toBe(`# The tools (\`${TOOLS_CONTRACT_VERSION}\`)`);
+    expect(tableAfter('## The tools').map((row) => unquote(row[0]!))).toEqual([...TOOL_NAMES]);
+  });
+
+  it('the next table is the sentences of result.ts, each with its constant', () => {
+    const rows = tableAfter('### `next`: what to do now');
+    expect(rows.length).toBe(10);
+    for (const [where, sentence, constant] of rows) {
+      const value = (results as Record<string, unknown>)[unquote(constant!)];
+      expect(sentence, where).toBe(value);
+    }
+  });
+
+  it('the error next table is ERROR_NEXT, class by class', () => {
+    const documented: Record<string, unknown> = {};
+    for (const [klass, sentence] of tableAfter('### Error results')) {
+      const [name, flag] = klass!.split(', ');
+      const key = unquote(name!);
+      if (flag === undefined) documented[key] = sentence;
+      else {
+        const pair = (documented[key] ?? {}) as Record<string, string>;
+        pair[flag === '`retryable: true`' ? 'retryable' : 'not'] = sentence!;
+        documented[key] = pair;
+      }
+    }
+    expect(documented).toEqual({ ...results.ERROR_NEXT });
+  });
+
+  it('the codes with their own next are CODE_NEXT', () => {
+    const rows = tableAfter('have their own `next` instead of their class');
+    expect(Object.fromEntries(rows.map(([code, sentence]) => [unquote(code!), sentence]))).toEqual({
+      ...results.CODE_NEXT,
+    });
+  });
+
+  it('quotes the scheduling rule word for word', () => {
+    expect(doc).toContain(`> ${SCHEDULE_RULE}`);
+  });
+
   it('the error table is ERROR_TABLE: every code, in order, with class, retry rule and guidance', () => {
     const rows = tableAfter('## Errors');
     expect(rows.map((row) => unquote(row[0]!))).toEqual(ERROR_CODES);

@@ -1,12 +1,19 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, SessMcpError } from '../../src/core/errors.js';
+import { ERROR_CODES, ERROR_TABLE, SessMcpError } from '../../src/core/errors.js';
 import { SessApiError } from '../../src/core/ports.js';
 import {
+  ANSWERED_NEXT,
+  ASK_CLOSED_NEXT,
   ASK_REWAIT_LINE,
+  COMPLETED_NEXT,
+  EXPIRED_NEXT,
+  errorNext,
   INTERNAL_ERROR_CODE,
   INTERNAL_ERROR_MESSAGE,
   type InteractionResult,
+  PUBLISHED_NEXT,
   REWAIT_LINE,
+  SHOW_LINK_NEXT,
   toolError,
   toolSuccess,
 } from '../../src/core/result.js';
@@ -49,7 +56,7 @@ describe('toolSuccess', () => {
     (tool) => {
       const result = toolSuccess(tool, waiting);
       expect(result.isError).toBeUndefined();
-      expect(result.structuredContent).toEqual({ interaction: waiting });
+      expect(result.structuredContent).toEqual({ interaction: waiting, next: SHOW_LINK_NEXT });
       expect(text(result)).toBe(
         `Show the person this link now: ${LINK}\nThen call sess_response.\n\n${JSON.stringify({ interaction: waiting })}`,
       );
@@ -63,6 +70,7 @@ describe('toolSuccess', () => {
       const result = toolSuccess('sess_response', interaction);
       expect(result.isError).toBeUndefined();
       expect(text(result)).toBe(`${REWAIT_LINE}\n\n${JSON.stringify({ interaction })}`);
+      expect(result.structuredContent).toEqual({ interaction, next: REWAIT_LINE });
       expect(REWAIT_LINE).toMatch(/sess_response again .* up to three times/);
       expect(REWAIT_LINE).toMatch(/say continue/);
     },
@@ -75,7 +83,16 @@ describe('toolSuccess', () => {
         state === 'answered' ? answered : { handle: 'h_1', revision: 1, state };
       const result = toolSuccess('sess_response', interaction);
       expect(text(result)).toBe(JSON.stringify({ interaction }));
-      expect(JSON.parse(text(result))).toEqual(result.structuredContent);
+      const { next, ...rest } = result.structuredContent as { next: string };
+      expect(JSON.parse(text(result))).toEqual(rest);
+      expect(next).toBe(
+        {
+          answered: ANSWERED_NEXT,
+          completed: COMPLETED_NEXT,
+          expired: EXPIRED_NEXT,
+          closed: ASK_CLOSED_NEXT,
+        }[state],
+      );
     },
   );
 
@@ -85,7 +102,11 @@ describe('toolSuccess', () => {
       revision: 2,
       state: tool === 'sess_publish' ? 'waiting' : 'completed',
     };
-    expect(text(toolSuccess(tool, interaction))).toBe(JSON.stringify({ interaction }));
+    const result = toolSuccess(tool, interaction);
+    expect(text(result)).toBe(JSON.stringify({ interaction }));
+    expect((result.structuredContent as { next: string }).next).toBe(
+      tool === 'sess_publish' ? PUBLISHED_NEXT : COMPLETED_NEXT,
+    );
   });
 
   it('drops undefined and unknown properties, keeps a fixed order', () => {
@@ -97,7 +118,10 @@ describe('toolSuccess', () => {
       extra: 'no',
     } as unknown as InteractionResult;
     const result = toolSuccess('sess_response', messy);
-    expect(result.structuredContent).toEqual({ interaction: { handle: 'h', revision: 3, state: 'waiting' } });
+    expect(result.structuredContent).toEqual({
+      interaction: { handle: 'h', revision: 3, state: 'waiting' },
+      next: REWAIT_LINE,
+    });
     expect(text(result).endsWith('{"interaction":{"handle":"h","revision":3,"state":"waiting"}}')).toBe(true);
   });
 
@@ -108,8 +132,10 @@ describe('toolSuccess', () => {
       state: 'waiting',
       ask: { id: 'ask_1', open: true, max: 3, started: 1, answered: 0, answers: [] },
     };
-    const body = text(toolSuccess('sess_response', interaction));
+    const result = toolSuccess('sess_response', interaction);
+    const body = text(result);
     expect(body).toBe(`${ASK_REWAIT_LINE}\n\n${JSON.stringify({ interaction })}`);
+    expect((result.structuredContent as { next: string }).next).toBe(ASK_REWAIT_LINE);
     expect(ASK_REWAIT_LINE).toMatch(/call sess_response\s+again .* up to three times after your first call/);
     expect(ASK_REWAIT_LINE).toMatch(/say continue/);
   });
@@ -138,7 +164,40 @@ describe('toolSuccess', () => {
         ],
       },
     };
-    expect(toolSuccess('sess_response', interaction).structuredContent).toEqual({ interaction });
+    expect(toolSuccess('sess_response', interaction).structuredContent).toEqual({
+      interaction,
+      next: ASK_CLOSED_NEXT,
+    });
+  });
+});
+
+describe('next: the guidance for hosts that show the model structuredContent alone', () => {
+  it('carries the guidance of the leading text lines, without the link', () => {
+    const result = toolSuccess('sess_ask', waiting);
+    const { next } = result.structuredContent as { next: string };
+    expect(next).toMatch(/^Show the person the link in interaction\.humanUrl now, then call sess_response/);
+    expect(next).not.toContain(LINK);
+    expect(next).not.toContain('sess.example');
+    expect(ANSWERED_NEXT).toMatch(/call sess_complete next/i);
+    expect(ANSWERED_NEXT).toMatch(/only to show a follow-up, call sess_publish instead/);
+  });
+
+  it('never repeats an answer value', () => {
+    const { next } = toolSuccess('sess_response', answered).structuredContent as { next: string };
+    expect(next).toBe(ANSWERED_NEXT);
+    expect(next).not.toContain('Ship it');
+    expect(next).not.toContain('evt_1');
+  });
+
+  it('every tool and state gets one non-empty sentence', () => {
+    const states = ['waiting', 'needs_resume', 'answered', 'completed', 'expired', 'closed'] as const;
+    for (const tool of TOOL_NAMES)
+      for (const state of states) {
+        const { next } = toolSuccess(tool, { handle: 'h', revision: 1, state }).structuredContent as {
+          next: unknown;
+        };
+        expect(typeof next === 'string' && next.length > 20, `${tool} ${state}`).toBe(true);
+      }
   });
 });
 
@@ -163,8 +222,31 @@ describe('toolError', () => {
       ),
     };
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toEqual(body);
+    expect(result.structuredContent).toEqual({ ...body, next: errorNext(body.error) });
     expect(JSON.parse(text(result))).toEqual(body);
+    expect(errorNext(body.error)).toMatch(/^Fix the arguments/);
+  });
+
+  it.each(ERROR_CODES)('%s: next says what to do, by its class and retry rule', (code) => {
+    const { error, next } = toolError(new SessMcpError(code, `A ${code}.`)).structuredContent as {
+      error: { retryable: boolean };
+      next: string;
+    };
+    expect(next).toBe(errorNext(toolError(new SessMcpError(code, 'x')).structuredContent!.error as never));
+    const retry = ERROR_TABLE[code].retry;
+    if (retry === 'always') expect(next).toMatch(/call again|Repeat the identical call/);
+    if (retry === 'owner') expect(next).toMatch(/^Do not (retry|repeat)/);
+    if (retry === 'owner') expect(next).toMatch(/owner/);
+    if (retry === 'fix_arguments') expect(next).toMatch(/^Fix the arguments/);
+    if (retry === 'never') expect(next).not.toMatch(/call again|Repeat the identical call/);
+    expect(typeof error.retryable).toBe('boolean');
+  });
+
+  it('a store error says to retry only when it is flagged retryable', () => {
+    const transient = toolError(new SessMcpError('STATE_STORE_ERROR', 'x', { retryable: true }));
+    const broken = toolError(new SessMcpError('STATE_STORE_ERROR', 'x', { retryable: false }));
+    expect((transient.structuredContent as { next: string }).next).toMatch(/call again/);
+    expect((broken.structuredContent as { next: string }).next).toMatch(/^Do not retry/);
   });
 
   it.each(ERROR_CODES)('%s: keeps code, retryable, reason and state', (code) => {
@@ -195,6 +277,7 @@ describe('toolError', () => {
         retryable: false,
         reason: 'internal',
       },
+      next: 'Do not retry: tell the person that the owner has to look at the server.',
     });
     expect(text(result)).not.toContain('secret');
     expect(text(result)).not.toContain('sess.example');

@@ -5,10 +5,17 @@ import { TOOL_NAMES } from '../../src/core/schemas.js';
 import {
   ASK_EXAMPLE,
   COMPLETE_RULE,
+  LIST_DESCRIPTION,
+  LIST_INSTRUCTION,
   listToolDefinitions,
   REWAIT_RULE,
+  SCHEDULE_RULE,
   SERVER_INSTRUCTIONS,
+  serverInstructions,
   TOOL_DEFINITIONS,
+  TOOLS_CONTRACT_VERSION,
+  WITHDRAW_DESCRIPTION,
+  WITHDRAW_INSTRUCTION,
 } from '../../src/core/tool-definitions.js';
 import { askToSurface, parseToolArguments } from '../../src/core/validate.js';
 
@@ -29,6 +36,53 @@ describe('the agent-facing rules', () => {
     }
     expect(SERVER_INSTRUCTIONS).toContain(REWAIT_RULE);
     expect(TOOL_DEFINITIONS.sess_response.description).toContain(REWAIT_RULE);
+  });
+
+  it('the scheduling rule sits beside the re-wait rule, bounded, and names no host', () => {
+    expect(SCHEDULE_RULE).toMatch(/if you can schedule a later turn for yourself/);
+    expect(SCHEDULE_RULE).toMatch(/call\w* sess_response again with the same handle and revision/);
+    expect(SCHEDULE_RULE).toMatch(/instead of waiting for the person to say continue/);
+    expect(SCHEDULE_RULE).toMatch(
+      /stop once a result is not "waiting" or "needs_resume" or once expiresAt has passed/,
+    );
+    expect(SCHEDULE_RULE).toMatch(/wait longer before each try/);
+    expect(SCHEDULE_RULE).toMatch(/at most three/);
+    expect(SCHEDULE_RULE).not.toMatch(/ScheduleWakeup|CronCreate|Claude|Codex/);
+    for (const text of [SERVER_INSTRUCTIONS, TOOL_DEFINITIONS.sess_response.description]) {
+      expect(text).toContain(`${REWAIT_RULE}\n\n${SCHEDULE_RULE}`);
+    }
+  });
+
+  it('the instructions name the contract and say every result carries next', () => {
+    expect(TOOLS_CONTRACT_VERSION).toBe('sess-mcp-tools/6');
+    expect(SERVER_INSTRUCTIONS).toContain(`Sess (${TOOLS_CONTRACT_VERSION})`);
+    expect(SERVER_INSTRUCTIONS).toMatch(/carries "next" in its structured content/);
+    expect(serverInstructions('sess-mcp-tools/5')).toContain(REWAIT_RULE);
+    expect(serverInstructions('sess-mcp-tools/5')).toContain(SCHEDULE_RULE);
+    expect(serverInstructions('sess-mcp-tools/5')).toContain(COMPLETE_RULE);
+  });
+
+  it('sess_list: when to list, read-only, no link or answer values, answers from sess_response', () => {
+    for (const text of [LIST_DESCRIPTION, LIST_INSTRUCTION]) {
+      expect(text).toMatch(/new conversation/);
+      expect(text).toMatch(/lost a handle|losing a handle/);
+      expect(text).toMatch(/answered yet/);
+      expect(text).toMatch(/read-only/i);
+      expect(text).toMatch(/never returns (the link or any answer values|links or answer values)/);
+      expect(text).toMatch(/sess_response/);
+    }
+  });
+
+  it('sess_withdraw: when to withdraw, expected_revision, and an answer is never lost', () => {
+    for (const text of [WITHDRAW_DESCRIPTION, WITHDRAW_INSTRUCTION]) {
+      expect(text).toMatch(/moot/);
+      expect(text).toMatch(/chose another path/);
+      expect(text).toMatch(/the person said so in the chat/);
+      expect(text).toMatch(/expected_revision/);
+      expect(text).toMatch(/already answered, it refuses/);
+      expect(text).toMatch(/call sess_response/);
+    }
+    expect(WITHDRAW_DESCRIPTION).toMatch(/An answer is never lost/);
   });
 
   it('sess_ask carries one complete good call that is valid', () => {

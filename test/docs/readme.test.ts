@@ -8,6 +8,8 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, ERROR_TABLE } from '../../src/core/errors.js';
+import { TOOL_NAMES } from '../../src/core/tool-args.js';
+import { TOOLS_CONTRACT_VERSION } from '../../src/core/tool-definitions.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -63,6 +65,20 @@ describe('README.md', () => {
       output = String((error as { stdout?: string }).stdout ?? error);
     }
     expect(output).toBe('');
+  });
+
+  it('the tool table is the contract of TOOLS_CONTRACT_VERSION: every tool of TOOL_NAMES, in order', () => {
+    const text = readFileSync(join(root, 'README.md'), 'utf8');
+    const heading = `## Tools (\`${TOOLS_CONTRACT_VERSION}\`)`;
+    expect(text).toContain(heading);
+    expect(text.slice(0, 400)).toContain(`\`${TOOLS_CONTRACT_VERSION}\``);
+    const lines = text.slice(text.indexOf(heading)).split('\n');
+    const first = lines.findIndex((line) => line.startsWith('|'));
+    const rows = lines.slice(
+      first + 2,
+      lines.findIndex((line, i) => i > first && !line.startsWith('|')),
+    );
+    expect(rows.map((row) => /^\| `([a-z_]+)` \|/.exec(row)?.[1])).toEqual([...TOOL_NAMES]);
   });
 
   it('the error table names every code once, with its class and retry guidance from ERROR_TABLE', () => {

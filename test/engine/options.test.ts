@@ -121,6 +121,7 @@ describe('validation comes first', () => {
     const result = await engine.call('sess_response', { handle: 'sess_h_x', revision: 1 });
     expect(result.structuredContent).toEqual({
       error: { code: 'NOT_CONFIGURED', message: 'SESS_API_KEY is not set.', retryable: false },
+      next: 'Do not retry: tell the person that the owner has to fix the server configuration.',
     });
   });
 });

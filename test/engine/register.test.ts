@@ -10,6 +10,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { registerSessTools, toolCallContextFrom } from '../../src/core/register.js';
+import { REWAIT_LINE } from '../../src/core/result.js';
 import { TOOL_NAMES } from '../../src/core/schemas.js';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
 import { approveAnswer, approveSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
@@ -105,6 +106,7 @@ describe('registerSessTools', () => {
         limit: 60,
         length: 72,
       },
+      next: 'Fix the arguments as error.message says (error.field points at the value), then call again.',
     });
     expect(h.sess.stats.requests.create ?? 0).toBe(0);
   });
@@ -170,7 +172,10 @@ describe('registerSessTools', () => {
       undefined,
       { onprogress: (p) => void seen.push(p) },
     );
-    expect(waited.structuredContent).toEqual({ interaction: { handle, revision: 1, state: 'waiting' } });
+    expect(waited.structuredContent).toEqual({
+      interaction: { handle, revision: 1, state: 'waiting' },
+      next: REWAIT_LINE,
+    });
     expect(seen.length).toBeGreaterThanOrEqual(2);
     const refused = await client.callTool({ name: 'sess_response', arguments: { handle, revision: 7 } });
     expect(refused.isError).toBe(true);

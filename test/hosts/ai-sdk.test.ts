@@ -23,7 +23,7 @@ import {
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, nextStep, promptFor } from './script.js';
-import { createStandInLog, firstInteractionResult, toolResultShape } from './stand-in-log.js';
+import { createStandInLog, firstInteractionResult, guidanceReach, toolResultShape } from './stand-in-log.js';
 
 const cleanup = useCleanupStack();
 
@@ -143,6 +143,7 @@ describe('Vercel AI SDK (ai + @ai-sdk/mcp)', () => {
       version,
       transport: 'HTTP',
       reachesModel: toolResultShape(firstInteractionResult(log)),
+      guidance: guidanceReach(log),
       progressToken: progressTokenOf(server.messages),
       callTimeout,
       instructions: bodies.includes(MARKERS.instructions)
@@ -156,6 +157,8 @@ describe('Vercel AI SDK (ai + @ai-sdk/mcp)', () => {
     for (const flow of flows)
       expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
     expect(result.reachesModel).not.toBe('none');
+    // The guidance of a result reaches the model, in the part of the result this host forwards.
+    expect(result.guidance).not.toBe('none');
     expect(result.callTimeout).not.toMatch(/^not measured/);
     audit.assertClean();
     keysOnly.assertClean();

@@ -13,9 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { ANSWERED_NEXT, COMPLETED_NEXT, REWAIT_LINE, SHOW_LINK_NEXT } from '../../src/core/result.js';
+import { SCHEDULE_RULE } from '../../src/core/tool-definitions.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
-import { type AnthropicStandIn, startAnthropicStandIn } from './anthropic-stand-in.js';
+import { type AnthropicStandIn, readMessages, startAnthropicStandIn } from './anthropic-stand-in.js';
 import {
   BEARER,
   builtBin,
@@ -34,7 +36,7 @@ import {
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, promptFor } from './script.js';
-import { firstInteractionResult, toolResultShape } from './stand-in-log.js';
+import { firstInteractionResult, guidanceReach, nextSentences, toolResultShape } from './stand-in-log.js';
 
 const run = promisify(execFile);
 const VERSION = '2.1.328';
@@ -198,12 +200,21 @@ async function matrixRun(transport: Transport) {
   const scheduling = SCHEDULING_TOOLS.filter((t) => offered.has(t));
   // Deferred tools are only named, one a line, in the request text (ToolSearch loads them).
   const deferredScheduling = SCHEDULING_TOOLS.filter((t) => !offered.has(t) && bodies.includes(`\\n${t}\\n`));
+  // The scheduling guidance of the server instructions and the host's own scheduling tool, in one
+  // request to the model (the instructions travel in a system message, not in `system`).
+  const scheduleGuided = requests.filter(
+    (r) =>
+      r.toolNames.some((n) => SCHEDULING_TOOLS.includes(n)) &&
+      readMessages(JSON.parse(r.body) as never).promptText.includes(SCHEDULE_RULE),
+  );
+  const nexts = nextSentences(standIn.log);
   const messages = await tapped();
   const result: HostResult = {
     host: 'Claude Code',
     version: VERSION,
     transport,
     reachesModel: toolResultShape(firstInteractionResult(standIn.log)),
+    guidance: guidanceReach(standIn.log),
     progressToken: progressTokenOf(messages),
     callTimeout,
     instructions: bodies.includes(MARKERS.instructions) ? 'in the system prompt' : 'not sent to the model',
@@ -215,24 +226,37 @@ async function matrixRun(transport: Transport) {
     flows,
     notes: [
       `scheduling tools (of ${SCHEDULING_TOOLS.join(', ')}): offered in the tools list: ${scheduling.join(', ') || 'none'}; named as deferred tools (loadable through ToolSearch): ${deferredScheduling.join(', ') || 'none'}`,
+      `the scheduling guidance of the server instructions reached the model ${scheduleGuided.length > 0 ? 'in the same requests that offered ScheduleWakeup' : 'in no request that offered a scheduling tool'}`,
+      `the \`next\` sentence of the structured results reached the model: ${nexts.length} distinct sentences in the tool results it forwarded`,
       `tools offered: ${[...offered].sort().join(', ')}`,
       'the host keeps the bearer header (HTTP) or the server env with the API key (stdio) in ~/.claude.json, where `claude mcp add` stores it, and in its backups of that file (~/.claude/backups/); those files are not scanned',
     ],
   };
   await writeHostResult(`claude-code-${transport.toLowerCase()}`, result);
   await writeHostResult(`claude-code-${transport.toLowerCase()}.model-log`, requests as never);
-  return { result, audit, keysOnly, listed: listed.stdout };
+  return { result, audit, keysOnly, listed: listed.stdout, scheduleGuided, nexts };
 }
 
 describe.skipIf(claude === undefined)(`Claude Code ${VERSION}`, () => {
   it.each<Transport>(['stdio', 'HTTP'])(
     'runs every flow over %s with no model, and no key or token reaches its files or output',
     async (transport) => {
-      const { result, audit, keysOnly, listed } = await matrixRun(transport);
+      const { result, audit, keysOnly, listed, scheduleGuided, nexts } = await matrixRun(transport);
       expect(listed).toMatch(/sess: .*Connected/);
       for (const flow of result.flows)
         expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
       expect(result.reachesModel).not.toBe('none');
+      // The guidance of a result reaches the model, in the part of the result this host forwards.
+      expect(result.guidance).not.toBe('none');
+      // Claude Code hands the model structuredContent alone, so the text's leading lines never
+      // reach it; `next` carries the same guidance: the link line, the re-wait line, complete next.
+      expect(result.reachesModel).toBe('structuredContent');
+      for (const sentence of [SHOW_LINK_NEXT, REWAIT_LINE, ANSWERED_NEXT, COMPLETED_NEXT]) {
+        expect(nexts).toContain(sentence);
+      }
+      // The scheduling guidance and the host's scheduling tool, in one request to the model.
+      expect(scheduleGuided.length).toBeGreaterThan(0);
+      expect(scheduleGuided[0]!.toolNames).toContain('ScheduleWakeup');
       expect(result.callTimeout).not.toMatch(/^not measured/);
       audit.assertClean();
       keysOnly.assertClean();

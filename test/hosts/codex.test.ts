@@ -20,7 +20,7 @@ import {
 import { startResponsesStandIn } from './responses-stand-in.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, promptFor } from './script.js';
-import { firstInteractionResult, toolResultShape } from './stand-in-log.js';
+import { firstInteractionResult, guidanceReach, toolResultShape } from './stand-in-log.js';
 
 const VERSION = '0.169.0';
 const codex = requireHost(
@@ -158,6 +158,7 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
       version: VERSION,
       transport: 'stdio',
       reachesModel: toolResultShape(firstInteractionResult(standIn.log)),
+      guidance: guidanceReach(standIn.log),
       progressToken: progressTokenOf(await readStdioTap(tap)),
       callTimeout,
       instructions: standIn.log.requests.some((r) => namespaceDescribes(r.body, MARKERS.instructions))
@@ -187,6 +188,8 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
     for (const flow of flows)
       expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
     expect(result.reachesModel).not.toBe('none');
+    // The guidance of a result reaches the model, in the part of the result this host forwards.
+    expect(result.guidance).not.toBe('none');
     expect(result.callTimeout).not.toMatch(/^not measured/);
     audit.assertClean();
     keysOnly.assertClean();

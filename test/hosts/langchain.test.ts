@@ -30,6 +30,7 @@ import { FLOWS, nextStep, promptFor } from './script.js';
 import {
   createStandInLog,
   firstInteractionResult,
+  guidanceReach,
   type StandInLog,
   toolResultShape,
 } from './stand-in-log.js';
@@ -165,6 +166,7 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
       version,
       transport: 'HTTP',
       reachesModel: toolResultShape(firstInteractionResult(log)),
+      guidance: guidanceReach(log),
       progressToken: progressTokenOf(server.messages),
       callTimeout,
       instructions: bodies.includes(MARKERS.instructions)
@@ -190,6 +192,8 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     expect(callsBeforeRating).toBe(0);
     expect({ note: rating!.note, pass: rating!.pass }).toMatchObject({ pass: true });
     expect(result.reachesModel).not.toBe('none');
+    // The guidance of a result reaches the model, in the part of the result this host forwards.
+    expect(result.guidance).not.toBe('none');
     expect(result.callTimeout).not.toMatch(/^not measured/);
     audit.assertClean();
     keysOnly.assertClean();

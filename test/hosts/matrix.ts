@@ -18,7 +18,7 @@ import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../../src/http/index.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import type { FlowName } from './script.js';
-import type { ResultShape } from './stand-in-log.js';
+import type { GuidanceReach, ResultShape } from './stand-in-log.js';
 
 /** The repository root. */
 export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
@@ -208,6 +208,8 @@ export interface HostResult {
   transport: 'stdio' | 'HTTP';
   /** What reached the model of a tool result. */
   reachesModel: ResultShape;
+  /** Which of the result guidance (the text's lines, `next`) reached the model. */
+  guidance: GuidanceReach;
   progressToken: 'yes' | 'no' | 'not observable';
   /** How long the host lets a call run. */
   callTimeout: string;

@@ -59,12 +59,12 @@ lines.push('');
 lines.push('## The matrix');
 lines.push('');
 lines.push(
-  '| Host | Version | Transport | What reaches the model of a tool result | Progress token | How long it lets a call run | Ask, re-waited | Request with follow-up | Two respondents |',
+  '| Host | Version | Transport | What reaches the model of a tool result | Result guidance it reaches | Progress token | How long it lets a call run | Ask, re-waited | Request with follow-up | Two respondents |',
 );
-lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const r of results) {
   lines.push(
-    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${r.progressToken} | ${cell(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} |`,
+    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')} | ${r.progressToken} | ${cell(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} |`,
   );
 }
 const failing = results.filter((r) => r.flows.some((f) => !f.pass));
@@ -88,10 +88,14 @@ lines.push(
   '  now: …” and carries the JSON once); `structuredContent` is the JSON object alone (the leading lines',
   '  are dropped, so the model reads the link from `interaction.humanUrl`); `both` is the text block with',
   '  `structuredContent` beside it.',
+  '- **Result guidance it reaches**: which of a result’s guidance was in the tool results the host',
+  '  forwarded to its model: the text’s leading lines (“Show the person this link now: …”, “Then call',
+  '  sess_response.”, the re-wait line), the `next` sentence of `structuredContent`, or both.',
   '- **Progress token**: whether the host’s `tools/call` requests carried `_meta.progressToken`, read from',
   '  the JSON-RPC messages it sent the server.',
-  '- **How long it lets a call run**: not measured in this run (the flows use a 1.5 s `wait_ms`; a',
-  '  measurement needs calls near the 45 s ceiling).',
+  '- **How long it lets a call run**: one `sess_response` at the 45 s ceiling that nobody answers (the',
+  '  flows themselves use a 1.5 s `wait_ms`): whether its `waiting` result reached the model after about',
+  '  45 s, or the host cut the call.',
   '- The flows: the person answers the Ask only once the host’s second `sess_response` wait has started; the',
   '  request flow publishes a follow-up after the first answer and completes after the second; the Ask with',
   '  two respondents ends when both answered (an Ask’s `sess_response` reads without waiting).',

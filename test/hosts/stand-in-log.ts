@@ -2,7 +2,7 @@
  * What a host sent its model, as every stand-in logs it: one entry per model request, with the
  * raw body (so a test can assert what reached the model) and what the script answered.
  */
-import type { ScriptStep } from './script.js';
+import { parseToolResult, type ScriptStep } from './script.js';
 
 /** One model request a host made. */
 export interface ModelRequest {
@@ -69,4 +69,34 @@ export function firstInteractionResult(log: StandInLog): string | undefined {
     if (found !== undefined) return found;
   }
   return undefined;
+}
+
+/**
+ * Every distinct `next` sentence in the tool results a host forwarded to its model, in the order
+ * first seen: empty for a host that forwards only the text content (which has no `next`).
+ */
+export function nextSentences(log: StandInLog): string[] {
+  const seen = new Set<string>();
+  for (const request of log.requests)
+    for (const result of request.toolResults) {
+      const next = parseToolResult(result)?.next;
+      if (typeof next === 'string') seen.add(next);
+    }
+  return [...seen];
+}
+
+/**
+ * Which of the result guidance reached a host's model: the text's leading lines (the link line,
+ * "Then call sess_response.", the re-wait line), `next` from `structuredContent`, both, or none.
+ */
+export type GuidanceReach = "the text's lines" | '`next`' | "the text's lines and `next`" | 'none';
+
+/** Read from every tool result the host forwarded. */
+export function guidanceReach(log: StandInLog): GuidanceReach {
+  const results = log.requests.flatMap((r) => r.toolResults);
+  const lines = results.some((r) => r.includes('Then call sess_response.'));
+  const next = nextSentences(log).length > 0;
+  if (lines && next) return "the text's lines and `next`";
+  if (lines) return "the text's lines";
+  return next ? '`next`' : 'none';
 }

@@ -10,43 +10,26 @@
  * One runtime for the file; each cell has its own state directory and its own Surface title, so
  * cells run concurrently and count only their own Sessions.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openProfileRecords } from '../../src/store/file.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { cleanBuilds, errorOf, interactionOf, type StdioSession } from '../stdio/harness.js';
 import {
-  cleanBuilds,
-  connectStdio,
-  errorOf,
-  interactionOf,
-  type StdioSession,
-  serverEnv,
-  tempStateDir,
-} from '../stdio/harness.js';
-import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
-import { STEP_NAMES, type StepName } from '../support/durable-steps.js';
+  type CrashCell,
+  crashes,
+  createCrashTally,
+  openCrashCell,
+  recordFilesParse as recordFilesParseIn,
+  SENT_STEPS as SENT,
+  settle,
+} from '../support/crash-cell.js';
+import { STEP_NAMES } from '../support/durable-steps.js';
 import { surfaceOf } from '../support/surfaces.js';
 
 const STEPS = STEP_NAMES;
-type Step = StepName;
-/** Steps after which the request has reached Sess. */
-const SENT = new Set<Step>([
-  'after_request_sent',
-  'after_response',
-  'before_record_saved',
-  'after_record_saved',
-]);
 
 let sess: LocalSess;
-const tally = { cells: 0, lost: 0, duplicated: 0, unparsable: 0, sentUnknown: 0 };
+const tally = createCrashTally();
 
-/**
- * A killed client may have written a request the runtime has not finished handling yet; wait
- * until the runtime has no request in flight from it (a short bounded pause: the runtime exposes
- * no per-request event for a connection whose client is gone).
- */
-const settle = () => new Promise((r) => setTimeout(r, 250));
 beforeAll(async () => {
   sess = await startLocalSess({ plan: { maxOpenSessions: 1_000 } });
 });
@@ -80,88 +63,15 @@ function sessionsOf(title: string) {
   return sess.sessions.list().filter((s) => s.surfaces[0]?.title === title);
 }
 
-/** Every file under `dir` that is a record file must parse as JSON with a record inside. */
-async function recordFilesParse(dir: string): Promise<number> {
-  let count = 0;
-  const walk = async (path: string): Promise<void> => {
-    for (const entry of await readdir(path, { withFileTypes: true })) {
-      const full = join(path, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      else if (entry.name.endsWith('.json')) {
-        count += 1;
-        try {
-          const parsed = JSON.parse(await readFile(full, 'utf8')) as { record?: unknown };
-          expect(parsed.record, full).toBeTypeOf('object');
-        } catch (error) {
-          tally.unparsable += 1;
-          throw error;
-        }
-        // Owner-private: mode 0600.
-        expect((await stat(full)).mode & 0o777).toBe(0o600);
-      }
-    }
-  };
-  await walk(dir);
-  return count;
-}
+/** Every record file of the cell's state directory parses (counted in this file's tally). */
+const recordFilesParse = (dir: string) => recordFilesParseIn(dir, tally);
 
-interface Cell {
-  audit: SecretsAudit;
-  dir: string;
-  env(crashAt?: string): Record<string, string>;
-  start(crashAt?: string): Promise<StdioSession>;
-  servers: StdioSession[];
-  records(): Promise<Array<{ handle: string; state?: string }>>;
-  done(): Promise<void>;
-}
-
-async function cell(): Promise<Cell> {
-  const audit = createSecretsAudit();
-  audit.secret(sess.apiKey, 'api key');
-  const state = await tempStateDir();
-  const servers: StdioSession[] = [];
-  const env = (crashAt?: string) =>
-    serverEnv({
-      SESS_API_KEY: sess.apiKey,
-      SESS_API_ORIGIN: sess.origin,
-      SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: '1',
-      SESS_MCP_STATE_DIR: state.dir,
-      SESS_MCP_TEST_CRASH_AT: crashAt,
-    });
-  return {
-    audit,
-    dir: state.dir,
-    env,
-    servers,
-    async start(crashAt) {
-      const server = await connectStdio({ client: 'v1', env: env(crashAt), audit });
-      servers.push(server);
-      return server;
-    },
-    records: async () =>
-      (await openProfileRecords({ stateDir: state.dir }).list()).map((r) => ({
-        handle: r.handle,
-        ...(r.state === undefined ? {} : { state: r.state }),
-      })),
-    async done() {
-      await Promise.all(servers.map((s) => s.kill()));
-      audit.assertClean();
-      await state.remove();
-    },
-  };
-}
-
-/** Call a tool on a server that is about to SIGKILL itself; resolves once it is gone. */
-async function crashes(server: StdioSession, tool: string, args: Record<string, unknown>): Promise<void> {
-  const call = server.callTool(tool, args);
-  call.catch(() => undefined);
-  await server.exited();
-  await expect(call).rejects.toThrow();
-}
+/** A cell against the file's runtime. */
+const cell = () => openCrashCell(sess);
 
 /** Answer, then read the answer back through a fresh server; checks the answer survives. */
 async function answerAndRead(
-  c: Cell,
+  c: CrashCell,
   server: StdioSession,
   handle: string,
   humanUrl: string,

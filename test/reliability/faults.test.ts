@@ -9,10 +9,30 @@
  *
  * One runtime for the file; each cell acts as its own profile (its own records and cap) with a
  * fresh client (so the key set is fetched again and can be faulted).
+ *
+ * The two wire calls the engine does not make yet, withdraw (`POST /v1/sessions/{id}/withdraw`)
+ * and Ask close (`POST /v1/asks/{id}/close`), have their own matrix through the real client: each
+ * × every fault kind the runtime injects, asserting the `SessApiError` kind the client reports,
+ * whether Sess changed anything, and that the identical request repeated afterwards returns the
+ * original outcome exactly once (one withdrawal, one close); plus a Sess that offers neither
+ * (`404` / `405` while the Session and the Ask still read as open).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessApi, StdioBinding } from '../../src/core/ports.js';
-import type { LocalEndpoint } from '../../src/testing/index.js';
+import {
+  type AskView,
+  type SessApi,
+  SessApiError,
+  type SessApiErrorKind,
+  type SessionView,
+  type StdioBinding,
+} from '../../src/core/ports.js';
+import {
+  type LocalEndpoint,
+  type LocalFault,
+  type LocalSess,
+  type LocalWithdrawal,
+  startLocalSess,
+} from '../../src/testing/index.js';
 import {
   approveAnswer,
   approveSurface,
@@ -50,6 +70,9 @@ beforeAll(async () => {
   h = await startForwardingHarness(() => current);
 });
 afterAll(async () => {
+  console.log(
+    `[reliability] wire fault matrix: ${wireTally.cells} cells (${WIRE_CALLS.length} wire calls × ${WIRE_FAULTS.length} faults, + ${wireTally.notOffered} not offered), ${wireTally.repeated} identical repeats returned the original outcome, ${wireTally.doubled} double withdrawals or closes`,
+  );
   console.log(
     `[reliability] fault matrix: ${tally.cells} cells (${ENDPOINTS.length} SessApi calls × ${FAULTS.length} faults), ${tally.retried} retried to success, ${tally.released} unverified answers released, ${tally.lost} answers lost, ${tally.duplicated} duplicated Sessions/revisions/completions`,
   );
@@ -344,4 +367,312 @@ describe('Sess fault matrix through the engine', () => {
       else expect(session.view.status).toBe('completed');
     }
   });
+});
+
+// -----------------------------------------------------------------------------------------------
+// The withdraw and Ask close wire calls × every fault, through the real client
+
+/** The wire calls of this matrix, by the runtime endpoint a fault targets. */
+const WIRE_CALLS = ['withdraw', 'closeAsk'] as const satisfies readonly LocalEndpoint[];
+type WireCall = (typeof WIRE_CALLS)[number];
+
+/**
+ * Every fault kind the runtime can inject: a kind added to `LocalFault` fails the type check here
+ * until it is listed, and the matrix then fails until it has a row.
+ */
+const FAULT_KINDS: Record<LocalFault['kind'], true> = {
+  status: true,
+  transport: true,
+  delay: true,
+  commit_then_drop: true,
+  commit_then_status: true,
+  malformed: true,
+  contradictory: true,
+  tamper_receipt: true,
+  hold: true,
+};
+
+/** One row: a fault, what the client must report for it, and whether Sess made the change. */
+interface WireFaultRow {
+  name: string;
+  fault: LocalFault;
+  /** The faulted call's own deadline (a fresh client), when it is not the default. */
+  requestTimeoutMs?: number;
+  /** The error the client throws, or `ok` when the call resolves with the outcome. */
+  want: { kind: SessApiErrorKind; status?: number; apiCode?: string } | 'ok';
+  /** Whether the withdrawal or close took effect at Sess despite the fault. */
+  committed: boolean;
+}
+
+const WIRE_FAULTS: readonly WireFaultRow[] = [
+  {
+    name: '500',
+    fault: { kind: 'status', status: 500 },
+    want: { kind: 'api', status: 500, apiCode: 'internal' },
+    committed: false,
+  },
+  {
+    name: '503 unavailable',
+    fault: { kind: 'status', status: 503 },
+    want: { kind: 'api', status: 503, apiCode: 'unavailable' },
+    committed: false,
+  },
+  {
+    name: '429 rate limited',
+    fault: { kind: 'status', status: 429 },
+    want: { kind: 'api', status: 429, apiCode: 'rate_limited' },
+    committed: false,
+  },
+  {
+    name: 'transport error',
+    fault: { kind: 'transport' },
+    want: { kind: 'unknown_outcome' },
+    committed: false,
+  },
+  { name: 'delay within the deadline', fault: { kind: 'delay', ms: 200 }, want: 'ok', committed: true },
+  // A mutation out of time is an unknown outcome, not a plain timeout: it may have taken effect.
+  // The runtime drops a call whose client left during the delay, so here it did not.
+  {
+    name: 'timeout (delay past the deadline)',
+    fault: { kind: 'delay', ms: 5_000 },
+    requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    want: { kind: 'unknown_outcome' },
+    committed: false,
+  },
+  {
+    name: 'commit-then-drop',
+    fault: { kind: 'commit_then_drop' },
+    want: { kind: 'unknown_outcome' },
+    committed: true,
+  },
+  {
+    name: 'commit-then-500',
+    fault: { kind: 'commit_then_status', status: 500 },
+    want: { kind: 'api', status: 500, apiCode: 'internal' },
+    committed: true,
+  },
+  { name: 'malformed body', fault: { kind: 'malformed' }, want: { kind: 'protocol' }, committed: true },
+  {
+    name: 'contradictory body',
+    fault: { kind: 'contradictory' },
+    want: { kind: 'protocol' },
+    committed: true,
+  },
+  // The answer carries no receipt to verify (withdraw) or one the client passes on unverified
+  // (close): the call resolves; the tampered receipt is checked below never to verify.
+  {
+    name: 'tampered receipts',
+    fault: { kind: 'tamper_receipt', tamper: { mode: 'signature' } },
+    want: 'ok',
+    committed: true,
+  },
+  // A hold only orders the call against another change; released at once, it changes nothing.
+  {
+    name: 'held on arrival, released',
+    fault: { kind: 'hold', at: 'arrival', reached: () => {}, released: Promise.resolve() },
+    want: 'ok',
+    committed: true,
+  },
+  {
+    name: 'held after the commit, released',
+    fault: { kind: 'hold', at: 'commit', reached: () => {}, released: Promise.resolve() },
+    want: 'ok',
+    committed: true,
+  },
+];
+
+const wireTally = { cells: 0, repeated: 0, doubled: 0, notOffered: 0 };
+
+/** What one cell of a wire call drives and checks. */
+interface WireScenario {
+  /** The call under the fault, and its identical repeat (same idempotency key, same body). */
+  call(client: SessApi): Promise<SessionView | AskView>;
+  /** The same change under a new key: refused once it took effect. */
+  again(client: SessApi): Promise<unknown>;
+  /** Whether Sess has the change now (read without a counted request). */
+  changed(): boolean;
+  /** How many withdrawals or closes the workspace counted. */
+  count(): number;
+  /** The outcome, as the call or its repeat must return it. */
+  check(out: SessionView | AskView): Promise<void>;
+}
+
+async function wireScenario(sess: LocalSess, endpoint: WireCall, client: SessApi): Promise<WireScenario> {
+  const stamp = `${endpoint} ${wireTally.cells} ${crypto.randomUUID()}`;
+  if (endpoint === 'withdraw') {
+    const view = await client.createSession({
+      surface: { ...approveSurface, title: `wire ${stamp}` },
+      idempotencyKey: `c-${crypto.randomUUID()}`,
+    });
+    const input = {
+      expectedRevision: 1,
+      reason: 'Plans changed',
+      idempotencyKey: `w-${crypto.randomUUID()}`,
+    };
+    return {
+      call: (c) => c.withdrawSession(view.sessionId, input),
+      again: (c) =>
+        c.withdrawSession(view.sessionId, { ...input, idempotencyKey: `w-${crypto.randomUUID()}` }),
+      changed: () => sess.sessions.get(view.sessionId)?.view.status === 'withdrawn',
+      count: () => sess.stats.of().sessionsWithdrawn,
+      async check(out) {
+        expect(out).toMatchObject({
+          sessionId: view.sessionId,
+          revision: 1,
+          status: 'withdrawn',
+          responses: [],
+        });
+        expect(sess.sessions.get(view.sessionId)?.view).toMatchObject({ revision: 1, status: 'withdrawn' });
+      },
+    };
+  }
+  // An Ask with one answered respondent and one whose page is still open.
+  const surface = { ...approveSurface, title: `wire ${stamp}` };
+  const ask = await client.createAsk({
+    surface,
+    respondents: { max: 3 },
+    idempotencyKey: `a-${crypto.randomUUID()}`,
+  });
+  const answered = await sess.startRespondent(ask.humanUrl);
+  expect((await sess.submitAnswer(answered.humanUrl!, approveAnswer)).status).toBe(303);
+  await sess.startRespondent(ask.humanUrl);
+  const input = { reason: 'Enough answers', idempotencyKey: `x-${crypto.randomUUID()}` };
+  return {
+    call: (c) => c.closeAsk(ask.askId, input),
+    again: (c) => c.closeAsk(ask.askId, { ...input, idempotencyKey: `x-${crypto.randomUUID()}` }),
+    changed: () => sess.asks.get(ask.askId)?.status === 'closed',
+    count: () => sess.stats.of().asksClosed,
+    async check(out) {
+      const closed = out as AskView;
+      expect(closed).toMatchObject({ askId: ask.askId, status: 'closed', started: 2, answered: 1 });
+      expect(closed.respondents.map((r) => r.status)).toEqual(['answered', 'withdrawn']);
+      // The answer given before the close stays, and its receipt verifies.
+      const [first] = closed.respondents;
+      expect(first?.response?.answer).toEqual(approveAnswer);
+      const event = first!.response!;
+      const proof = {
+        sessionId: first!.sessionId,
+        revision: 1,
+        eventId: event.eventId,
+        surface,
+        answer: event.answer,
+      };
+      expect((await client.verifyResponse({ ...proof, receipt: event.receipt })).sessionId).toBe(
+        first!.sessionId,
+      );
+    },
+  };
+}
+
+/** The error a promise rejects with (fails when it resolves). */
+async function rejection(promise: Promise<unknown>): Promise<SessApiError> {
+  const settled = await promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  expect(settled.ok, 'expected the call to fail').toBe(false);
+  expect(settled.ok || settled.error).toBeInstanceOf(SessApiError);
+  return (settled as { error: SessApiError }).error;
+}
+
+describe('withdraw and Ask close wire calls × every fault (real client)', () => {
+  it('has a row for every fault kind the runtime injects', () => {
+    expect(new Set(WIRE_FAULTS.map((r) => r.fault.kind))).toEqual(new Set(Object.keys(FAULT_KINDS)));
+  });
+
+  for (const endpoint of WIRE_CALLS) {
+    describe(endpoint, () => {
+      it.each(WIRE_FAULTS)(`${endpoint} × $name`, async (row) => {
+        wireTally.cells += 1;
+        h.sess.faults.clear();
+        const client = localClient(h.sess);
+        const scenario = await wireScenario(h.sess, endpoint, client);
+        const counted = scenario.count();
+
+        const faulted =
+          row.requestTimeoutMs === undefined
+            ? client
+            : localClient(h.sess, { requestTimeoutMs: row.requestTimeoutMs });
+        h.sess.faults.inject(endpoint, row.fault);
+        const first = scenario.call(faulted);
+        if (row.want === 'ok') {
+          const out = await first;
+          if (row.fault.kind === 'tamper_receipt' && endpoint === 'closeAsk') {
+            // Passed on as Sess sent it: a receipt that must never verify.
+            const r = (out as AskView).respondents[0]!;
+            const event = r.response!;
+            const s = h.sess.sessions.get(r.sessionId)!;
+            const err = await rejection(
+              client.verifyResponse({
+                sessionId: r.sessionId,
+                revision: 1,
+                eventId: event.eventId,
+                surface: s.surfaces[0]!,
+                answer: event.answer,
+                receipt: event.receipt,
+              }),
+            );
+            expect(err).toMatchObject({ kind: 'verification', reason: 'bad_signature' });
+          } else {
+            await scenario.check(out);
+          }
+        } else {
+          const error = await rejection(first);
+          expect({ kind: error.kind, status: error.status, apiCode: error.apiCode }).toEqual({
+            kind: row.want.kind,
+            status: row.want.status,
+            apiCode: row.want.apiCode,
+          });
+          expect(error.message).not.toContain(h.sess.apiKey);
+        }
+        expect(h.sess.faults.pending(endpoint)).toBe(0);
+        // Whether Sess made the change is exactly what the row says.
+        expect(scenario.changed()).toBe(row.committed);
+        expect(scenario.count() - counted).toBe(row.committed ? 1 : 0);
+
+        // The identical request, repeated (twice): the original outcome, applied once.
+        for (let i = 0; i < 2; i++) {
+          await scenario.check(await scenario.call(client));
+          wireTally.repeated += 1;
+        }
+        if (scenario.count() - counted !== 1) wireTally.doubled += 1;
+        expect(scenario.count() - counted).toBe(1);
+        // The same change under a new key is refused: there is nothing left to withdraw or close.
+        expect(await rejection(scenario.again(client))).toMatchObject({
+          kind: 'api',
+          status: 409,
+          apiCode: 'conflict',
+        });
+        expect(scenario.count() - counted).toBe(1);
+      });
+    });
+  }
+
+  it.each<[LocalWithdrawal, number, string]>([
+    ['not_offered', 404, 'not_found'],
+    ['method_not_allowed', 405, 'method_not_allowed'],
+  ])(
+    'a Sess without withdrawal (%s): both calls are api %i, and GET shows the Session and the Ask open',
+    async (withdrawal, status, apiCode) => {
+      const old = await startLocalSess({ withdrawal });
+      try {
+        for (const endpoint of WIRE_CALLS) {
+          wireTally.notOffered += 1;
+          const client = localClient(old);
+          const scenario = await wireScenario(old, endpoint, client);
+          for (let i = 0; i < 2; i++) {
+            expect(await rejection(scenario.call(client))).toMatchObject({ kind: 'api', status, apiCode });
+          }
+          expect(scenario.changed()).toBe(false);
+          expect(scenario.count()).toBe(0);
+        }
+        const [session] = old.sessions.list().filter((s) => s.ask === undefined);
+        expect((await localClient(old).getSession(session!.view.id)).status).toBe('active');
+        const [ask] = old.asks.list();
+        expect((await localClient(old).getAsk(ask!.id)).status).toBe('open');
+      } finally {
+        await old.close();
+      }
+    },
+  );
 });

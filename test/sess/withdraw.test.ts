@@ -1,9 +1,11 @@
 /**
  * The client's withdraw and Ask close against the real local runtime: what each sends and must
  * get back, the race with an answer (409), a lost response repeated with the same key, an
- * endpoint a Sess does not offer (404/405), and what the client refuses to send.
+ * endpoint a Sess does not offer (404/405, by fault and by a runtime started with `withdrawal`),
+ * and what the client refuses to send.
  */
 import { describe, expect, it } from 'vitest';
+import { startLocalSess } from '../../src/testing/index.js';
 import {
   answer,
   answeredSession,
@@ -152,4 +154,42 @@ describe('closeAsk', () => {
     sess.faults.malformed('closeAsk', { body: JSON.stringify({ not: 'an ask' }) });
     await expectSessError(client.closeAsk(ask.askId, { idempotencyKey: idemKey() }), 'protocol');
   });
+});
+
+describe('a Sess that does not offer withdrawal (startLocalSess `withdrawal`)', () => {
+  it.each([
+    ['not_offered', 404, 'not_found'],
+    ['method_not_allowed', 405, 'method_not_allowed'],
+  ] as const)(
+    '%s: both calls are api %i, and the Session and the Ask still read as open',
+    async (withdrawal, status, apiCode) => {
+      const old = await startLocalSess({ withdrawal });
+      try {
+        const client = clientFor(old);
+        const view = await client.createSession({ surface: surface(), idempotencyKey: idemKey() });
+        const ask = await surfaceAsk(client, 2);
+        const input = { expectedRevision: 1, reason: 'Plans changed', idempotencyKey: idemKey() };
+        // Distinct from every other failure: a definite answer (not unknown_outcome), with the status.
+        await expectSessError(client.withdrawSession(view.sessionId, input), 'api', { status, apiCode });
+        await expectSessError(client.closeAsk(ask.askId, { idempotencyKey: idemKey() }), 'api', {
+          status,
+          apiCode,
+        });
+        // The identical request again: still the same answer, never a protocol error.
+        await expectSessError(client.withdrawSession(view.sessionId, input), 'api', { status, apiCode });
+        expect(await client.getSession(view.sessionId)).toMatchObject({
+          sessionId: view.sessionId,
+          revision: 1,
+          status: 'active',
+        });
+        expect((await client.getAsk(ask.askId)).status).toBe('open');
+        expect(old.stats.of()).toMatchObject({ sessionsWithdrawn: 0, asksClosed: 0 });
+        // The person can still answer it, and the answer verifies.
+        await old.submitAnswer(view.humanUrl, answer());
+        expect((await client.getSession(view.sessionId)).status).toBe('answered');
+      } finally {
+        await old.close();
+      }
+    },
+  );
 });

@@ -1,6 +1,7 @@
 /**
  * The named durable steps of every mutation (`create.<step>`, `publish.<step>`, `complete.<step>`),
- * in the order the engine reaches them: the crash suites try each one.
+ * in the order the engine reaches them, and the (tool, step) cell a crash matrix is a table of:
+ * the crash suites try each one.
  */
 import type { DurableStep } from '../../src/core/engine/types.js';
 
@@ -16,3 +17,12 @@ export const STEP_NAMES = [
 
 /** One step name. */
 export type StepName = (typeof STEP_NAMES)[number];
+
+/**
+ * One cell of a crash matrix: the tool an agent calls and the durable step at which the server
+ * dies. A matrix is a table of these, one row per cell.
+ */
+export interface CrashPoint<Tool extends string = string> {
+  tool: Tool;
+  step: DurableStep;
+}

@@ -199,6 +199,65 @@ describe('options', () => {
     }
   });
 
+  it.each([
+    ['not_offered', 404, 'not_found'],
+    ['method_not_allowed', 405, 'method_not_allowed'],
+  ] as const)(
+    'withdrawal: %s answers withdraw and close %i while the Session and the Ask exist',
+    async (withdrawal, status, code) => {
+      const old = await startLocalSess({ withdrawal });
+      try {
+        const s = await createSession(old);
+        const ask = await call(old, 'POST', '/v1/asks', {
+          body: { interaction: sampleSurface(), respondents: { max: 2 } },
+          key: newKey(),
+        });
+        expect(ask.status).toBe(201);
+        const before = old.stats.requests;
+        const paths = [`/v1/sessions/${s.id}/withdraw`, `/v1/asks/${ask.json.id}/close`];
+        for (const path of paths) {
+          const res = await call(old, 'POST', path, { body: {}, key: newKey(), ifMatch: 1 });
+          expect(res.status, path).toBe(status);
+          expect(res.json).toEqual({ error: { code, message: expect.any(String) } });
+          if (status === 405) expect(res.headers.get('allow')).toBe('');
+          expect(res.headers.get('sess-workspace-id')).toBe(old.workspaceId);
+          // Any method: the call is not there at all.
+          expect((await call(old, 'GET', path)).status).toBe(status);
+        }
+        // Nothing was withdrawn or closed, and neither endpoint counted a request.
+        expect(old.stats.requests.withdraw).toBe(before.withdraw);
+        expect(old.stats.requests.closeAsk).toBe(before.closeAsk);
+        expect(old.stats.of()).toMatchObject({ sessionsWithdrawn: 0, asksClosed: 0 });
+        const read = await call(old, 'GET', `/v1/sessions/${s.id}`);
+        expect(read.status).toBe(200);
+        expect(read.json).toMatchObject({ id: s.id, status: 'active', revision: 1 });
+        expect((await call(old, 'GET', `/v1/asks/${ask.json.id}`)).json.status).toBe('open');
+        // The rest of the wire works as always: the Session is answered and completed.
+        await old.submitAnswer(s.human_url, ANSWER);
+        const eventId = (await call(old, 'GET', `/v1/sessions/${s.id}`)).json.responses[0].event_id;
+        const done = await call(old, 'POST', `/v1/sessions/${s.id}/complete`, {
+          body: { response_event_id: eventId },
+          key: newKey(),
+          ifMatch: 1,
+        });
+        expect(done.json.status).toBe('completed');
+      } finally {
+        await old.close();
+      }
+    },
+  );
+
+  it('withdrawal: offered (the default) withdraws and closes', async () => {
+    const s = await createSession(sess());
+    const res = await call(sess(), 'POST', `/v1/sessions/${s.id}/withdraw`, {
+      body: {},
+      key: newKey(),
+      ifMatch: 1,
+    });
+    expect(res.status).toBe(200);
+    expect(res.json.status).toBe('withdrawn');
+  });
+
   it('refuses bad options with a TypeError naming them', async () => {
     await expect(startLocalSess({ port: -1 })).rejects.toThrow(/port/);
     await expect(startLocalSess({ plan: { maxOpenSessions: 0 } })).rejects.toThrow(/plan.maxOpenSessions/);
@@ -227,6 +286,8 @@ describe('options', () => {
     [{ clock: { frozen: 'yes' } }, 'clock.frozen', 'must be a boolean'],
     [{ issuer: 7 }, 'issuer', 'must be a non-empty string'],
     [{ workspaceHeader: 'no' }, 'workspaceHeader', 'must be a boolean'],
+    [{ withdrawal: 'off' }, 'withdrawal', 'must be one of "offered", "not_offered", "method_not_allowed"'],
+    [{ withdrawal: false }, 'withdrawal', 'must be one of "offered", "not_offered", "method_not_allowed"'],
     [{ workspaceId: 'ws 1' }, 'workspaceId', 'must be 1 to 128 characters of A-Z a-z 0-9 . _ : -'],
     [{ apiKey: 'sk with space' }, 'apiKey', 'must be 1 to 256 printable ASCII characters without spaces'],
   ])('%o: option "%s" %s', async (options, name, rule) => {

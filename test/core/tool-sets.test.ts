@@ -1,0 +1,197 @@
+/**
+ * The tool-set option of every face: `registerSessTools({ tools })`, `createSessMcpHttpHandler({
+ * tools })` and the stdio server's `SESS_MCP_TOOLS`. With `sess-mcp-tools/5` a client lists exactly
+ * the five tools of `/5` (and the instructions for them); by default it lists every tool. A bad
+ * value is the factory's `TypeError` (`<factory>: option "tools" <rule>.`), or for stdio a
+ * `NOT_CONFIGURED` naming the variable, reported at start and on every call.
+ *
+ * Real parts: a real `McpServer` with the v2 and v1 SDK clients in memory, the HTTP handler in a
+ * real `node:http` server, and the built `sess-mcp` bin as a child process.
+ */
+import { Client } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { registerSessTools } from '../../src/core/register.js';
+import { TOOL_SET_RULE } from '../../src/core/rules.js';
+import { TOOL_NAMES, TOOLS_V5 } from '../../src/core/tool-args.js';
+import { serverInstructions, TOOLS_CONTRACT_VERSION, toolsOf } from '../../src/core/tool-definitions.js';
+import { createSessMcpHttpHandler } from '../../src/http/index.js';
+import { readStdioConfig } from '../../src/stdio/config.js';
+import { type Harness, startHarness } from '../engine/harness.js';
+import { startHttpHarness } from '../http/harness.js';
+import { connectLegacy, connectModern } from '../http/helpers.js';
+import { useStdioStack } from '../support/stdio-stack.js';
+
+const FIVE = ['sess_request', 'sess_response', 'sess_publish', 'sess_complete', 'sess_ask'];
+const BAD_VALUES: unknown[] = [
+  'sess-mcp-tools/4',
+  'sess-mcp-tools/7',
+  '5',
+  '',
+  'SESS-MCP-TOOLS/5',
+  5,
+  null,
+  [],
+];
+
+let h: Harness | undefined;
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  await h?.close();
+  h = undefined;
+});
+
+describe('the tool sets', () => {
+  it('sess-mcp-tools/5 is the five tools of /5; the default is every tool', () => {
+    expect([...TOOLS_V5]).toEqual(FIVE);
+    expect(toolsOf('sess-mcp-tools/5')).toEqual(TOOLS_V5);
+    expect(toolsOf(undefined)).toEqual(TOOL_NAMES);
+    expect(toolsOf(TOOLS_CONTRACT_VERSION)).toEqual(TOOL_NAMES);
+    expect(TOOLS_CONTRACT_VERSION).toBe('sess-mcp-tools/6');
+    for (const value of BAD_VALUES) expect(TOOL_SET_RULE.test(value), String(value)).toBe(false);
+  });
+
+  it('the instructions mention sess_list and sess_withdraw only for a set that lists them', () => {
+    const five = serverInstructions('sess-mcp-tools/5');
+    expect(five).not.toMatch(/sess_list|sess_withdraw/);
+    const all = serverInstructions();
+    for (const tool of ['sess_list', 'sess_withdraw']) {
+      expect(all.includes(tool)).toBe((TOOL_NAMES as readonly string[]).includes(tool));
+    }
+  });
+});
+
+async function connectInMemory<
+  C extends { connect(t: InMemoryTransport): Promise<void>; close(): Promise<void> },
+>(harness: Harness, client: C, tools?: 'sess-mcp-tools/5' | 'sess-mcp-tools/6'): Promise<C> {
+  const server = new McpServer(
+    { name: '@sess.si/mcp', version: '0.0.0-test' },
+    { capabilities: { tools: {} }, instructions: serverInstructions(tools) },
+  );
+  registerSessTools(server, { engine: harness.engine, ...(tools === undefined ? {} : { tools }) });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  await client.connect(clientSide);
+  closers.push(async () => {
+    await client.close();
+    await server.close();
+  });
+  return client;
+}
+
+describe('registerSessTools({ tools })', () => {
+  it('lists exactly the five tools with sess-mcp-tools/5 (v2 and v1 clients), every tool by default', async () => {
+    h = await startHarness();
+    const v2 = await connectInMemory(h, new Client({ name: 'sets', version: '1.0.0' }), 'sess-mcp-tools/5');
+    expect((await v2.listTools()).tools.map((t) => t.name)).toEqual(FIVE);
+    expect(v2.getInstructions()).toBe(serverInstructions('sess-mcp-tools/5'));
+    const v1 = await connectInMemory(h, new ClientV1({ name: 'sets', version: '1.0.0' }), 'sess-mcp-tools/5');
+    expect((await v1.listTools()).tools.map((t) => t.name)).toEqual(FIVE);
+    const all = await connectInMemory(h, new Client({ name: 'sets', version: '1.0.0' }));
+    expect((await all.listTools()).tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
+    const named = await connectInMemory(
+      h,
+      new Client({ name: 'sets', version: '1.0.0' }),
+      'sess-mcp-tools/6',
+    );
+    expect((await named.listTools()).tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
+  });
+
+  it.each(BAD_VALUES)('refuses tools: %j with the option TypeError', async (value) => {
+    h = await startHarness();
+    const server = new McpServer({ name: 'x', version: '0' }, { capabilities: { tools: {} } });
+    expect(() => registerSessTools(server, { engine: h!.engine, tools: value as never })).toThrow(
+      new TypeError('registerSessTools: option "tools" must be "sess-mcp-tools/5" or "sess-mcp-tools/6".'),
+    );
+  });
+});
+
+describe('createSessMcpHttpHandler({ tools })', () => {
+  it('lists exactly the five tools with sess-mcp-tools/5 (2026 and 2025-era clients), every tool by default', async () => {
+    const five = await startHttpHarness({ tools: 'sess-mcp-tools/5' });
+    closers.push(() => five.close());
+    five.principal('t5');
+    const modern = await connectModern(five.server.url, { authorization: 'Bearer t5' });
+    closers.push(() => modern.close());
+    expect((await modern.listTools()).tools.map((t) => t.name)).toEqual(FIVE);
+    expect(modern.getInstructions()).toBe(serverInstructions('sess-mcp-tools/5'));
+    const legacy = await connectLegacy(five.server.url, { authorization: 'Bearer t5' });
+    closers.push(() => legacy.close());
+    expect((await legacy.listTools()).tools.map((t) => t.name)).toEqual(FIVE);
+
+    const all = await startHttpHarness();
+    closers.push(() => all.close());
+    all.principal('t6');
+    const client = await connectModern(all.server.url, { authorization: 'Bearer t6' });
+    closers.push(() => client.close());
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
+    expect(client.getInstructions()).toBe(serverInstructions());
+  });
+
+  it.each(BAD_VALUES)('refuses tools: %j with the option TypeError', (value) => {
+    expect(() =>
+      createSessMcpHttpHandler({
+        authenticate: () => undefined,
+        handleStore: () => {
+          throw new Error('not reached');
+        },
+        allowedHosts: ['127.0.0.1'],
+        tools: value as never,
+      }),
+    ).toThrow(
+      new TypeError(
+        'createSessMcpHttpHandler: option "tools" must be "sess-mcp-tools/5" or "sess-mcp-tools/6".',
+      ),
+    );
+  });
+});
+
+describe('SESS_MCP_TOOLS (stdio)', () => {
+  const stdio = useStdioStack();
+  const linux = { platform: 'linux', homedir: () => '/home/me' };
+
+  it('reads sess-mcp-tools/5 and sess-mcp-tools/6; unset and empty mean every tool', () => {
+    expect(readStdioConfig({ HOME: '/h', SESS_MCP_TOOLS: 'sess-mcp-tools/5' }, linux).tools).toBe(
+      'sess-mcp-tools/5',
+    );
+    expect(readStdioConfig({ HOME: '/h', SESS_MCP_TOOLS: 'sess-mcp-tools/6' }, linux).tools).toBe(
+      'sess-mcp-tools/6',
+    );
+    expect(readStdioConfig({ HOME: '/h' }, linux).tools).toBeUndefined();
+    expect(readStdioConfig({ HOME: '/h', SESS_MCP_TOOLS: '' }, linux).tools).toBeUndefined();
+  });
+
+  it.each([
+    ...BAD_VALUES.filter((v): v is string => typeof v === 'string' && v !== ''),
+    'sess_request,sess_response',
+    ' sess-mcp-tools/5',
+  ])('refuses SESS_MCP_TOOLS=%j naming the variable and the rule, never the value', (value) => {
+    expect(() => readStdioConfig({ HOME: '/h', SESS_MCP_TOOLS: value }, linux)).toThrow(
+      'SESS_MCP_TOOLS must be sess-mcp-tools/5 or sess-mcp-tools/6, or unset for every tool.',
+    );
+  });
+
+  it('the sess-mcp process lists exactly the five tools with SESS_MCP_TOOLS=sess-mcp-tools/5 (v1 client)', async () => {
+    const stack = await stdio.start({ client: 'v1', env: { SESS_MCP_TOOLS: 'sess-mcp-tools/5' } });
+    expect((await stack.server.listTools()).map((t) => t.name)).toEqual(FIVE);
+    expect(stack.server.serverInfo().instructions).toBe(serverInstructions('sess-mcp-tools/5'));
+    const all = await stdio.start({ client: 'v1' });
+    expect((await all.server.listTools()).map((t) => t.name)).toEqual([...TOOL_NAMES]);
+  });
+
+  it('a bad SESS_MCP_TOOLS is reported at start and on every call, naming the variable', async () => {
+    const stack = await stdio.start({ client: 'v1', env: { SESS_MCP_TOOLS: 'sess-mcp-tools/9' } });
+    const result = await stack.server.callTool('sess_response', { handle: 'sess_h_x', revision: 1 });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({
+      error: {
+        code: 'NOT_CONFIGURED',
+        message: 'SESS_MCP_TOOLS must be sess-mcp-tools/5 or sess-mcp-tools/6, or unset for every tool.',
+      },
+    });
+    expect(stack.server.stderr()).toContain('"event":"config_invalid"');
+    expect(stack.server.stderr()).not.toContain('sess-mcp-tools/9');
+  });
+});
