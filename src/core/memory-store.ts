@@ -8,13 +8,17 @@
  * persist anything, validate the shape of a record's state (the durable stores do that on every
  * read) or coordinate between processes.
  */
-import type { Binding, HandleStore, HandleStoreFactory, VersionedRecord } from './ports.js';
+import type { Binding, HandleStoreFactory, ListPageKey, VersionedRecord } from './ports.js';
 import { bindingScope, MAX_UNFINISHED } from './ports.js';
-import { type InteractionRecord, isUnfinished } from './record.js';
+import { type InteractionRecord, type InteractionStateKind, isUnfinished } from './record.js';
 import {
+  compareListKeys,
   compareOldestFirst,
   guardedView,
   handleExistsError,
+  type ListingHandleStore,
+  listKeyOf,
+  onPage,
   staleVersionError,
   storeError,
   storeFullError,
@@ -29,6 +33,9 @@ interface MemoryEntry {
   /** The record as JSON: what a caller gets back is never the object it handed in. */
   json: string;
   unfinished: boolean;
+  /** The record's state kind and listing key, so a listing parses only the records it returns. */
+  kind: InteractionStateKind;
+  key: ListPageKey;
 }
 
 /**
@@ -37,7 +44,8 @@ interface MemoryEntry {
  * view never sees another scope's record, and cannot create a record under its handle either.
  * Operations run to completion within one turn of the event loop, so compare-and-set and the cap
  * of {@link MAX_UNFINISHED} are exact under any concurrency. As in every store, the cap is checked
- * when an unfinished record is created; an update never refuses for it.
+ * when an unfinished record is created; an update never refuses for it. Its views have
+ * `listPage`, and write every record as format 2 (a format 1 record handed back changed included).
  *
  * @example
  * ```ts source="examples/snippets/core.examples.ts#createMemoryHandleStore"
@@ -65,6 +73,11 @@ export function createMemoryHandleStore(): HandleStoreFactory {
     return { version: entry.version, record: JSON.parse(entry.json) as InteractionRecord };
   }
 
+  function entryOf(scope: string, version: number, record: InteractionRecord, json: string): MemoryEntry {
+    const unfinished = isUnfinished(record);
+    return { scope, version, json, unfinished, kind: record.state.kind, key: listKeyOf(record) };
+  }
+
   function serialize(record: InteractionRecord): string {
     try {
       return JSON.stringify(record);
@@ -74,7 +87,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
   }
 
   return {
-    forBinding(binding: Binding): HandleStore {
+    forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       const handles = handlesOf(scope);
       const own = (handle: string): MemoryEntry | undefined => {
@@ -99,7 +112,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           if (entries.has(record.handle)) throw handleExistsError();
           const unfinished = isUnfinished(record);
           if (unfinished && unfinishedEntries().length >= MAX_UNFINISHED) throw storeFullError();
-          const entry: MemoryEntry = { scope, version: 1, json, unfinished };
+          const entry = entryOf(scope, 1, record, json);
           entries.set(record.handle, entry);
           handles.add(record.handle);
           return toVersioned(entry);
@@ -108,12 +121,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           const json = serialize(record);
           const current = own(record.handle);
           if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
-          const entry: MemoryEntry = {
-            scope,
-            version: current.version + 1,
-            json,
-            unfinished: isUnfinished(record),
-          };
+          const entry = entryOf(scope, current.version + 1, record, json);
           entries.set(record.handle, entry);
           return toVersioned(entry);
         },
@@ -130,6 +138,18 @@ export function createMemoryHandleStore(): HandleStoreFactory {
         },
         async countUnfinished() {
           return unfinishedEntries().length;
+        },
+        async listPage(query) {
+          const matching: MemoryEntry[] = [];
+          for (const handle of handles) {
+            const entry = entries.get(handle);
+            if (entry !== undefined && onPage(query, entry.kind, entry.key)) matching.push(entry);
+          }
+          matching.sort((a, b) => compareListKeys(a.key, b.key));
+          return {
+            records: matching.slice(0, query.limit).map(toVersioned),
+            more: matching.length > query.limit,
+          };
         },
       });
     },

@@ -1,16 +1,32 @@
 /**
  * What every {@link HandleStore} shares (memory, file, PostgreSQL): the rule for store keys, the
- * write-side checks a store makes before it writes a record, the errors of the store contract with
- * their {@link StoreErrorReason} words, and the one listing order. Each store imports these from
+ * write-side checks a store makes before it writes a record (and the format it writes), the
+ * errors of the store contract with their {@link StoreErrorReason} words, the order of
+ * `listUnfinished`, and the order, query check and keyset of `listPage`. Each store imports these from
  * here, so the three agree on every verdict the contract suite asserts.
  *
  * It deliberately holds no storage of its own and no codec: how a record is laid out on a medium
  * is each store's business.
  */
 import { SessMcpError } from './errors.js';
-import type { HandleStore, StoreErrorReason, VersionedRecord } from './ports.js';
+import type {
+  HandleStore,
+  ListPage,
+  ListPageKey,
+  ListPageQuery,
+  StoreErrorReason,
+  VersionedRecord,
+} from './ports.js';
 import { bindingScope, MAX_UNFINISHED, STORE_ERROR_REASONS } from './ports.js';
-import { type InteractionRecord, RECORD_FORMAT } from './record.js';
+import {
+  INTERACTION_STATE_KINDS,
+  type InteractionRecord,
+  type InteractionStateKind,
+  listGroupOf,
+  READABLE_RECORD_FORMATS,
+  RECORD_FORMAT,
+  type RecordFormat,
+} from './record.js';
 
 /** A handle a store can hold: 1–200 of `A–Z a–z 0–9 . _ ~ -`, not starting with `.` or `-`. */
 const HANDLE_PATTERN = /^[A-Za-z0-9_~][A-Za-z0-9._~-]{0,199}$/;
@@ -24,15 +40,21 @@ export function isStoreHandle(handle: unknown): handle is string {
 }
 
 /**
- * The write-side checks every store makes before it stores `record` in the view of `scope`: the
- * record format is {@link RECORD_FORMAT}, the handle is a store key and the record's binding is of
- * that scope. Throws a non-retryable `STATE_STORE_ERROR` (nothing is written) otherwise.
+ * The write-side checks every store makes before it stores `record` in the view of `scope`, and
+ * the record as it is stored: the record format is one this version reads, the handle is a store
+ * key and the record's binding is of that scope. Throws a non-retryable `STATE_STORE_ERROR`
+ * (nothing is written) otherwise.
+ *
+ * Every store writes {@link RECORD_FORMAT} only. A record read at format 1 (written by 0.1.0) and
+ * handed back changed, as the engine does, is written as format 2: format 1 is format 2 without
+ * `title`, `expiresAt` and the withdraw states, so nothing else about it changes. The returned
+ * record is what the store writes and returns.
  */
-export function checkRecordForScope(record: InteractionRecord, scope: string): void {
+export function checkRecordForScope(record: InteractionRecord, scope: string): InteractionRecord {
   if (record === null || typeof record !== 'object') {
     throw storeError('The record to store is not an object.', false, 'invalid_record');
   }
-  if (record.format !== RECORD_FORMAT) {
+  if (!READABLE_RECORD_FORMATS.includes(record.format as RecordFormat)) {
     throw storeError(
       `The record to store has format ${String(record.format)}; this store writes format ${RECORD_FORMAT}.`,
       false,
@@ -59,6 +81,7 @@ export function checkRecordForScope(record: InteractionRecord, scope: string): v
       'foreign_scope',
     );
   }
+  return record.format === RECORD_FORMAT ? record : { ...record, format: RECORD_FORMAT };
 }
 
 /** A `STATE_STORE_ERROR` with a fixed-word `reason`. Messages never carry record contents. */
@@ -117,23 +140,22 @@ export function compareOldestFirst(a: VersionedRecord, b: VersionedRecord): numb
   return a.record.handle < b.record.handle ? -1 : a.record.handle > b.record.handle ? 1 : 0;
 }
 
+/** A {@link HandleStore} whose `listPage` is there (every store of this package). */
+export type ListingHandleStore = HandleStore & Required<Pick<HandleStore, 'listPage'>>;
+
 /**
  * The view of `scope` over `inner` with the checks every store makes in front of its medium: a
  * handle that is not a store key is not found (`get`) and not deleted (`delete`, as is an
- * `expectedVersion` that cannot be a version), and a record is written only after
- * {@link checkRecordForScope}. `inner` then sees only store keys and records of its scope.
+ * `expectedVersion` that cannot be a version), a record is written only after (and as)
+ * {@link checkRecordForScope}, and a listing query only after {@link checkListPageQuery}. `inner`
+ * then sees only store keys, records of its scope at {@link RECORD_FORMAT} and valid queries.
  */
-export function guardedView(scope: string, inner: HandleStore): HandleStore {
+export function guardedView(scope: string, inner: ListingHandleStore): ListingHandleStore {
   return {
     get: async (handle) => (isStoreHandle(handle) ? inner.get(handle) : undefined),
-    async create(record) {
-      checkRecordForScope(record, scope);
-      return inner.create(record);
-    },
-    async update(record, expectedVersion) {
-      checkRecordForScope(record, scope);
-      return inner.update(record, expectedVersion);
-    },
+    create: async (record) => inner.create(checkRecordForScope(record, scope)),
+    update: async (record, expectedVersion) =>
+      inner.update(checkRecordForScope(record, scope), expectedVersion),
     async delete(handle, expectedVersion) {
       if (!isStoreHandle(handle)) return false;
       if (expectedVersion !== undefined && !isStoreVersion(expectedVersion)) return false;
@@ -141,10 +163,101 @@ export function guardedView(scope: string, inner: HandleStore): HandleStore {
     },
     listUnfinished: () => inner.listUnfinished(),
     countUnfinished: () => inner.countUnfinished(),
+    listPage: async (query) => inner.listPage(checkListPageQuery(query)),
   };
 }
 
 /** True when `version` can be a stored version (a whole number from 1); no other can match. */
 export function isStoreVersion(version: unknown): version is number {
   return typeof version === 'number' && Number.isSafeInteger(version) && version >= 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listing
+
+/** The most records one {@link ListPageQuery} may ask for. */
+export const MAX_LIST_PAGE_LIMIT = 100;
+
+const KNOWN_KINDS: ReadonlySet<string> = new Set(INTERACTION_STATE_KINDS);
+
+/**
+ * A {@link ListPageQuery} checked, as a store runs it: `limit` a whole number from 1 to
+ * {@link MAX_LIST_PAGE_LIMIT}, `kinds` (when given) state kinds, `after` (when given) a
+ * {@link ListPageKey}. Anything else is a `TypeError` naming the field: a caller's mistake, never
+ * a store failure. The copy returned shares nothing with the caller's query.
+ */
+export function checkListPageQuery(query: ListPageQuery): ListPageQuery {
+  if (query === null || typeof query !== 'object' || Array.isArray(query)) {
+    throw new TypeError('listPage: query must be an object.');
+  }
+  const { limit, kinds, after } = query;
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_PAGE_LIMIT) {
+    throw new TypeError(`listPage: query.limit must be a whole number from 1 to ${MAX_LIST_PAGE_LIMIT}.`);
+  }
+  const out: ListPageQuery = { limit };
+  if (kinds !== undefined) {
+    if (!Array.isArray(kinds) || kinds.some((kind) => typeof kind !== 'string' || !KNOWN_KINDS.has(kind))) {
+      throw new TypeError('listPage: query.kinds must be a list of record state kinds.');
+    }
+    out.kinds = [...new Set(kinds)];
+  }
+  if (after !== undefined) {
+    if (
+      after === null ||
+      typeof after !== 'object' ||
+      ![0, 1, 2].includes(after.group) ||
+      typeof after.createdAt !== 'string' ||
+      typeof after.handle !== 'string'
+    ) {
+      throw new TypeError(
+        'listPage: query.after must be a listing key { group: 0, 1 or 2, createdAt: string, handle: string }.',
+      );
+    }
+    out.after = { group: after.group, createdAt: after.createdAt, handle: after.handle };
+  }
+  return out;
+}
+
+/** The listing key of a record: its {@link ListGroup}, `createdAt` and handle. */
+export function listKeyOf(record: InteractionRecord): ListPageKey {
+  return { group: listGroupOf(record.state.kind), createdAt: record.createdAt, handle: record.handle };
+}
+
+/** Strings compared as UTF-16 code units (the `"C"` collation of ASCII text). */
+function compareUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * Listing order of two keys: `group` ascending, then `createdAt` descending, then `handle`
+ * descending. Negative when `a` comes first.
+ */
+export function compareListKeys(a: ListPageKey, b: ListPageKey): number {
+  if (a.group !== b.group) return a.group - b.group;
+  return compareUnits(b.createdAt, a.createdAt) || compareUnits(b.handle, a.handle);
+}
+
+/** Listing order of two records ({@link compareListKeys} of their keys). */
+export function compareListOrder(a: VersionedRecord, b: VersionedRecord): number {
+  return compareListKeys(listKeyOf(a.record), listKeyOf(b.record));
+}
+
+/**
+ * Whether a record of this key belongs on the page `query` asks for, before the limit: its kind
+ * is one of `query.kinds` and it comes strictly after `query.after`.
+ */
+export function onPage(query: ListPageQuery, kind: InteractionStateKind, key: ListPageKey): boolean {
+  if (query.kinds !== undefined && !query.kinds.includes(kind)) return false;
+  return query.after === undefined || compareListKeys(key, query.after) > 0;
+}
+
+/**
+ * The page of `query` from `candidates` (records of the view's scope, in any order): those
+ * {@link onPage}, in listing order, at most `query.limit`, and whether more follow.
+ */
+export function pageOf(query: ListPageQuery, candidates: readonly VersionedRecord[]): ListPage {
+  const matching = candidates
+    .filter((entry) => onPage(query, entry.record.state.kind, listKeyOf(entry.record)))
+    .sort(compareListOrder);
+  return { records: matching.slice(0, query.limit), more: matching.length > query.limit };
 }

@@ -8,6 +8,8 @@
  * Session is the owner's job, in Sess. It reads and removes files only through
  * {@link RecordsAccess}, which the file store provides.
  */
+
+import { listStateOf } from '../core/record.js';
 import {
   type ErrorCode,
   INTERACTION_STATE_KINDS,
@@ -38,6 +40,20 @@ export type CliExitCode = 0 | 1 | 2;
 /** Every state a record can be in, for `--state`. */
 export const RECORD_STATES: readonly InteractionStateKind[] = INTERACTION_STATE_KINDS;
 
+/**
+ * The groups `--state` also takes: `unfinished` (counts against the cap), `pending` (a saved
+ * publish, complete, withdraw or Ask close may be in flight) and `finished`.
+ */
+export const STATE_GROUPS = ['unfinished', 'pending', 'finished'] as const;
+
+/** Whether a listed record in state `kind` (unfinished or not) is in `--state` `filter`. */
+function inState(filter: string, kind: InteractionStateKind, unfinished: boolean): boolean {
+  if (filter === 'unfinished') return unfinished;
+  if (filter === 'finished') return !unfinished;
+  if (filter === 'pending') return listStateOf(kind) === 'pending';
+  return kind === filter;
+}
+
 /** The usage text of `sess-mcp`. */
 export const USAGE = `Usage:
   sess-mcp                                 serve the five Sess tools over stdio
@@ -48,7 +64,7 @@ export const USAGE = `Usage:
 
 The profile and state directory come from SESS_MCP_PROFILE and SESS_MCP_STATE_DIR, as for the
 server. The records commands never contact Sess and never read SESS_API_KEY.
-STATE is one of: ${RECORD_STATES.join(', ')}, or unfinished.
+STATE is one of: ${RECORD_STATES.join(', ')}; or a group: ${STATE_GROUPS.join(', ')}.
 See docs/owner-procedure.md for resolving blocked and unconfirmed records.
 `;
 
@@ -137,16 +153,18 @@ async function list(args: readonly string[], io: RecordsCliIo, access: RecordsAc
   const state = values.get('--state');
   if (
     typeof state === 'string' &&
-    state !== 'unfinished' &&
+    !(STATE_GROUPS as readonly string[]).includes(state) &&
     !RECORD_STATES.includes(state as InteractionStateKind)
   ) {
-    throw new UsageError(`--state must be one of ${RECORD_STATES.join(', ')}, or unfinished.`);
+    throw new UsageError(
+      `--state must be one of ${RECORD_STATES.join(', ')}; or a group: ${STATE_GROUPS.join(', ')}.`,
+    );
   }
   const all = await access.list();
   const rows = all.filter((entry) => {
     if (typeof state !== 'string') return true;
     if (entry.state === undefined) return false;
-    return state === 'unfinished' ? entry.unfinished === true : entry.state === state;
+    return inState(state, entry.state, entry.unfinished === true);
   });
 
   if (values.get('--json') === true) {
@@ -198,6 +216,7 @@ async function show(args: readonly string[], io: RecordsCliIo, access: RecordsAc
       : [`session:  ${s.sessionId}${s.revision === undefined ? '' : ` at revision ${s.revision}`}`]),
     `created:  ${s.createdAt}`,
     `updated:  ${s.updatedAt}`,
+    `format:   ${found.record.format}${found.record.format === 1 ? ' (written by 0.1.0; rewritten as format 2 at its next change)' : ''}`,
     `file:     ${access.pathOf(handle) ?? ''}`,
     `next:     ${nextStep(found.record)}`,
     '',
@@ -296,20 +315,25 @@ function summary(record: InteractionRecord): RecordSummary {
     case 'answered':
     case 'publish_pending':
     case 'complete_pending':
+    case 'withdraw_pending':
       out.sessionId = state.session.sessionId;
       out.revision = state.revision;
       break;
     case 'completed':
     case 'expired':
+    case 'withdrawn':
       out.sessionId = state.sessionId;
       out.revision = state.revision;
       break;
     case 'ask_open':
+    case 'ask_close_pending':
     case 'ask_closed':
       out.sessionId = state.askId;
       break;
     case 'create_intent':
       break;
+    default:
+      state satisfies never;
   }
   return out;
 }
@@ -324,12 +348,17 @@ function nextStep(record: InteractionRecord): string {
       return 'check the Session in Sess and decide there what should happen to it; then retire this record.';
     case 'publish_pending':
     case 'complete_pending':
+    case 'withdraw_pending':
+    case 'ask_close_pending':
       return 'the agent can repeat the identical call to reconcile; retire only if it cannot.';
     case 'completed':
     case 'expired':
+    case 'withdrawn':
     case 'ask_closed':
       return 'finished: retiring only tidies up.';
-    default:
+    case 'waiting':
+    case 'answered':
+    case 'ask_open':
       return 'in progress: the agent can continue with sess_response; retiring makes the handle unusable.';
   }
 }

@@ -1,8 +1,8 @@
 /**
  * The two caches of the file store: decoded record files, and the cap index (a summary of every
- * record file: its scope and whether it is unfinished), so counting unfinished records does not
- * read every file of the profile on every create (completed records stay until the owner retires
- * them).
+ * record file: its scope, whether it is unfinished, its state kind and creation time), so counting
+ * unfinished records and choosing a listing page do not read every file of the profile on every
+ * call (completed records stay until the owner retires them).
  *
  * A summary is only as good as the key it was taken under: the token in `handles.gen` that every
  * change renews, plus the handles directory's inode and mtime (which catch what bypasses the
@@ -13,7 +13,8 @@
  * It deliberately does no I/O and trusts nothing by itself: the caller computes the keys.
  */
 import type { SessMcpError } from '../core/errors.js';
-import type { VersionedRecord } from '../core/ports.js';
+import { bindingScope, type VersionedRecord } from '../core/ports.js';
+import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../core/record.js';
 
 /**
  * A summary of the profile's files is taken again after this long even when nothing announced a
@@ -22,10 +23,32 @@ import type { VersionedRecord } from '../core/ports.js';
  */
 const SNAPSHOT_MAX_AGE_MS = 60_000;
 
-/** What the cap needs to know of one record file. */
+/** What the cap and a listing need to know of one record file. */
 export interface FileSummary {
   scope: string;
   unfinished: boolean;
+  /** The record's state kind and `createdAt`: with the handle, its place in a listing. */
+  kind: InteractionStateKind;
+  createdAt: string;
+}
+
+/** The summary of a readable record. */
+export function summaryOf(record: InteractionRecord): FileSummary {
+  return {
+    scope: bindingScope(record.binding),
+    unfinished: isUnfinished(record),
+    kind: record.state.kind,
+    createdAt: record.createdAt,
+  };
+}
+
+/** True when `record` is still what `summary` says of it. */
+export function matchesSummary(record: InteractionRecord, summary: FileSummary): boolean {
+  return (
+    record.state.kind === summary.kind &&
+    record.createdAt === summary.createdAt &&
+    bindingScope(record.binding) === summary.scope
+  );
 }
 
 /** What reading one record file gave: the record, or the non-retryable error it decodes to. */

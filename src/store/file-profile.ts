@@ -10,16 +10,24 @@ import { randomBytes } from 'node:crypto';
 import { isAbsolute, join } from 'node:path';
 import { SessMcpError } from '../core/errors.js';
 import { type OptionReader, readOptions } from '../core/options.js';
-import { bindingScope, type VersionedRecord } from '../core/ports.js';
-import { isUnfinished } from '../core/record.js';
+import {
+  bindingScope,
+  type ListPage,
+  type ListPageKey,
+  type ListPageQuery,
+  type VersionedRecord,
+} from '../core/ports.js';
+import { isUnfinished, listGroupOf } from '../core/record.js';
 import { PROFILE_NAME_RULE, profileDirectory } from '../core/rules.js';
-import { storeError, storeReasonOf } from '../core/store-kit.js';
+import { compareListKeys, onPage, storeError, storeReasonOf } from '../core/store-kit.js';
 import {
   CapIndex,
   DecodeCache,
   type DecodedFile,
   type FileSummary,
   inBatches,
+  matchesSummary,
+  summaryOf,
   unfinishedIn,
 } from './file-cap.js';
 import { errnoCode, type FileStoreFs, ioError, nodeFileStoreFs, ProfileIo } from './file-io.js';
@@ -239,32 +247,77 @@ export class ProfileFiles {
     handles.forEach((handle, i) => {
       const value = loaded[i];
       if (value === undefined || value instanceof SessMcpError) return;
-      files.set(handle, {
-        scope: bindingScope(value.record.binding),
-        unfinished: isUnfinished(value.record),
-      });
+      files.set(handle, summaryOf(value.record));
     });
     return files;
   }
 
   /**
-   * The handles of the unfinished records of `scope`: from the cap index while it is current,
-   * else from a new summary taken under the lease.
+   * The summary of every readable file: the cap index while it is current, else a new summary
+   * taken under the lease. Shared: read it at once, do not change it.
    */
-  async unfinishedOf(scope: string): Promise<string[]> {
+  private async summaries(): Promise<ReadonlyMap<string, FileSummary>> {
     const key = this.heldKey ?? (await this.changeKey());
-    let files = this.cap.current(key);
-    if (files === undefined) {
-      // Only a summary taken under the lease is kept (outside it a change may be half made), so
-      // a summary worth keeping is taken under the lease.
-      if (this.heldKey === undefined && !key.endsWith('|absent')) {
-        return this.exclusive(() => this.unfinishedOf(scope));
-      }
-      const takenAt = Date.now();
-      files = await this.scan();
-      if (this.heldKey !== undefined) this.cap.keep(key, files, takenAt);
+    const files = this.cap.current(key);
+    if (files !== undefined) return files;
+    // Only a summary taken under the lease is kept (outside it a change may be half made), so
+    // a summary worth keeping is taken under the lease.
+    if (this.heldKey === undefined && !key.endsWith('|absent')) return this.exclusive(() => this.summaries());
+    const takenAt = Date.now();
+    const fresh = await this.scan();
+    if (this.heldKey !== undefined) this.cap.keep(key, fresh, takenAt);
+    return fresh;
+  }
+
+  /** The handles of the unfinished records of `scope`. */
+  async unfinishedOf(scope: string): Promise<string[]> {
+    return unfinishedIn(await this.summaries(), scope);
+  }
+
+  /**
+   * One listing page of `scope` (a checked query): chosen from the summary, then only the
+   * records on it are read. When one of them is no longer what the summary said (another
+   * process changed it in between), the page is chosen again under the lease, where no change
+   * is made; if even then a file disagrees (it was changed by hand), the summary is taken again
+   * from the files.
+   */
+  async listPage(scope: string, query: ListPageQuery): Promise<ListPage> {
+    const page = await this.pageFrom(scope, query, true);
+    if (page !== undefined) return page;
+    return this.exclusive(async () => {
+      const held = await this.pageFrom(scope, query, true);
+      if (held !== undefined) return held;
+      // Under the lease the summary still disagrees with a file: it was changed by hand. Take
+      // the summary again from the files.
+      this.cap.drop();
+      return (await this.pageFrom(scope, query, false)) as ListPage;
+    });
+  }
+
+  private async pageFrom(
+    scope: string,
+    query: ListPageQuery,
+    strict: boolean,
+  ): Promise<ListPage | undefined> {
+    const candidates: { handle: string; key: ListPageKey; summary: FileSummary }[] = [];
+    for (const [handle, summary] of await this.summaries()) {
+      if (summary.scope !== scope) continue;
+      const key = { group: listGroupOf(summary.kind), createdAt: summary.createdAt, handle };
+      if (onPage(query, summary.kind, key)) candidates.push({ handle, key, summary });
     }
-    return unfinishedIn(files, scope);
+    candidates.sort((a, b) => compareListKeys(a.key, b.key));
+    const chosen = candidates.slice(0, query.limit + 1);
+    const loaded = await inBatches(chosen, 32, ({ handle }) => this.load(handle));
+    const records: VersionedRecord[] = [];
+    for (const [i, value] of loaded.entries()) {
+      const fits =
+        value !== undefined &&
+        !(value instanceof SessMcpError) &&
+        matchesSummary(value.record, chosen[i]!.summary);
+      if (fits) records.push(structuredClone(value));
+      else if (strict) return undefined;
+    }
+    return { records: records.slice(0, query.limit), more: candidates.length > query.limit };
   }
 
   /** The unfinished records of `scope`, read now. */

@@ -8,7 +8,7 @@
  */
 import { SessMcpError } from '../core/errors.js';
 import type { Binding, VersionedRecord } from '../core/ports.js';
-import { type InteractionStateKind, isUnfinished } from '../core/record.js';
+import { type InteractionStateKind, isUnfinished, type RecordFormat } from '../core/record.js';
 import { compareOldestFirst, isStoreHandle } from '../core/store-kit.js';
 import { type FileHandleStoreOptions, openProfileFiles } from './file-profile.js';
 
@@ -20,6 +20,8 @@ export interface ProfileRecordSummary {
   /** Set when the file cannot be read: the owner must review or retire it. */
   problem?: 'corrupt' | 'unsupported_version';
   version?: number;
+  /** The record's format: 1 for a record written by 0.1.0 (rewritten as 2 at its next change). */
+  format?: RecordFormat;
   state?: InteractionStateKind;
   /** For `blocked`: the code the tools report and the fixed-word reason. */
   blockedCode?: string;
@@ -61,6 +63,7 @@ function summarize(handle: string, path: string, current: VersionedRecord): Prof
     handle,
     path,
     version: current.version,
+    format: record.format,
     state: state.kind,
     unfinished: isUnfinished(record),
     createdAt: record.createdAt,

@@ -9,20 +9,22 @@
 import {
   type Binding,
   bindingScope,
-  type HandleStore,
   type HandleStoreFactory,
   MAX_UNFINISHED,
   type VersionedRecord,
 } from '../core/ports.js';
-import { type InteractionRecord, isUnfinished } from '../core/record.js';
+import type { InteractionRecord } from '../core/record.js';
 import {
+  checkListPageQuery,
   checkRecordForScope,
   compareOldestFirst,
   handleExistsError,
   isStoreHandle,
+  type ListingHandleStore,
   staleVersionError,
   storeFullError,
 } from '../core/store-kit.js';
+import { summaryOf } from './file-cap.js';
 import { type FileHandleStoreOptions, openProfileFiles } from './file-profile.js';
 import { encodeEnvelope, encodeRecord } from './record-codec.js';
 
@@ -37,8 +39,11 @@ export interface FileHandleStore extends HandleStoreFactory {
  * are created (0700) on the first write. Bad options throw a `TypeError` naming the option.
  *
  * A corrupt or unsupported-version file is reported (non-retryable `STATE_STORE_ERROR`) when its
- * handle is read, and is left out of `listUnfinished`/`countUnfinished` and the cap so one bad
- * file does not stop the profile; the owner finds it with {@link openProfileRecords}.
+ * handle is read, and is left out of `listUnfinished`/`countUnfinished`, `listPage` and the cap so
+ * one bad file does not stop the profile; the owner finds it with {@link openProfileRecords}.
+ * Records 0.1.0 wrote (format 1) are read as they are and written as format 2 at their next
+ * change. `listPage` chooses its page from the summary the cap keeps, and reads only the files
+ * on it.
  *
  * On POSIX every operation refuses (non-retryable `STATE_STORE_ERROR`, reason `unsafe_path`,
  * naming the path relative to `SESS_MCP_STATE_DIR`) a state directory, or a directory below it,
@@ -67,34 +72,34 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
 
   return {
     directory: files.handlesDir,
-    forBinding(binding: Binding): HandleStore {
+    forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       if (binding.kind === 'stdio' && binding.profile !== profile) {
         throw new TypeError('binding.profile must be the profile this file store was opened for');
       }
       return {
         get: (handle) => own(handle, scope),
-        create: async (record) => {
-          checkRecordForScope(record, scope);
+        create: async (given) => {
+          const record = checkRecordForScope(given, scope);
           const json = encodeRecord(record);
-          const unfinished = isUnfinished(record);
+          const summary = summaryOf(record);
           return files.exclusive(async () => {
             if (await files.exists(record.handle)) throw handleExistsError();
-            if (unfinished && (await files.unfinishedOf(scope)).length >= MAX_UNFINISHED)
+            if (summary.unfinished && (await files.unfinishedOf(scope)).length >= MAX_UNFINISHED)
               throw storeFullError();
             const kept = { version: 1, record: JSON.parse(json) as InteractionRecord };
-            await files.write(record.handle, encodeEnvelope(1, json), { scope, unfinished }, kept);
+            await files.write(record.handle, encodeEnvelope(1, json), summary, kept);
             return { version: 1, record: JSON.parse(json) as InteractionRecord };
           });
         },
-        update: async (record, expectedVersion) => {
-          checkRecordForScope(record, scope);
+        update: async (given, expectedVersion) => {
+          const record = checkRecordForScope(given, scope);
           const json = encodeRecord(record);
           return files.exclusive(async () => {
             const current = await own(record.handle, scope);
             if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
             const version = current.version + 1;
-            const summary = { scope, unfinished: isUnfinished(record) };
+            const summary = summaryOf(record);
             const kept = { version, record: JSON.parse(json) as InteractionRecord };
             await files.write(record.handle, encodeEnvelope(version, json), summary, kept);
             return { version, record: JSON.parse(json) as InteractionRecord };
@@ -111,6 +116,7 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
         },
         listUnfinished: async () => (await files.unfinishedRecords(scope)).sort(compareOldestFirst),
         countUnfinished: async () => (await files.unfinishedOf(scope)).length,
+        listPage: async (query) => files.listPage(scope, checkListPageQuery(query)),
       };
     },
   };

@@ -10,20 +10,29 @@
  *
  * The `jsonb` column `record` of rows written so holds {@link RECORD_TEXT_MARKER}, a format a
  * 0.1.0 instance refuses as an unsupported format: it fails closed on such a row, never reads it
- * as a record. Rows a 0.1.0 instance wrote (`record_text` empty, the record in `record`) are read
- * as they are, and take the new layout at their next update.
+ * as a record. Rows a 0.1.0 instance wrote (`record_text` empty, the record in `record`, format 1)
+ * are read as they are, and take the new layout (and format 2) at their next update. Beside the
+ * record, a row keeps its state kind and listing group for `listPage` ({@link RecordColumns}).
  *
  * It deliberately knows no SQL and no connection: it maps a record to column values and a row's
  * columns to a checked record.
  */
 import type { VersionedRecord } from '../core/ports.js';
-import { type InteractionRecord, RECORD_FORMAT } from '../core/record.js';
+import {
+  type InteractionRecord,
+  type InteractionStateKind,
+  type ListGroup,
+  listGroupOf,
+  RECORD_FORMAT,
+  type RecordFormat,
+} from '../core/record.js';
 import { storeError } from '../core/store-kit.js';
-import { decodeRecord, encodeRecord } from './record-codec.js';
+import { decodeRecord, encodeRecord, isReadableFormat, unsupportedFormatError } from './record-codec.js';
 
 /**
  * What the `record` column holds when the record is in `record_text`. `record_format` is the
- * format of the record in the text, so an update never overwrites a row of another format.
+ * format of the record in the text, so an update never overwrites a row of a format this version
+ * does not read.
  */
 export const RECORD_TEXT_MARKER = { format: 'record_text', record_format: RECORD_FORMAT } as const;
 
@@ -43,12 +52,12 @@ export function escapeToAscii(text: string): string {
 }
 
 /**
- * How the text of a record of this format stored under `handle` begins: the store writes
- * `format` and `handle` first, so an update can check in SQL, without parsing, that it overwrites
- * a record of this format under that handle (handles are ASCII and need no escape).
+ * How the text of a record of `format` stored under `handle` begins: the store writes `format`
+ * and `handle` first, so an update can check in SQL, without parsing, that it overwrites a record
+ * of a format it reads under that handle (handles are ASCII and need no escape).
  */
-export function recordTextHead(handle: string): string {
-  return `{"format":${RECORD_FORMAT},"handle":${JSON.stringify(handle)},`;
+export function recordTextHead(handle: string, format: RecordFormat = RECORD_FORMAT): string {
+  return `{"format":${format},"handle":${JSON.stringify(handle)},`;
 }
 
 /** The column values of one record. */
@@ -57,6 +66,9 @@ export interface RecordColumns {
   text: string;
   /** `createdAt` as the ASCII sort key of the `created_at` column (equal to it for ISO times). */
   createdAt: string;
+  /** The state kind (`state_kind`) and its listing group (`list_group`). */
+  kind: InteractionStateKind;
+  group: ListGroup;
   /** The record as `JSON.parse` gives it back, parsed when first read: what a create returns. */
   readonly copy: InteractionRecord;
 }
@@ -72,6 +84,8 @@ export function encodeRecordColumns(record: InteractionRecord): RecordColumns {
   return {
     text: escapeToAscii(json),
     createdAt: escapeToAscii(record.createdAt),
+    kind: record.state.kind,
+    group: listGroupOf(record.state.kind),
     get copy() {
       return JSON.parse(json) as InteractionRecord;
     },
@@ -94,24 +108,28 @@ function storedValue(record: unknown, recordText: unknown): unknown {
       'corrupt',
     );
   }
-  if ((record as Record<string, unknown>).record_format !== RECORD_FORMAT) {
-    throw storeError(
-      `A stored record has an unsupported format; this version reads format ${RECORD_FORMAT}. The owner must review it.`,
-      false,
-      'unsupported_version',
-    );
-  }
+  const format = (record as Record<string, unknown>).record_format;
+  if (!isReadableFormat(format)) throw unsupportedFormatError();
+  let value: unknown;
   try {
-    return JSON.parse(recordText);
+    value = JSON.parse(recordText);
   } catch {
     throw storeError('A stored record is not valid JSON. The owner must review it.', false, 'corrupt');
   }
+  if (!isObject(value) || value.format !== format) {
+    throw storeError(
+      'A stored record is inconsistent (its format is not the one its row names). The owner must review it.',
+      false,
+      'corrupt',
+    );
+  }
+  return value;
 }
 
 /**
- * Decode a row (`version`, `record`, `record_text`) stored under `handle`, of either layout.
- * Anything that is not exactly a record of this format under that handle throws a non-retryable
- * `STATE_STORE_ERROR` (`corrupt` or `unsupported_version`).
+ * Decode a row (`version`, `record`, `record_text`) stored under `handle`, of either layout, of
+ * format 1 or 2. Anything that is not exactly a record of a format this version reads under that
+ * handle throws a non-retryable `STATE_STORE_ERROR` (`corrupt` or `unsupported_version`).
  */
 export function decodeRecordRow(row: Record<string, unknown>, handle: string): VersionedRecord {
   const version = row.version;

@@ -3,8 +3,9 @@
  * HTTP handler instances behind a load balancer share their handle records.
  *
  * One row per handle: the binding `scope`, a `version` column, an `unfinished` flag, the
- * `created_at` sort key and the record as ASCII JSON text (`postgres-encoding.ts`: any record is
- * stored losslessly, U+0000 and lone surrogates included). Compare-and-set is one
+ * `created_at` sort key, the `state_kind` and `list_group` a listing sorts and filters on, and the
+ * record as ASCII JSON text (`postgres-encoding.ts`: any record is stored losslessly, U+0000 and
+ * lone surrogates included). Compare-and-set is one
  * `UPDATE … WHERE handle AND scope AND version … RETURNING`. The cap of unfinished records is
  * exact: a create of an unfinished record takes a per-scope advisory transaction lock, then counts
  * and inserts in one statement under it.
@@ -19,7 +20,7 @@ import { SessMcpError } from '../core/errors.js';
 import { readOptions } from '../core/options.js';
 import type { Binding, HandleStore, HandleStoreFactory, VersionedRecord } from '../core/ports.js';
 import { bindingScope, MAX_UNFINISHED } from '../core/ports.js';
-import { isUnfinished, RECORD_FORMAT } from '../core/record.js';
+import { isUnfinished, type ListGroup, listGroupOf, READABLE_RECORD_FORMATS } from '../core/record.js';
 import type { ValueRule } from '../core/rules.js';
 import {
   guardedView,
@@ -32,11 +33,13 @@ import {
 import {
   decodeRecordRow,
   encodeRecordColumns,
+  escapeToAscii,
+  RECORD_TEXT_MARKER,
   RECORD_TEXT_MARKER_JSON,
   recordTextHead,
 } from './postgres-encoding.js';
 import { pgStoreError } from './postgres-errors.js';
-import { migrationStatements } from './postgres-schema.js';
+import { fillListingColumns, migrationStatements } from './postgres-schema.js';
 
 /** The result of a query, as far as the store reads it. */
 export interface PgResultLike {
@@ -83,9 +86,11 @@ export interface PostgresHandleStore extends HandleStoreFactory {
   /** The qualified, quoted table name. */
   readonly table: string;
   /**
-   * Create the schema, table and index when missing, or bring a table of an earlier version
-   * (0.1.0) to this version in place, keeping its rows. Idempotent; safe to run from many
-   * instances at once.
+   * Create the schema, table and indexes when missing, or bring a table of an earlier version
+   * (0.1.0) to this version in place, keeping its rows: it adds the columns and index `listPage`
+   * reads and fills them from each row's record. Idempotent; safe to run from many instances at
+   * once. Run it again after the last 0.1.0 instance on the table has stopped (rows such an
+   * instance writes are listed by their state only once it has run).
    */
   migrate(): Promise<void>;
   /** End the pool the store made (a host's own pool is left open). */
@@ -105,16 +110,27 @@ const FACTORY = 'createPostgresHandleStore';
 /** How many rows' decoded versions one store remembers (the oldest are forgotten first). */
 const MAX_NOTED_VERSIONS = 10_000;
 
+/** The first parameter of the `UPDATE` that carries a text head ({@link FORMAT_CHECK}). */
+const FIRST_HEAD_PARAMETER = 10;
+
 /**
  * The `UPDATE`'s check, from a version this store has not decoded, that it overwrites a record of
- * this format under that handle, in either layout (`$8` the format, `$9` the text's head).
+ * a format this version reads under that handle, in either layout: in `record_text` behind a
+ * marker naming its format (`$10`… the text's head for each format), or a 0.1.0 row's `jsonb`.
  */
 const FORMAT_CHECK = `
                AND (
-                 (record = $3::jsonb AND left(record_text, length($9)) = $9)
+                 (record_text IS NOT NULL AND record->>'format' = '${RECORD_TEXT_MARKER.format}' AND (${READABLE_RECORD_FORMATS.map(
+                   (format, i) =>
+                     `(record->'record_format' = '${format}'::jsonb AND left(record_text, length($${FIRST_HEAD_PARAMETER + i})) = $${FIRST_HEAD_PARAMETER + i})`,
+                 ).join(' OR ')}))
                  OR (record_text IS NULL AND jsonb_typeof(record) = 'object'
-                     AND record->'format' = to_jsonb($8::int) AND record->>'handle' = $1)
+                     AND record->'format' IN (${READABLE_RECORD_FORMATS.map((format) => `'${format}'::jsonb`).join(', ')})
+                     AND record->>'handle' = $1)
                )`;
+
+/** The listing groups, first to last. */
+const LIST_GROUPS: readonly ListGroup[] = [0, 1, 2];
 
 function checkOptions(options: PostgresHandleStoreOptions): { schema: string; table: string } {
   const read = readOptions(FACTORY, options);
@@ -169,9 +185,10 @@ async function makePool(connectionString: string): Promise<PoolLike> {
  *
  * The cap is checked when an unfinished record is created (an update never refuses for it: the
  * engine never turns a finished record unfinished). A row that does not decode is reported when
- * its handle is read, is left out of `listUnfinished`, and still counts against the cap until the
- * owner deletes it. Pool errors are contained; the store's own pool uses a 10 s connect and 20 s
- * query timeout.
+ * its handle is read, is left out of `listUnfinished` and `listPage`, and still counts against the
+ * cap until the owner deletes it. Rows 0.1.0 wrote are read as they are (format 1) and written in
+ * this version's layout, as format 2, at their next update. Pool errors are contained; the
+ * store's own pool uses a 10 s connect and 20 s query timeout.
  *
  * @example
  * ```ts source="examples/snippets/stores.examples.ts#createPostgresHandleStore"
@@ -268,6 +285,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
           `sess-mcp migrate ${qualified}`,
         ]);
         for (const statement of migrationStatements(schema, table, qualified)) await client.query(statement);
+        await fillListingColumns(client, qualified);
       });
     },
 
@@ -296,15 +314,24 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
         async create(record) {
           const row = encodeRecordColumns(record);
           const unfinished = isUnfinished(record);
-          const values = [record.handle, scope, unfinished, row.createdAt, RECORD_TEXT_MARKER_JSON, row.text];
-          const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text)`;
+          const values = [
+            record.handle,
+            scope,
+            unfinished,
+            row.createdAt,
+            RECORD_TEXT_MARKER_JSON,
+            row.text,
+            row.kind,
+            row.group,
+          ];
+          const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group)`;
           const inserted = unfinished
             ? await transaction(async (client) => {
                 // Creates of one scope queue here; the count below then sees every earlier one.
                 await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKey]);
                 const { rowCount } = await client.query(
                   `${insert}
-                   SELECT $1, $2, 1, $3, $4, $5::jsonb, $6
+                   SELECT $1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint
                    WHERE (SELECT count(*) FROM ${qualified} WHERE scope = $2 AND unfinished) < ${MAX_UNFINISHED}
                    ON CONFLICT (handle) DO NOTHING`,
                   values,
@@ -317,7 +344,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
               })
             : (
                   await query(
-                    `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6) ON CONFLICT (handle) DO NOTHING`,
+                    `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint) ON CONFLICT (handle) DO NOTHING`,
                     values,
                   )
                 ).rowCount === 1
@@ -339,7 +366,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
           const { rows } = await query(
             `UPDATE ${qualified}
              SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
-                 written_at = now()
+                 state_kind = $8, list_group = $9::smallint, written_at = now()
              WHERE handle = $1 AND scope = $2 AND version = $6${known ? '' : FORMAT_CHECK}
              RETURNING version`,
             [
@@ -351,7 +378,11 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
               expectedVersion,
               // The listing order follows the record as written, as in every other store.
               row.createdAt,
-              ...(known ? [] : [RECORD_FORMAT, recordTextHead(record.handle)]),
+              row.kind,
+              row.group,
+              ...(known
+                ? []
+                : READABLE_RECORD_FORMATS.map((format) => recordTextHead(record.handle, format))),
             ],
           );
           const updated = rows[0];
@@ -411,6 +442,59 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
             [scope],
           );
           return Number(rows[0]?.n ?? 0);
+        },
+
+        async listPage(page) {
+          // One query per listing group from where the page starts, each an index range of
+          // (scope, list_group, created_at DESC, handle DESC), until one record more than the
+          // page is found: that one only says whether more follow.
+          const want = page.limit + 1;
+          const found: VersionedRecord[] = [];
+          const kinds = page.kinds;
+          const groups = LIST_GROUPS.filter(
+            (group) =>
+              (page.after === undefined || group >= page.after.group) &&
+              (kinds === undefined || kinds.some((kind) => listGroupOf(kind) === group)),
+          );
+          for (const group of groups) {
+            let from =
+              page.after?.group === group
+                ? { createdAt: escapeToAscii(page.after.createdAt), handle: page.after.handle }
+                : undefined;
+            while (found.length < want) {
+              const batch = want - found.length;
+              const values: unknown[] = [scope, group];
+              const kindFilter =
+                kinds === undefined ? '' : ` AND state_kind = ANY($${values.push(kinds)}::text[])`;
+              const keyset =
+                from === undefined
+                  ? ''
+                  : ` AND (created_at COLLATE "C", handle COLLATE "C") < ($${values.push(from.createdAt)}, $${values.push(from.handle)})`;
+              const { rows } = await query(
+                `SELECT handle, created_at, ${columns} FROM ${qualified}
+                 WHERE scope = $1 AND list_group = $2${kindFilter}${keyset}
+                 ORDER BY created_at COLLATE "C" DESC, handle COLLATE "C" DESC LIMIT ${batch}`,
+                values,
+              );
+              for (const row of rows) {
+                let decoded: VersionedRecord;
+                try {
+                  decoded = decodeRow(row, String(row.handle), scope);
+                } catch (error) {
+                  // One unreadable row must not hide the others; reading its handle names it.
+                  if (error instanceof SessMcpError && !error.retryable) continue;
+                  throw error;
+                }
+                // A row a 0.1.0 instance changed after migrate() may name a kind it is no longer in.
+                if (kinds === undefined || kinds.includes(decoded.record.state.kind)) found.push(decoded);
+              }
+              const last = rows[rows.length - 1];
+              if (rows.length < batch || last === undefined) break;
+              from = { createdAt: String(last.created_at), handle: String(last.handle) };
+            }
+            if (found.length >= want) break;
+          }
+          return { records: found.slice(0, page.limit), more: found.length > page.limit };
         },
       });
     },

@@ -3,7 +3,8 @@
  * {@link InteractionRecord} checked on every write (so a bad record is refused before anything is
  * written) and on every read (so an unreadable, inconsistent or unsupported-version record is a
  * non-retryable `STATE_STORE_ERROR`, never a half-trusted object), and the file envelope
- * `{ format, version, record }`.
+ * `{ format, version, record }`. It reads records of format 1 (written by 0.1.0, checked against
+ * exactly what 0.1.0 wrote) and of format 2, and writes format 2 only.
  *
  * It deliberately knows no I/O, and checks the shape a store needs to trust, not the engine's
  * rules (which transition is allowed is the engine's business). Surfaces and answers are checked
@@ -12,8 +13,15 @@
  * paths in the record, never values (a record may hold a Sess link, an answer or a receipt).
  */
 import * as v from 'valibot';
+import type { SessMcpError } from '../core/errors.js';
 import type { VersionedRecord } from '../core/ports.js';
-import { type InteractionRecord, RECORD_FORMAT } from '../core/record.js';
+import {
+  type InteractionRecord,
+  type InteractionStateKind,
+  READABLE_RECORD_FORMATS,
+  RECORD_FORMAT,
+  type RecordFormat,
+} from '../core/record.js';
 import { storeError } from '../core/store-kit.js';
 
 /** The version of the envelope a file-store file holds around its record. */
@@ -69,17 +77,26 @@ const publishInput = v.looseObject({
 });
 const completeInput = v.looseObject({ expectedRevision: count, responseEventId: text, idempotencyKey: text });
 
-const state = v.variant('kind', [
-  v.looseObject({ kind: v.literal('create_intent'), request: createRequest }),
-  v.looseObject({ kind: v.literal('create_unknown'), request: createRequest, reason: text }),
-  v.looseObject({
+const withdrawInput = v.looseObject({
+  expectedRevision: count,
+  reason: v.optional(text),
+  idempotencyKey: text,
+});
+const closeAskInput = v.looseObject({ reason: v.optional(text), idempotencyKey: text });
+const confirmedWithdrawal = v.looseObject({ expectedRevision: count, reasonDigest: text });
+
+/** The states format 1 (0.1.0) has; format 2 keeps every one of them as it was. */
+const format1States = {
+  create_intent: v.looseObject({ kind: v.literal('create_intent'), request: createRequest }),
+  create_unknown: v.looseObject({ kind: v.literal('create_unknown'), request: createRequest, reason: text }),
+  waiting: v.looseObject({
     kind: v.literal('waiting'),
     session: sessionRef,
     revision: count,
     surface: anyObject,
     lastMutation: v.optional(confirmedMutation),
   }),
-  v.looseObject({
+  answered: v.looseObject({
     kind: v.literal('answered'),
     session: sessionRef,
     revision: count,
@@ -87,7 +104,7 @@ const state = v.variant('kind', [
     response: verifiedResponse,
     lastMutation: v.optional(confirmedMutation),
   }),
-  v.looseObject({
+  publish_pending: v.looseObject({
     kind: v.literal('publish_pending'),
     session: sessionRef,
     revision: count,
@@ -95,7 +112,7 @@ const state = v.variant('kind', [
     response: verifiedResponse,
     request: publishInput,
   }),
-  v.looseObject({
+  complete_pending: v.looseObject({
     kind: v.literal('complete_pending'),
     session: sessionRef,
     revision: count,
@@ -103,14 +120,14 @@ const state = v.variant('kind', [
     response: verifiedResponse,
     request: completeInput,
   }),
-  v.looseObject({
+  completed: v.looseObject({
     kind: v.literal('completed'),
     sessionId: text,
     revision: count,
     lastMutation: confirmedMutation,
   }),
-  v.looseObject({ kind: v.literal('expired'), sessionId: text, revision: count }),
-  v.looseObject({
+  expired: v.looseObject({ kind: v.literal('expired'), sessionId: text, revision: count }),
+  blocked: v.looseObject({
     kind: v.literal('blocked'),
     code: v.picklist(['MUTATION_REJECTED', 'VERIFICATION_FAILED', 'RECOVERY_BLOCKED']),
     reason: text,
@@ -118,7 +135,7 @@ const state = v.variant('kind', [
     revision: v.optional(count),
     previous: text,
   }),
-  v.looseObject({
+  ask_open: v.looseObject({
     kind: v.literal('ask_open'),
     askId: text,
     workspaceId: text,
@@ -127,22 +144,79 @@ const state = v.variant('kind', [
     surface: anyObject,
     max: count,
   }),
-  v.looseObject({
+  ask_closed: v.looseObject({
     kind: v.literal('ask_closed'),
     askId: text,
     workspaceId: v.optional(text),
     surface: v.optional(anyObject),
   }),
-]);
+};
 
-const recordSchema = v.strictObject({
-  format: v.literal(RECORD_FORMAT),
+/** Format 2: the withdraw states, and a closed Ask may say it was withdrawn. */
+const format2States = {
+  ...format1States,
+  withdraw_pending: v.looseObject({
+    kind: v.literal('withdraw_pending'),
+    session: sessionRef,
+    revision: count,
+    surface: anyObject,
+    request: withdrawInput,
+    lastMutation: v.optional(confirmedMutation),
+  }),
+  withdrawn: v.looseObject({
+    kind: v.literal('withdrawn'),
+    sessionId: text,
+    revision: count,
+    withdrawal: confirmedWithdrawal,
+  }),
+  ask_close_pending: v.looseObject({
+    kind: v.literal('ask_close_pending'),
+    askId: text,
+    workspaceId: text,
+    humanUrl: text,
+    expiresAt: text,
+    surface: anyObject,
+    max: count,
+    request: closeAskInput,
+  }),
+  ask_closed: v.looseObject({
+    kind: v.literal('ask_closed'),
+    askId: text,
+    workspaceId: v.optional(text),
+    surface: v.optional(anyObject),
+    withdrawal: v.optional(confirmedWithdrawal),
+  }),
+} satisfies { [K in InteractionStateKind]: v.GenericSchema };
+
+const binding = v.variant('kind', [stdioBinding, httpBinding]);
+
+/** A record 0.1.0 wrote: no title, no expiry, none of the withdraw states. */
+const format1Record = v.strictObject({
+  format: v.literal(1),
   handle: text,
-  binding: v.variant('kind', [stdioBinding, httpBinding]),
+  binding,
   createdAt: text,
   updatedAt: text,
-  state,
+  state: v.variant('kind', Object.values(format1States)),
 });
+
+/** A record of {@link RECORD_FORMAT}, the only format this version writes. */
+const format2Record = v.strictObject({
+  format: v.literal(RECORD_FORMAT),
+  handle: text,
+  binding,
+  createdAt: text,
+  updatedAt: text,
+  title: v.optional(text),
+  expiresAt: v.optional(text),
+  state: v.variant('kind', Object.values(format2States)),
+});
+
+/** The schema of each format this version reads. */
+const RECORD_SCHEMAS: { readonly [F in RecordFormat]: typeof format1Record | typeof format2Record } = {
+  1: format1Record,
+  2: format2Record,
+};
 
 const envelopeSchema = v.strictObject({
   format: v.literal(FILE_ENVELOPE_FORMAT),
@@ -162,8 +236,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /**
  * Check a record before it is written and return its JSON text (what `undefined` properties
- * drop to is what is checked). Throws a non-retryable `STATE_STORE_ERROR` (reason
- * `invalid_record`): nothing is written.
+ * drop to is what is checked). Only {@link RECORD_FORMAT} is written: the stores hand over a
+ * record read at format 1 as format 2 (`recordToWrite` in `store-kit.ts`). Throws a non-retryable
+ * `STATE_STORE_ERROR` (reason `invalid_record`): nothing is written.
  */
 export function encodeRecord(record: InteractionRecord): string {
   let json: string;
@@ -172,7 +247,7 @@ export function encodeRecord(record: InteractionRecord): string {
   } catch (cause) {
     throw storeError('The record to store cannot be written as JSON.', false, 'invalid_record', cause);
   }
-  const result = v.safeParse(recordSchema, JSON.parse(json));
+  const result = v.safeParse(format2Record, JSON.parse(json));
   if (!result.success) {
     throw storeError(
       `The record to store is not a valid record (at ${issueWhere(result.issues)}); nothing was written.`,
@@ -183,10 +258,26 @@ export function encodeRecord(record: InteractionRecord): string {
   return json;
 }
 
+/** True for a record format this version reads ({@link READABLE_RECORD_FORMATS}). */
+export function isReadableFormat(format: unknown): format is RecordFormat {
+  return READABLE_RECORD_FORMATS.includes(format as RecordFormat);
+}
+
+/** The message of a record of a format this version does not read. */
+export function unsupportedFormatError(): SessMcpError {
+  return storeError(
+    `A stored record has an unsupported format; this version reads formats ${READABLE_RECORD_FORMATS.join(' and ')}. The owner must review it.`,
+    false,
+    'unsupported_version',
+  );
+}
+
 /**
- * Decode a stored record (already parsed from JSON) that was saved under `handle`. A record of
- * another format is `unsupported_version`; anything malformed, or a record whose own handle is
- * not `handle`, is `corrupt`. Both are non-retryable `STATE_STORE_ERROR`.
+ * Decode a stored record (already parsed from JSON) that was saved under `handle`, of format 1
+ * (as 0.1.0 wrote it: no `title` or `expiresAt`, no withdraw state) or 2, and return it as it is
+ * (a format 1 record keeps `format: 1`). A record of another format is `unsupported_version`;
+ * anything malformed, or a record whose own handle is not `handle`, is `corrupt`. Both are
+ * non-retryable `STATE_STORE_ERROR`.
  */
 export function decodeRecord(value: unknown, handle: string): InteractionRecord {
   if (!isObject(value)) {
@@ -196,14 +287,15 @@ export function decodeRecord(value: unknown, handle: string): InteractionRecord 
       'corrupt',
     );
   }
-  if (value.format !== RECORD_FORMAT && 'format' in value) {
+  if (!('format' in value)) {
     throw storeError(
-      `A stored record has an unsupported format; this version reads format ${RECORD_FORMAT}. The owner must review it.`,
+      'A stored record is unreadable (at format). The owner must review it.',
       false,
-      'unsupported_version',
+      'corrupt',
     );
   }
-  const result = v.safeParse(recordSchema, value);
+  if (!isReadableFormat(value.format)) throw unsupportedFormatError();
+  const result = v.safeParse(RECORD_SCHEMAS[value.format], value);
   if (!result.success) {
     throw storeError(
       `A stored record is unreadable (at ${issueWhere(result.issues)}). The owner must review it.`,

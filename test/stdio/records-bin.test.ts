@@ -5,8 +5,12 @@
  * without confirmation and retires with `--yes`, and the retired handle is gone for the tools.
  */
 import { spawn } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openProfileRecords } from '../../src/store/file.js';
+import { installFileFixtures010, manifest010 } from '../store/fixtures-010.js';
 import { findOutsideTool } from '../support/outside-tool.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 import { approveSurface } from '../support/surfaces.js';
@@ -162,5 +166,42 @@ describe('sess-mcp records (the bin)', () => {
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('SESS_MCP_PROFILE');
+  });
+
+  it('lists, shows and retires the records 0.1.0 wrote, by their state', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'sess-mcp-bin-010-'));
+    try {
+      const manifest = await manifest010();
+      await mkdir(join(stateDir, 'profiles'), { recursive: true, mode: 0o700 });
+      await chmod(stateDir, 0o700);
+      await installFileFixtures010(join(stateDir, 'profiles', 'default', 'handles'));
+      const env = { SESS_MCP_STATE_DIR: stateDir };
+      const list = await runBin(['records', 'list', '--state', 'pending'], env);
+      expect(list.code).toBe(0);
+      const states = list.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((line) => line.split(/\s+/).slice(0, 2));
+      expect(states.sort()).toEqual(
+        [
+          [manifest.file.handles.complete_pending, 'complete_pending'],
+          [manifest.file.handles.publish_pending, 'publish_pending'],
+        ].sort(),
+      );
+      const show = await runBin(['records', 'show', manifest.file.handles.expired!], env);
+      expect(show.code).toBe(0);
+      expect(show.stdout).toContain('format:   1 (written by 0.1.0');
+      expect(show.stdout).toContain('finished: retiring only tidies up.');
+      const retire = await runBin(['records', 'retire', manifest.file.handles.expired!, '--yes'], env);
+      expect(retire.code).toBe(0);
+      const finished = await runBin(['records', 'list', '--state', 'finished', '--json'], env);
+      expect((JSON.parse(finished.stdout) as { state: string }[]).map((r) => r.state).sort()).toEqual([
+        'ask_closed',
+        'completed',
+      ]);
+    } finally {
+      await rm(stateDir, { recursive: true, force: true });
+    }
   });
 });

@@ -11,6 +11,7 @@ import type { InteractionRecord, InteractionState } from '../../src/core/record.
 import type { Surface } from '../../src/core/surface.js';
 import { type RecordsCliIo, runRecordsCli } from '../../src/stdio/records-cli.js';
 import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
+import { fileFixture010, installFileFixtures010, KINDS_010, manifest010 } from '../store/fixtures-010.js';
 import { createSecretsAudit } from '../support/audit.js';
 
 const LINK = 'https://sess.si/s/tok_SECRETLINKTOKEN0123456789';
@@ -298,5 +299,137 @@ describe('records retire', () => {
     expect(list.out()).not.toContain('h_garbled');
     const missing = io();
     expect(await runRecordsCli(['retire', 'h_garbled_0000000004', '--yes'], missing.io, access())).toBe(1);
+  });
+});
+
+describe('records of the withdraw states', () => {
+  const withdrawing = (handle: string, at: string) =>
+    record(
+      handle,
+      {
+        kind: 'withdraw_pending',
+        session,
+        revision: 1,
+        surface,
+        request: { expectedRevision: 1, reason: 'Not needed', idempotencyKey: 'idem_w' },
+      },
+      at,
+    );
+  async function seedWithdraw(): Promise<void> {
+    const store = createFileHandleStore({ stateDir, profile: 'default' }).forBinding(binding);
+    await store.create(withdrawing('h_withdrawing_0000001', '2030-02-01T00:00:00.000Z'));
+    await store.create(
+      record(
+        'h_withdrawn_000000002',
+        {
+          kind: 'withdrawn',
+          sessionId: 'sess_9',
+          revision: 1,
+          withdrawal: { expectedRevision: 1, reasonDigest: 'd' },
+        },
+        '2030-02-02T00:00:00.000Z',
+      ),
+    );
+    await store.create(
+      record(
+        'h_closing_00000000003',
+        {
+          kind: 'ask_close_pending',
+          askId: 'ask_1',
+          workspaceId: 'ws_1',
+          humanUrl: LINK,
+          expiresAt: '2030-03-01T00:00:00.000Z',
+          surface,
+          max: 3,
+          request: { idempotencyKey: 'idem_c' },
+        },
+        '2030-02-03T00:00:00.000Z',
+      ),
+    );
+  }
+  const listed = async (state: string) => {
+    const run = io();
+    expect(await runRecordsCli(['list', '--state', state, '--json'], run.io, access())).toBe(0);
+    return (JSON.parse(run.out()) as { handle: string }[]).map((r) => r.handle);
+  };
+
+  it('counts withdrawn as finished and the withdraw and Ask close in flight as pending', async () => {
+    await seed();
+    await seedWithdraw();
+    expect(await listed('pending')).toEqual(['h_withdrawing_0000001', 'h_closing_00000000003']);
+    expect(await listed('finished')).toEqual(['h_withdrawn_000000002']);
+    expect(await listed('unfinished')).not.toContain('h_withdrawn_000000002');
+    expect(await listed('withdrawn')).toEqual(['h_withdrawn_000000002']);
+    expect(await listed('ask_close_pending')).toEqual(['h_closing_00000000003']);
+    const usage = io();
+    expect(await runRecordsCli(['list', '--state', 'closing'], usage.io, access())).toBe(2);
+    expect(usage.err()).toContain('withdraw_pending');
+    expect(usage.err()).toContain('pending, finished');
+  });
+
+  it('shows them with the next step, the link redacted, and retires them', async () => {
+    await seedWithdraw();
+    const pending = io();
+    expect(await runRecordsCli(['show', 'h_withdrawing_0000001'], pending.io, access())).toBe(0);
+    expect(pending.out()).toContain('state:    withdraw_pending');
+    expect(pending.out()).toContain('session:  sess_1 at revision 1');
+    expect(pending.out()).toContain('repeat the identical call');
+    const closing = io();
+    expect(await runRecordsCli(['show', 'h_closing_00000000003'], closing.io, access())).toBe(0);
+    expect(closing.out()).toContain('session:  ask_1');
+    expect(closing.out()).toContain('repeat the identical call');
+    const done = io();
+    expect(await runRecordsCli(['show', 'h_withdrawn_000000002'], done.io, access())).toBe(0);
+    expect(done.out()).toContain('session:  sess_9 at revision 1');
+    expect(done.out()).toContain('finished: retiring only tidies up.');
+    const audit = createSecretsAudit();
+    audit.url(LINK);
+    audit.text(pending.out() + closing.out() + done.out(), 'cli output');
+    audit.assertClean();
+    const retire = io();
+    expect(await runRecordsCli(['retire', 'h_withdrawn_000000002', '--yes'], retire.io, access())).toBe(0);
+    expect(retire.out()).toBe('Retired h_withdrawn_000000002 (was state withdrawn, session sess_9).\n');
+    expect(await access().read('h_withdrawn_000000002')).toBeUndefined();
+  });
+});
+
+describe('records written by 0.1.0', () => {
+  it('lists every state, shows the format, and retires one, with the files as 0.1.0 wrote them', async () => {
+    const manifest = await manifest010();
+    const handles = await installFileFixtures010(join(stateDir, 'profiles', 'default', 'handles'));
+    const json = io();
+    expect(await runRecordsCli(['list', '--json'], json.io, access())).toBe(0);
+    const rows = JSON.parse(json.out()) as {
+      handle: string;
+      state: string;
+      format: number;
+      problem?: string;
+    }[];
+    expect(rows).toHaveLength(handles.length);
+    expect(rows.map((row) => [row.format, row.problem])).toEqual(rows.map(() => [1, undefined]));
+    expect(Object.fromEntries(rows.map((row) => [row.state, row.handle]))).toEqual(manifest.file.handles);
+    const unfinished = io();
+    expect(await runRecordsCli(['list', '--state', 'unfinished', '--json'], unfinished.io, access())).toBe(0);
+    expect(JSON.parse(unfinished.out())).toHaveLength(KINDS_010.length - 3);
+
+    const answered = manifest.file.handles.answered!;
+    const fixture = await fileFixture010(answered);
+    if (fixture.record.state.kind !== 'answered') throw new Error('fixture');
+    const shown = io();
+    expect(await runRecordsCli(['show', answered], shown.io, access())).toBe(0);
+    expect(shown.out()).toContain('state:    answered');
+    expect(shown.out()).toContain('format:   1 (written by 0.1.0');
+    const audit = createSecretsAudit();
+    audit.url(fixture.record.state.session.humanUrl);
+    audit.secret(fixture.record.state.response.receipt, 'receipt');
+    audit.text(shown.out(), 'cli output');
+    audit.assertClean();
+
+    const blocked = manifest.file.handles.blocked!;
+    const retire = io();
+    expect(await runRecordsCli(['retire', blocked, '--yes'], retire.io, access())).toBe(0);
+    expect(retire.out()).toMatch(/^Retired .* \(was state blocked/);
+    expect(await access().read(blocked)).toBeUndefined();
+    expect(await access().list()).toHaveLength(handles.length - 1);
   });
 });

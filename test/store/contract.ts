@@ -13,10 +13,19 @@ import {
   type Binding,
   type HandleStore,
   type HandleStoreFactory,
+  type ListPage,
+  type ListPageKey,
+  type ListPageQuery,
   MAX_UNFINISHED,
   type VersionedRecord,
 } from '../../src/core/ports.js';
-import { type InteractionRecord, isUnfinished } from '../../src/core/record.js';
+import {
+  type InteractionRecord,
+  type InteractionStateKind,
+  isUnfinished,
+  listGroupOf,
+  RECORD_FORMAT,
+} from '../../src/core/record.js';
 import {
   HOSTILE_STRINGS,
   hostileBinding,
@@ -71,6 +80,17 @@ export async function tally(calls: Promise<unknown>[]): Promise<Record<string, n
     out[key] = (out[key] ?? 0) + 1;
   }
   return out;
+}
+
+/** The store's `listPage` (every store of this package has one; a store without it fails here). */
+export function listPage(view: HandleStore, query: ListPageQuery): Promise<ListPage> {
+  if (view.listPage === undefined) throw new Error('the store has no listPage');
+  return view.listPage(query);
+}
+
+/** The listing key of a record, from the port's definition (group, createdAt, handle). */
+export function keyOf(record: InteractionRecord): ListPageKey {
+  return { group: listGroupOf(record.state.kind), createdAt: record.createdAt, handle: record.handle };
 }
 
 /**
@@ -358,6 +378,243 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
       expect(await view.listUnfinished()).toHaveLength(MAX_UNFINISHED);
     });
 
+    it('writes format 2: a record read at format 1 (0.1.0) and handed back is stored as format 2', async () => {
+      const binding = freshBinding();
+      const view = backend.factory.forBinding(binding);
+      const { title: _title, expiresAt: _expiresAt, ...rest } = makeRecord(binding, 'answered');
+      const format1 = { ...rest, format: 1 } as InteractionRecord;
+      const stored = { ...format1, format: RECORD_FORMAT };
+      expect(await view.create(format1)).toEqual({ version: 1, record: stored });
+      expect(await view.get(format1.handle)).toEqual({ version: 1, record: stored });
+      const next = { ...format1, updatedAt: '2026-12-01T00:00:00.000Z' };
+      expect(await view.update(next, 1)).toEqual({ version: 2, record: { ...next, format: RECORD_FORMAT } });
+      expect((await view.get(format1.handle))?.record.format).toBe(RECORD_FORMAT);
+      const other = { ...makeRecord(binding, 'waiting'), format: 3 } as unknown as InteractionRecord;
+      const refused = await storeFailure(view.create(other));
+      expect([refused.code, refused.reason, refused.retryable]).toEqual([
+        'STATE_STORE_ERROR',
+        'unsupported_version',
+        false,
+      ]);
+    });
+
+    describe('listPage', () => {
+      /** Records of `binding` created at second `at` of 2026-01-01, in state `kind`. */
+      const at = (second: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString();
+      const create = async (
+        view: HandleStore,
+        binding: Binding,
+        kind: InteractionStateKind,
+        second: number,
+        handle?: string,
+      ) => {
+        const record = makeRecord(binding, kind, { createdAt: at(second), ...(handle ? { handle } : {}) });
+        await view.create(record);
+        return record;
+      };
+      const handles = (page: ListPage) => page.records.map((entry) => entry.record.handle);
+      /** Every page from the first, `limit` at a time. */
+      const allPages = async (view: HandleStore, query: Omit<ListPageQuery, 'limit'>, limit: number) => {
+        const pages: ListPage[] = [];
+        let after: ListPageKey | undefined;
+        for (;;) {
+          const page = await listPage(view, { ...query, limit, ...(after ? { after } : {}) });
+          pages.push(page);
+          const last = page.records.at(-1);
+          if (!page.more || last === undefined) return pages;
+          after = keyOf(last.record);
+        }
+      };
+
+      it('is offered', () => {
+        expect(typeof backend.factory.forBinding(freshBinding()).listPage).toBe('function');
+      });
+
+      it('lists groups first to last, newest first in each, a tie broken by handle (descending)', async () => {
+        const binding = freshBinding();
+        const view = backend.factory.forBinding(binding);
+        const tie = newHandle();
+        const waiting = await create(view, binding, 'waiting', 5);
+        const completedA = await create(view, binding, 'completed', 9, `${tie}_a`);
+        const blocked = await create(view, binding, 'blocked', 7);
+        const answered = await create(view, binding, 'answered', 6);
+        const intent = await create(view, binding, 'create_intent', 8);
+        const expiredB = await create(view, binding, 'expired', 9, `${tie}_b`);
+        const withdrawing = await create(view, binding, 'withdraw_pending', 1);
+        const withdrawn = await create(view, binding, 'withdrawn', 2);
+        const ask = await create(view, binding, 'ask_open', 3);
+        const page = await listPage(view, { limit: 100 });
+        expect(page.more).toBe(false);
+        expect(page.records).toEqual(
+          [answered, waiting, ask, withdrawing, intent, blocked, expiredB, completedA, withdrawn].map(
+            (record) => ({ version: 1, record }),
+          ),
+        );
+        // Every state kind lists, finished ones included, in its group.
+        const everyKind = freshBinding();
+        const all = backend.factory.forBinding(everyKind);
+        for (const [i, kind] of STATE_KINDS.entries()) await create(all, everyKind, kind, i);
+        const listed = (await listPage(all, { limit: 100 })).records.map((entry) => entry.record.state.kind);
+        expect([...listed].sort()).toEqual([...STATE_KINDS].sort());
+        const groups = listed.map((kind) => listGroupOf(kind));
+        expect(groups).toEqual([...groups].sort());
+      });
+
+      it('pages with a keyset: every record once and in order, `more` true exactly while records follow', async () => {
+        const binding = freshBinding();
+        const view = backend.factory.forBinding(binding);
+        const kinds: InteractionStateKind[] = ['waiting', 'completed', 'blocked', 'answered', 'expired'];
+        for (let i = 0; i < 23; i++) await create(view, binding, kinds[i % kinds.length]!, i % 11);
+        const whole = await listPage(view, { limit: 100 });
+        expect(whole.records).toHaveLength(23);
+        const pages = await allPages(view, {}, 7);
+        expect(pages.map((page) => [page.records.length, page.more])).toEqual([
+          [7, true],
+          [7, true],
+          [7, true],
+          [2, false],
+        ]);
+        expect(pages.flatMap(handles)).toEqual(handles(whole));
+        // A limit that ends exactly at the last record: nothing follows.
+        expect((await listPage(view, { limit: 23 })).more).toBe(false);
+        expect((await listPage(view, { limit: 22 })).more).toBe(true);
+        // After the last record: an empty page.
+        const last = whole.records.at(-1)!.record;
+        expect(await listPage(view, { limit: 5, after: keyOf(last) })).toEqual({ records: [], more: false });
+        // An empty scope.
+        expect(await listPage(backend.factory.forBinding(freshBinding()), { limit: 1 })).toEqual({
+          records: [],
+          more: false,
+        });
+      });
+
+      it('stays stable while records change state between pages: no unchanged record is repeated or skipped', async () => {
+        const binding = freshBinding();
+        const view = backend.factory.forBinding(binding);
+        const records: InteractionRecord[] = [];
+        for (let i = 0; i < 9; i++) records.push(await create(view, binding, 'waiting', 20 - i));
+        for (let i = 0; i < 3; i++) records.push(await create(view, binding, 'create_unknown', 10 - i));
+        for (let i = 0; i < 3; i++) records.push(await create(view, binding, 'completed', 30 - i));
+        const before = handles(await listPage(view, { limit: 100 }));
+        const first = await listPage(view, { limit: 4 });
+        expect(handles(first)).toEqual(before.slice(0, 4));
+        // Between pages: one already listed is answered then completed (it moves to a later group),
+        // one not yet listed is blocked (moves from group 0 to 1), one only has its time of change moved.
+        const seen = records.find((r) => r.handle === before[1])!;
+        const ahead = records.find((r) => r.handle === before[6])!;
+        const touched = records.find((r) => r.handle === before[7])!;
+        await view.update({ ...seen, state: makeRecord(binding, 'completed').state }, 1);
+        await view.update({ ...ahead, state: makeRecord(binding, 'blocked').state }, 1);
+        await view.update({ ...touched, updatedAt: '2026-12-01T00:00:00.000Z' }, 1);
+        const rest: string[] = [];
+        let after = keyOf(first.records.at(-1)!.record);
+        for (;;) {
+          const page = await listPage(view, { limit: 4, after });
+          rest.push(...handles(page));
+          if (!page.more) break;
+          after = keyOf(page.records.at(-1)!.record);
+        }
+        const listed = [...handles(first), ...rest];
+        const changed = new Set([seen.handle, ahead.handle]);
+        const unchanged = before.filter((handle) => !changed.has(handle));
+        expect(listed.filter((handle) => !changed.has(handle))).toEqual(unchanged);
+        // The moved records are listed in their new place: the blocked one once, after group 0.
+        expect(listed.filter((handle) => handle === ahead.handle)).toHaveLength(1);
+        expect(listed.indexOf(ahead.handle)).toBeGreaterThan(listed.indexOf(before[8]!));
+        expect(listed.filter((handle) => handle === seen.handle)).toHaveLength(2);
+      });
+
+      it('filters by state kinds, keeping the listing order', async () => {
+        const binding = freshBinding();
+        const view = backend.factory.forBinding(binding);
+        const waiting = await create(view, binding, 'waiting', 1);
+        const ask = await create(view, binding, 'ask_open', 2);
+        const completed = await create(view, binding, 'completed', 3);
+        const withdrawn = await create(view, binding, 'withdrawn', 4);
+        await create(view, binding, 'blocked', 5);
+        await create(view, binding, 'answered', 6);
+        const waitingKinds = await listPage(view, { limit: 10, kinds: ['waiting', 'ask_open'] });
+        expect(waitingKinds).toEqual({
+          records: [ask, waiting].map((record) => ({ version: 1, record })),
+          more: false,
+        });
+        const finished = await allPages(view, { kinds: ['withdrawn', 'completed', 'expired'] }, 1);
+        expect(finished.flatMap(handles)).toEqual([withdrawn.handle, completed.handle]);
+        expect(finished.map((page) => page.more)).toEqual([true, false]);
+        // From a key in an earlier group: the filter still applies.
+        const fromGroup0 = await listPage(view, { limit: 10, kinds: ['completed'], after: keyOf(ask) });
+        expect(handles(fromGroup0)).toEqual([completed.handle]);
+        expect(await listPage(view, { limit: 10, kinds: [] })).toEqual({ records: [], more: false });
+        expect(await listPage(view, { limit: 10, kinds: ['ask_closed'] })).toEqual({
+          records: [],
+          more: false,
+        });
+      });
+
+      it('never lists another scope’s records; the same scope with another generation sees them', async () => {
+        const a = freshBinding();
+        const b = { ...a, principalId: 'user_other' } as Binding;
+        const viewA = backend.factory.forBinding(a);
+        const record = await create(viewA, a, 'waiting', 1);
+        const finished = await create(viewA, a, 'completed', 2);
+        const viewB = backend.factory.forBinding(b);
+        await create(viewB, b, 'waiting', 3);
+        const listedB = handles(await listPage(viewB, { limit: 100 }));
+        expect(listedB).not.toContain(record.handle);
+        expect(listedB).not.toContain(finished.handle);
+        expect(listedB).toHaveLength(1);
+        const same = backend.factory.forBinding({ ...a, grantGeneration: 'g-next' } as Binding);
+        expect(handles(await listPage(same, { limit: 100 }))).toEqual([record.handle, finished.handle]);
+      });
+
+      it('refuses a query out of bounds with a TypeError that names the field, before reading anything', async () => {
+        const view = backend.factory.forBinding(freshBinding());
+        const bad: [unknown, RegExp][] = [
+          [{ limit: 0 }, /limit must be a whole number from 1 to 100/],
+          [{ limit: 101 }, /limit must be a whole number from 1 to 100/],
+          [{ limit: 2.5 }, /limit/],
+          [{ limit: -1 }, /limit/],
+          [{ limit: Number.NaN }, /limit/],
+          [{ limit: '10' }, /limit/],
+          [{}, /limit/],
+          [null, /query must be an object/],
+          [{ limit: 10, kinds: ['paused'] }, /kinds must be a list of record state kinds/],
+          [{ limit: 10, kinds: 'waiting' }, /kinds/],
+          [{ limit: 10, after: { group: 3, createdAt: at(1), handle: 'h' } }, /after must be a listing key/],
+          [{ limit: 10, after: { group: 0, createdAt: 5, handle: 'h' } }, /after/],
+        ];
+        for (const [query, message] of bad) {
+          let failure: unknown;
+          await listPage(view, query as ListPageQuery).catch((error: unknown) => {
+            failure = error;
+          });
+          expect(failure, JSON.stringify(query)).toBeInstanceOf(TypeError);
+          expect((failure as Error).message).toMatch(/^listPage: /);
+          expect((failure as Error).message, JSON.stringify(query)).toMatch(message);
+        }
+        expect((await listPage(view, { limit: 1 })).records).toEqual([]);
+        expect((await listPage(view, { limit: 100 })).records).toEqual([]);
+      });
+
+      it('returns copies: changing a listed record or the query changes nothing stored', async () => {
+        const binding = freshBinding();
+        const view = backend.factory.forBinding(binding);
+        const record = await create(view, binding, 'answered', 1);
+        const kinds: InteractionStateKind[] = ['answered'];
+        const page = await listPage(view, { limit: 10, kinds });
+        const listed = page.records[0]!;
+        listed.record.state = makeRecord(binding, 'blocked').state;
+        listed.record.title = 'changed';
+        listed.version = 99;
+        kinds.push('blocked');
+        expect(await listPage(view, { limit: 10, kinds: ['answered'] })).toEqual({
+          records: [{ version: 1, record }],
+          more: false,
+        });
+        expect(await view.get(record.handle)).toEqual({ version: 1, record });
+      });
+    });
+
     it('reports a corrupt or unsupported-version record as a non-retryable STATE_STORE_ERROR', async (context) => {
       if (backend.corrupt === undefined) {
         context.skip(`${name} cannot hold a corrupt record`);
@@ -378,6 +635,13 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
         const create = await storeFailure(view.create(makeRecord(binding, 'waiting', { handle })));
         expect(['INVALID_STATE', 'STATE_STORE_ERROR']).toContain(create.code);
       }
+      // One unreadable record does not stop a listing; reading its handle names it.
+      const readable = makeRecord(binding, 'waiting');
+      await view.create(readable);
+      expect(await listPage(view, { limit: 100 })).toEqual({
+        records: [{ version: 1, record: readable }],
+        more: false,
+      });
     });
 
     it('reports a transient failure as a retryable STATE_STORE_ERROR', async (context) => {
@@ -395,6 +659,7 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
         ['delete', () => view.delete(record.handle, 1)],
         ['listUnfinished', () => view.listUnfinished()],
         ['countUnfinished', () => view.countUnfinished()],
+        ['listPage', () => listPage(view, { limit: 10 })],
       ];
       for (const [method, call] of calls) {
         const error = await storeFailure(call());

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindingScope, MAX_UNFINISHED } from '../../src/core/ports.js';
 import { createFileHandleStore, type FileStoreFs, openProfileRecords } from '../../src/store/file.js';
-import { describeHandleStoreContract, storeFailure } from './contract.js';
+import { describeHandleStoreContract, listPage, storeFailure } from './contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
 import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './spawn-worker.js';
 
@@ -80,6 +80,38 @@ describe('file store', () => {
   let stateDir: string;
   beforeAll(async () => {
     stateDir = await tempStateDir();
+  });
+
+  it('lists a record another store object changed, and a file changed in place by hand', async () => {
+    const store = createFileHandleStore({ stateDir, profile: 'listing' });
+    const other = createFileHandleStore({ stateDir, profile: 'listing' });
+    const binding = { ...stdioA, profile: 'listing' };
+    const view = store.forBinding(binding);
+    const records = [1, 2, 3].map((i) =>
+      makeRecord(binding, 'waiting', { createdAt: `2026-01-01T00:00:0${i}.000Z` }),
+    );
+    for (const record of records) await view.create(record);
+    const kinds = async () =>
+      (await listPage(view, { limit: 10 })).records.map((r) => [r.record.handle, r.record.state.kind]);
+    expect(await kinds()).toEqual(records.map((r) => [r.handle, 'waiting']).reverse());
+    // Another store object (as another process would) finishes the newest one.
+    await other
+      .forBinding(binding)
+      .update({ ...records[2]!, state: makeRecord(binding, 'completed').state }, 1);
+    expect(await kinds()).toEqual([
+      [records[1]!.handle, 'waiting'],
+      [records[0]!.handle, 'waiting'],
+      [records[2]!.handle, 'completed'],
+    ]);
+    // The owner rewrites a file in place (no lock, no change announced): still listed as it is now.
+    const path = join(store.directory, `${records[0]!.handle}.json`);
+    const blocked = { ...records[0]!, state: makeRecord(binding, 'blocked').state };
+    await fs.writeFile(path, `{"format":1,"version":1,"record":${JSON.stringify(blocked)}}\n`);
+    expect(await kinds()).toEqual([
+      [records[1]!.handle, 'waiting'],
+      [records[0]!.handle, 'blocked'],
+      [records[2]!.handle, 'completed'],
+    ]);
   });
 
   it('writes one 0600 file per handle under <stateDir>/profiles/<profile>/handles, directories 0700', async () => {

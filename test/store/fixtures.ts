@@ -155,21 +155,49 @@ export function stateOf(kind: InteractionState['kind'], revision = 1): Interacti
 /** Every state kind. */
 export const STATE_KINDS: InteractionState['kind'][] = [...INTERACTION_STATE_KINDS];
 
-/** A record of `binding` in state `kind`, created at `createdAt` (default: a fresh, later time). */
+/** The state kinds record format 1 (0.1.0) has. */
+export const FORMAT_1_KINDS = [
+  'create_intent',
+  'create_unknown',
+  'waiting',
+  'answered',
+  'publish_pending',
+  'complete_pending',
+  'completed',
+  'expired',
+  'blocked',
+  'ask_open',
+  'ask_closed',
+] as const satisfies readonly InteractionState['kind'][];
+
+/**
+ * A record of `binding` in state `kind`, created at `createdAt` (default: a fresh, later time),
+ * with the record-level `title` and (once created at Sess, until final) `expiresAt` the engine keeps.
+ */
 export function makeRecord(
   binding: Binding,
   kind: InteractionState['kind'] = 'waiting',
   options: { handle?: string; createdAt?: string } = {},
 ): InteractionRecord {
   const createdAt = options.createdAt ?? new Date(Date.UTC(2026, 10, 30) + sequence * 1000).toISOString();
+  const state = stateOf(kind);
+  const live = 'session' in state || state.kind === 'ask_open' || state.kind === 'ask_close_pending';
   return {
     format: RECORD_FORMAT,
     handle: options.handle ?? newHandle(),
     binding,
     createdAt,
     updatedAt: createdAt,
-    state: stateOf(kind),
+    title: surface.title,
+    ...(live ? { expiresAt: '2026-12-01T00:00:00.000Z' } : {}),
+    state,
   };
+}
+
+/** `record` as 0.1.0 wrote it: format 1, without the record-level `title` and `expiresAt`. */
+export function as010(record: InteractionRecord): InteractionRecord {
+  const { title: _title, expiresAt: _expiresAt, ...rest } = record;
+  return { ...rest, format: 1 };
 }
 
 /**

@@ -8,19 +8,25 @@
 import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessMcpError } from '../../src/core/errors.js';
 import { type Binding, bindingScope, MAX_UNFINISHED } from '../../src/core/ports.js';
-import { type InteractionRecord, isUnfinished, RECORD_FORMAT } from '../../src/core/record.js';
+import { type InteractionRecord, isUnfinished, listGroupOf, RECORD_FORMAT } from '../../src/core/record.js';
+import { compareListOrder } from '../../src/core/store-kit.js';
 import {
   createPostgresHandleStore,
   type PoolLike,
   type PostgresHandleStoreOptions,
 } from '../../src/store/postgres.js';
-import { escapeToAscii, RECORD_TEXT_MARKER } from '../../src/store/postgres-encoding.js';
+import {
+  escapeToAscii,
+  RECORD_TEXT_MARKER,
+  RECORD_TEXT_MARKER_JSON,
+} from '../../src/store/postgres-encoding.js';
 import { pgStoreError } from '../../src/store/postgres-errors.js';
 import { decodeRecord } from '../../src/store/record-codec.js';
 import { approveSurface, startHarness } from '../engine/harness.js';
-import { describeHandleStoreContract, storeFailure } from './contract.js';
-import { hostileRecord, httpA, makeRecord, newHandle, STATE_KINDS, stdioA } from './fixtures.js';
+import { describeHandleStoreContract, keyOf, listPage, storeFailure } from './contract.js';
+import { as010, FORMAT_1_KINDS, hostileRecord, httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
 import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
 import type { WorkerJob } from './worker.js';
 
@@ -78,8 +84,8 @@ if (url === undefined || url === '') {
           kind === 'garbled'
             ? [RECORD_TEXT_MARKER, '{"oops": ["not", "a", "rec']
             : [
-                { ...RECORD_TEXT_MARKER, record_format: 2 },
-                JSON.stringify({ ...makeRecord(binding, 'waiting', { handle }), format: 2 }),
+                { ...RECORD_TEXT_MARKER, record_format: 3 },
+                JSON.stringify({ ...makeRecord(binding, 'waiting', { handle }), format: 3 }),
               ];
         await admin.query(
           `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record, record_text)
@@ -277,9 +283,15 @@ if (url === undefined || url === '') {
     });
   });
 
+  const handles = (page: { records: { record: InteractionRecord }[] }) =>
+    page.records.map((entry) => entry.record.handle);
+  const compareByKey = (a: InteractionRecord, b: InteractionRecord) =>
+    compareListOrder({ version: 1, record: a }, { version: 1, record: b });
+
   /**
    * What a 0.1.0 instance runs against its table, copied from the 0.1.0 store: the table, the
-   * statements of `create`, `get` and `update`, and its read (the strict codec, unchanged since).
+   * statements of `create`, `get` and `update`, and its read (format 1 only, then the strict
+   * codec, which reads format 1 as 0.1.0 did).
    */
   const release010 = {
     async createTable(table: string): Promise<void> {
@@ -317,7 +329,15 @@ if (url === undefined || url === '') {
         `SELECT version, record FROM "public"."${table}" WHERE handle = $1 AND scope = $2`,
         [handle, bindingScope(binding)],
       );
-      return rows[0] === undefined ? undefined : decodeRecord(rows[0].record, handle);
+      if (rows[0] === undefined) return undefined;
+      const value = rows[0].record;
+      // 0.1.0 reads format 1 only: anything else that names a format is unsupported.
+      if (value !== null && typeof value === 'object' && 'format' in value && value.format !== 1) {
+        throw new SessMcpError('STATE_STORE_ERROR', 'A stored record has an unsupported format.', {
+          reason: 'unsupported_version',
+        });
+      }
+      return decodeRecord(value, handle);
     },
     async update(table: string, record: InteractionRecord, expectedVersion: number): Promise<number | null> {
       const { rowCount } = await admin.query(
@@ -331,7 +351,8 @@ if (url === undefined || url === '') {
           JSON.stringify(record),
           isUnfinished(record),
           expectedVersion,
-          RECORD_FORMAT,
+          // 0.1.0's RECORD_FORMAT.
+          1,
         ],
       );
       return rowCount;
@@ -343,16 +364,18 @@ if (url === undefined || url === '') {
       const shared = freshTable();
       await release010.createTable(shared);
       const records = [
-        ...STATE_KINDS.map((kind) => makeRecord(httpA, kind)),
+        ...FORMAT_1_KINDS.map((kind) => as010(makeRecord(httpA, kind))),
         // What 0.1.0 could hold: text beyond ASCII, astral characters included.
-        hostileRecord(httpA, 'answered', 'é – 😀 𝄞'),
+        as010(hostileRecord(httpA, 'answered', 'é – 😀 𝄞')),
       ];
       for (const record of records) expect(await release010.create(shared, record)).toBe(1);
       const store = createPostgresHandleStore({ connectionString: url, table: shared });
       const view = store.forBinding(httpA);
-      // This version on the 0.1.0 table before migrate(): says so, reads nothing.
+      // This version on the 0.1.0 table before migrate(): says so, reads or lists nothing.
       const early = await storeFailure(view.get(records[0]!.handle));
       expect([early.reason, early.retryable]).toEqual(['not_migrated', false]);
+      const earlyList = await storeFailure(listPage(view, { limit: 10 }));
+      expect([earlyList.reason, earlyList.retryable]).toEqual(['not_migrated', false]);
       await store.migrate();
       await store.migrate();
       for (const record of records) expect(await view.get(record.handle)).toEqual({ version: 1, record });
@@ -362,22 +385,180 @@ if (url === undefined || url === '') {
           .map((record) => record.handle)
           .sort(),
       );
+      // Listed at once, from the listing columns migrate() filled from each row's JSON.
+      const listed = await listPage(view, { limit: 100 });
+      expect(listed.records).toEqual(
+        [...records].sort(compareByKey).map((record) => ({ version: 1, record })),
+      );
+      const { rows: columns } = await admin.query(
+        `SELECT handle, state_kind, list_group FROM "public"."${shared}"`,
+      );
+      for (const row of columns) {
+        const record = records.find((r) => r.handle === row.handle)!;
+        expect([row.state_kind, row.list_group]).toEqual([record.state.kind, listGroupOf(record.state.kind)]);
+      }
       for (const record of records) {
         const next = { ...record, updatedAt: '2026-12-01T00:00:00.000Z' };
-        expect(await view.update(next, 1)).toEqual({ version: 2, record: next });
-        expect(await view.get(record.handle)).toEqual({ version: 2, record: next });
+        const written = { ...next, format: RECORD_FORMAT };
+        expect(await view.update(next, 1)).toEqual({ version: 2, record: written });
+        expect(await view.get(record.handle)).toEqual({ version: 2, record: written });
       }
       const { rows } = await admin.query(`SELECT record, record_text FROM "public"."${shared}"`);
       expect(rows).toHaveLength(records.length);
-      for (const row of rows)
+      for (const row of rows) {
         expect([row.record, typeof row.record_text]).toEqual([RECORD_TEXT_MARKER, 'string']);
-      // A 0.1.0 instance still running beside this one: what it creates, this version reads.
-      const late = makeRecord(httpA, 'waiting');
+        expect(JSON.parse(row.record_text).format).toBe(RECORD_FORMAT);
+      }
+      // A 0.1.0 instance still running beside this one: what it creates, this version reads,
+      // updates, and (once migrate() has run again) lists.
+      const late = as010(makeRecord(httpA, 'waiting'));
       expect(await release010.create(shared, late)).toBe(1);
       expect(await view.get(late.handle)).toEqual({ version: 1, record: late });
-      expect((await view.update({ ...late, state: makeRecord(httpA, 'expired').state }, 1)).version).toBe(2);
+      expect(handles(await listPage(view, { limit: 100, kinds: ['waiting'] }))).not.toContain(late.handle);
+      await store.migrate();
+      expect(handles(await listPage(view, { limit: 100, kinds: ['waiting'] }))).toContain(late.handle);
+      // It changes a row's state: this version's listing columns lag until migrate() runs again,
+      // and a kinds filter is still kept (the row is checked after it is read).
+      const moved = as010({ ...late, state: makeRecord(httpA, 'expired').state });
+      expect(await release010.update(shared, moved, 1)).toBe(1);
+      expect(handles(await listPage(view, { limit: 100, kinds: ['waiting'] }))).not.toContain(late.handle);
+      expect(handles(await listPage(view, { limit: 100, kinds: ['expired'] }))).not.toContain(late.handle);
+      await store.migrate();
+      expect(handles(await listPage(view, { limit: 100, kinds: ['expired'] }))).toContain(late.handle);
+      expect((await view.update({ ...moved, updatedAt: '2026-12-02T00:00:00.000Z' }, 2)).version).toBe(3);
       await store.migrate();
       expect(await view.countUnfinished()).toBe(records.filter(isUnfinished).length);
+      const { rows: indexes } = await admin.query(`SELECT indexdef FROM pg_indexes WHERE tablename = $1`, [
+        shared,
+      ]);
+      expect(indexes.map((row) => row.indexdef)).toContainEqual(
+        expect.stringMatching(/\(scope, list_group, created_at COLLATE "C" DESC, handle COLLATE "C" DESC\)$/),
+      );
+      await store.close();
+    });
+
+    it('updates a 0.1.0 row from a store that never read it (the UPDATE checks the format in SQL)', async () => {
+      const shared = freshTable();
+      await release010.createTable(shared);
+      const setup = createPostgresHandleStore({ connectionString: url, table: shared });
+      await setup.migrate();
+      await setup.close();
+      // A row of each layout this version reads: 0.1.0's jsonb, and record_text of format 1.
+      const legacy = as010(makeRecord(httpA, 'answered'));
+      expect(await release010.create(shared, legacy)).toBe(1);
+      const textRow = as010(makeRecord(httpA, 'waiting'));
+      await admin.query(
+        `INSERT INTO "public"."${shared}" (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group)
+         VALUES ($1, $2, 3, true, $3, $4::jsonb, $5, 'waiting', 0)`,
+        [
+          textRow.handle,
+          bindingScope(httpA),
+          textRow.createdAt,
+          JSON.stringify({ ...RECORD_TEXT_MARKER, record_format: 1 }),
+          JSON.stringify(textRow),
+        ],
+      );
+      for (const [record, version] of [
+        [legacy, 1],
+        [textRow, 3],
+      ] as const) {
+        const fresh = createPostgresHandleStore({ connectionString: url, table: shared });
+        const next = { ...record, state: makeRecord(httpA, 'completed').state };
+        expect(await fresh.forBinding(httpA).update(next, version)).toEqual({
+          version: version + 1,
+          record: { ...next, format: RECORD_FORMAT },
+        });
+        // Not at a stale version, and not over a row of a format this version does not read.
+        const again = createPostgresHandleStore({ connectionString: url, table: shared });
+        expect((await storeFailure(again.forBinding(httpA).update(next, version))).reason).toBe(
+          'stale_version',
+        );
+        await fresh.close();
+        await again.close();
+      }
+      const future = makeRecord(httpA, 'waiting');
+      await admin.query(
+        `INSERT INTO "public"."${shared}" (handle, scope, version, unfinished, created_at, record, record_text)
+         VALUES ($1, $2, 1, true, $3, $4::jsonb, $5)`,
+        [
+          future.handle,
+          bindingScope(httpA),
+          future.createdAt,
+          JSON.stringify({ ...RECORD_TEXT_MARKER, record_format: 3 }),
+          JSON.stringify({ ...future, format: 3 }),
+        ],
+      );
+      const fresh = createPostgresHandleStore({ connectionString: url, table: shared });
+      const refused = await storeFailure(fresh.forBinding(httpA).update(future, 1));
+      expect([refused.reason, refused.retryable]).toEqual(['unsupported_version', false]);
+      await fresh.close();
+    });
+
+    it('migrate() fills the listing columns of rows it can only read in JS (escapes jsonb refuses), and leaves unreadable ones unlisted', async () => {
+      const shared = freshTable();
+      await release010.createTable(shared);
+      // A table as the version before this one left it: record_text, no listing columns.
+      await admin.query(`ALTER TABLE "public"."${shared}" ADD COLUMN record_text text`);
+      const stale = createPostgresHandleStore({ connectionString: url, table: shared });
+      const create = await storeFailure(stale.forBinding(httpA).create(makeRecord(httpA, 'waiting')));
+      expect([create.reason, create.retryable]).toEqual(['not_migrated', false]);
+      const hostile = as010(hostileRecord(httpA, 'blocked', 'ok\u0000\ud800'));
+      const broken = newHandle();
+      for (const [handle, text] of [
+        [hostile.handle, escapeToAscii(JSON.stringify(hostile))],
+        [broken, '{"format":1,"handle":"'],
+      ]) {
+        await admin.query(
+          `INSERT INTO "public"."${shared}" (handle, scope, version, unfinished, created_at, record, record_text)
+           VALUES ($1, $2, 1, true, $3, $4::jsonb, $5)`,
+          [
+            handle,
+            bindingScope(httpA),
+            escapeToAscii(hostile.createdAt),
+            JSON.stringify({ ...RECORD_TEXT_MARKER, record_format: 1 }),
+            text,
+          ],
+        );
+      }
+      await stale.migrate();
+      const view = stale.forBinding(httpA);
+      expect(await listPage(view, { limit: 10 })).toEqual({
+        records: [{ version: 1, record: hostile }],
+        more: false,
+      });
+      expect(await listPage(view, { limit: 10, kinds: ['blocked'] })).toEqual({
+        records: [{ version: 1, record: hostile }],
+        more: false,
+      });
+      expect((await storeFailure(view.get(broken))).reason).toBe('corrupt');
+      await stale.migrate();
+      await stale.close();
+    });
+
+    it('lists past unreadable rows: a page of unreadable rows never ends a listing early', async () => {
+      const store = createPostgresHandleStore({ connectionString: url, table: freshTable() });
+      await store.migrate();
+      const binding = { ...httpA, grantId: 'grant_unreadable' };
+      const view = store.forBinding(binding);
+      const readable = [];
+      for (let i = 0; i < 6; i++) {
+        const record = makeRecord(binding, 'waiting', { createdAt: `2026-01-01T00:00:0${i}.000Z` });
+        await view.create(record);
+        readable.push(record);
+      }
+      // Five garbled rows that sort between them (listing columns set, record unreadable).
+      for (let i = 0; i < 5; i++) {
+        await admin.query(
+          `INSERT INTO ${store.table} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group)
+           VALUES ($1, $2, 1, true, $3, $4::jsonb, 'garbled', 'waiting', 0)`,
+          [newHandle(), bindingScope(binding), `2026-01-01T00:00:04.5${i}Z`, RECORD_TEXT_MARKER_JSON],
+        );
+      }
+      const first = await listPage(view, { limit: 2 });
+      expect(handles(first)).toEqual([readable[5]!.handle, readable[4]!.handle]);
+      expect(first.more).toBe(true);
+      const second = await listPage(view, { limit: 2, after: keyOf(first.records[1]!.record) });
+      expect(handles(second)).toEqual([readable[3]!.handle, readable[2]!.handle]);
       await store.close();
     });
 
@@ -408,7 +589,7 @@ if (url === undefined || url === '') {
       const table = view.table;
       for (const [reason, value] of [
         ['corrupt', { oops: true }],
-        ['unsupported_version', { ...makeRecord(httpA, 'waiting'), format: 2 }],
+        ['unsupported_version', { ...makeRecord(httpA, 'waiting'), format: 3 }],
         ['corrupt', { ...RECORD_TEXT_MARKER }],
       ] as const) {
         const handle = newHandle();

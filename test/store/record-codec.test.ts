@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isSessMcpError, type SessMcpError } from '../../src/core/errors.js';
+import type { InteractionRecord } from '../../src/core/record.js';
 import { decodeEnvelope, decodeRecord, encodeEnvelope, encodeRecord } from '../../src/store/record-codec.js';
-import { httpA, makeRecord, STATE_KINDS, stdioA } from './fixtures.js';
+import { FORMAT_1_KINDS, httpA, makeRecord, STATE_KINDS, stdioA } from './fixtures.js';
 
 function failure(run: () => unknown): SessMcpError {
   try {
@@ -73,9 +74,13 @@ describe('record codec', () => {
   });
 
   it('calls another record format or envelope format unsupported', () => {
-    expect(failure(() => decodeRecord({ ...base(), format: 2 }, record.handle)).reason).toBe(
-      'unsupported_version',
-    );
+    for (const format of [3, 0, '2', null]) {
+      const error = failure(() => decodeRecord({ ...base(), format }, record.handle));
+      expect(error.reason, String(format)).toBe('unsupported_version');
+      expect(error.message).toContain('reads formats 1 and 2');
+    }
+    const unnamed = JSON.parse(JSON.stringify({ ...base(), format: undefined }));
+    expect(failure(() => decodeRecord(unnamed, record.handle)).reason).toBe('corrupt');
     const envelope = (format: unknown) => JSON.stringify({ format, version: 1, record: base() });
     expect(failure(() => decodeEnvelope(envelope(2), record.handle)).reason).toBe('unsupported_version');
     expect(failure(() => decodeEnvelope(envelope('1'), record.handle)).reason).toBe('unsupported_version');
@@ -106,5 +111,91 @@ describe('record codec', () => {
     const cyclic = { ...record } as Record<string, unknown>;
     cyclic.self = cyclic;
     expect(failure(() => encodeRecord(cyclic as unknown as typeof record)).reason).toBe('invalid_record');
+  });
+});
+
+describe('record codec: formats 1 (0.1.0) and 2', () => {
+  /** A record as 0.1.0 wrote it: format 1, no title, no expiry. */
+  const format1 = (kind: (typeof STATE_KINDS)[number]) => {
+    const { title: _title, expiresAt: _expiresAt, ...rest } = makeRecord(stdioA, kind);
+    return { ...rest, format: 1 } as unknown as InteractionRecord;
+  };
+
+  it('reads a format 1 record of every 0.1.0 state as it is, format 1 kept', () => {
+    for (const kind of FORMAT_1_KINDS) {
+      const record = format1(kind);
+      expect(decodeRecord(JSON.parse(JSON.stringify(record)), record.handle)).toEqual(record);
+    }
+  });
+
+  it('reads format 2 with a title and an expiry, and the withdraw states', () => {
+    for (const kind of ['withdraw_pending', 'withdrawn', 'ask_close_pending', 'waiting'] as const) {
+      const record = { ...makeRecord(httpA, kind), title: 'Ship it?', expiresAt: '2026-12-02T00:00:00.000Z' };
+      expect(decodeRecord(JSON.parse(encodeRecord(record)), record.handle)).toEqual(record);
+    }
+    const closed = makeRecord(httpA, 'ask_closed');
+    closed.state = {
+      kind: 'ask_closed',
+      askId: 'ask_1',
+      withdrawal: { expectedRevision: 1, reasonDigest: 'd' },
+    };
+    expect(decodeRecord(JSON.parse(encodeRecord(closed)), closed.handle)).toEqual(closed);
+  });
+
+  const cases: [string, () => Record<string, unknown>, string][] = [
+    ['a format 1 record with a title', () => ({ ...format1('waiting'), title: 'x' }), 'title'],
+    ['a format 1 record with an expiry', () => ({ ...format1('waiting'), expiresAt: 'x' }), 'expiresAt'],
+    [
+      'a format 1 record in a withdraw state',
+      () => ({ ...format1('waiting'), state: makeRecord(stdioA, 'withdrawn').state }),
+      'state.kind',
+    ],
+    ['a title that is not text', () => ({ ...makeRecord(stdioA, 'waiting'), title: 7 }), 'title'],
+    ['an expiry that is not text', () => ({ ...makeRecord(stdioA, 'waiting'), expiresAt: {} }), 'expiresAt'],
+    [
+      'a withdrawn record without its withdrawal',
+      () => ({
+        ...makeRecord(stdioA, 'withdrawn'),
+        state: { kind: 'withdrawn', sessionId: 's', revision: 1 },
+      }),
+      'state.withdrawal',
+    ],
+    [
+      'a withdraw request without its idempotency key',
+      () => {
+        const record = makeRecord(stdioA, 'withdraw_pending');
+        return { ...record, state: { ...record.state, request: { expectedRevision: 1 } } };
+      },
+      'state.request.idempotencyKey',
+    ],
+    [
+      'a reason that is not text',
+      () => {
+        const record = makeRecord(stdioA, 'ask_close_pending');
+        return { ...record, state: { ...record.state, request: { idempotencyKey: 'k', reason: 5 } } };
+      },
+      'state.request.reason',
+    ],
+    [
+      'a closed Ask with a withdrawal of the wrong shape',
+      () => ({
+        ...makeRecord(stdioA, 'ask_closed'),
+        state: { kind: 'ask_closed', askId: 'a', withdrawal: { expectedRevision: 'one', reasonDigest: 'd' } },
+      }),
+      'state.withdrawal.expectedRevision',
+    ],
+  ];
+  for (const [what, make, where] of cases) {
+    it(`calls ${what} corrupt, naming ${where}`, () => {
+      const value = make();
+      const error = failure(() => decodeRecord(JSON.parse(JSON.stringify(value)), String(value.handle)));
+      expect([error.code, error.reason, error.retryable]).toEqual(['STATE_STORE_ERROR', 'corrupt', false]);
+      expect(error.message).toContain(where);
+    });
+  }
+
+  it('writes format 2 only: a format 1 record is not encoded as it is', () => {
+    const error = failure(() => encodeRecord(format1('waiting')));
+    expect([error.reason, error.message]).toEqual(['invalid_record', expect.stringContaining('at format')]);
   });
 });
