@@ -616,6 +616,39 @@ describe('a crash at every durable step of a withdraw', () => {
   );
 });
 
+describe('on the file store, across a restart', () => {
+  it('a saved withdraw survives the restart and its identical repeat reconciles; the withdrawn record reads as withdrawn', async () => {
+    const { stores, reopen } = await harnesses.fileStore();
+    const h = await harnesses.start({ stores });
+    const created = await h.request();
+    const args = { handle: created.handle, expected_revision: 1, reason: REASON };
+    h.sess.faults.commitThenDrop('withdraw');
+    expect(await h.fail('sess_withdraw', args)).toMatchObject({ code: 'OUTCOME_UNKNOWN' });
+    h.stores = reopen();
+    h.engine = h.makeEngine();
+    expect((await stateOf(h, created.handle)).kind).toBe('withdraw_pending');
+    expect(await h.ok('sess_withdraw', args)).toEqual({
+      handle: created.handle,
+      revision: 1,
+      state: 'withdrawn',
+    });
+    h.stores = reopen();
+    h.engine = h.makeEngine();
+    expect(await h.ok('sess_response', { handle: created.handle, revision: 1 })).toEqual({
+      handle: created.handle,
+      revision: 1,
+      state: 'withdrawn',
+    });
+    expect(await h.ok('sess_withdraw', args)).toEqual({
+      handle: created.handle,
+      revision: 1,
+      state: 'withdrawn',
+    });
+    expect(h.sess.stats.of().sessionsWithdrawn).toBe(1);
+    expect(await h.store().countUnfinished()).toBe(0);
+  });
+});
+
 describe('what a withdraw never does', () => {
   it('puts no reason, link or handle in diagnostics', async () => {
     const h = await harnesses.start();
