@@ -36,6 +36,8 @@ export const TEXT_LIMITS = {
   text: 4000,
   /** `sess_ask` `details`. */
   details: 4000,
+  /** `sess_withdraw` `reason`: what the withdrawn page shows, one short sentence. */
+  withdrawReason: 160,
 } as const;
 
 /** Structural limits of tool arguments. */

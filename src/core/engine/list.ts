@@ -31,7 +31,7 @@ import {
   ownerCodeOf,
 } from '../record.js';
 import type { ListItem, ListResult } from '../result.js';
-import { storeError } from '../store-kit.js';
+import { compareListKeys, listKeyOf, storeError } from '../store-kit.js';
 import type { Surface } from '../surface.js';
 import { type Call, confirmedExpiry } from './call.js';
 import { jsonDigest } from './identity.js';
