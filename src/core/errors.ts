@@ -1,5 +1,5 @@
 /**
- * The one error table of `sess-mcp-tools/5`: every code a tool can return, its class and its
+ * The one error table of `sess-mcp-tools/6`: every code a tool can return, its class and its
  * retry rule. Tool results, docs and tests are derived from {@link ERROR_TABLE}; nothing else
  * lists codes.
  *
@@ -96,7 +96,7 @@ export const ERROR_TABLE = {
   },
 } as const satisfies Record<string, ErrorSpec>;
 
-/** A stable error code of `sess-mcp-tools/5`. */
+/** A stable error code of `sess-mcp-tools/6`. */
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
 /** Every code, in table order. */

@@ -1,5 +1,5 @@
 /**
- * Every number the tool contract of `sess-mcp-tools/5` refuses beyond: the "Keep it short" length
+ * Every number the tool contract of `sess-mcp-tools/6` refuses beyond: the "Keep it short" length
  * limits (in Unicode code points), the structural limits (depth, size, counts) and the numeric
  * ranges of tool arguments, plus the small measuring helpers they need.
  *

@@ -1,5 +1,5 @@
 /**
- * The valibot schemas of the five tools of `sess-mcp-tools/5`: one closed schema per tool, the
+ * The valibot schemas of the tools of `sess-mcp-tools/6`: one closed schema per tool, the
  * Surface schema (whose output is exactly the `Surface` type of `surface.ts`) and the `sess_ask`
  * field schemas. The JSON Schema published in `tools/list` is generated from these same objects
  * (`json-schema.ts`), and the descriptions person-read fields carry live here.
