@@ -26,7 +26,6 @@ import {
   LIST_STATES,
   type ListGroup,
   type ListState,
-  listGroupOf,
   listStateOf,
   ownerCodeOf,
 } from '../record.js';
