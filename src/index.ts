@@ -88,7 +88,9 @@ export {
   type InteractionState,
   type InteractionStateKind,
   isUnfinished,
+  LIST_STATES,
   type ListState,
+  listStateOf,
   type SessionRef,
   type VerifiedResponse,
 } from './core/record.js';
@@ -138,6 +140,7 @@ export {
   TOOLS_V5,
   type ToolArgs,
   type ToolName,
+  type WithdrawArgs,
 } from './core/tool-args.js';
 export {
   SERVER_INSTRUCTIONS,

@@ -17,7 +17,7 @@ import { Call } from './engine/call.js';
 import { create } from './engine/create.js';
 import { defaultRandomId } from './engine/identity.js';
 import { type ListOperation, list } from './engine/list.js';
-import { complete, publish } from './engine/mutate.js';
+import { complete, publish, withdraw } from './engine/mutate.js';
 import { response } from './engine/response.js';
 import type {
   CreateOperation,
@@ -25,6 +25,7 @@ import type {
   ResponseOperation,
   SessEngineOptions,
   ToolCallContext,
+  WithdrawOperation,
 } from './engine/types.js';
 import { createWaitGate, type WaitGate } from './engine/wait-gate.js';
 import { isSessMcpError, SessMcpError } from './errors.js';
@@ -48,6 +49,7 @@ import type {
   RequestArgs,
   ResponseArgs,
   ToolName,
+  WithdrawArgs,
 } from './schemas.js';
 import { TOOL_NAMES } from './schemas.js';
 import { askToSurface, parseToolArguments } from './validate.js';
@@ -102,6 +104,8 @@ export interface SessEngine {
    * `listPage` lists only unfinished interactions. @throws SessMcpError
    */
   list(args: ListArgs, ctx?: ToolCallContext): Promise<ListResult>;
+  /** `sess_withdraw`. @throws SessMcpError */
+  withdraw(args: WithdrawArgs, ctx?: ToolCallContext): Promise<InteractionResult>;
 }
 
 /** What a random id must look like: base64url, at least 22 characters (128 bits). */
@@ -172,6 +176,13 @@ function toRespondents(args: AskArgs['respondents']): AskRespondentsOptions | un
   if (args.expires_in !== undefined) out.expiresIn = args.expires_in;
   if (args.respondent_expires_in !== undefined) out.respondentExpiresIn = args.respondent_expires_in;
   return out;
+}
+
+/** The `sess_withdraw` operation of validated arguments. */
+function toWithdraw(args: WithdrawArgs): WithdrawOperation {
+  const op: WithdrawOperation = { handle: args.handle, expectedRevision: args.expected_revision };
+  if (args.reason !== undefined) op.reason = args.reason;
+  return op;
 }
 
 /**
@@ -262,6 +273,8 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
           ? publish(await start(), { ...target, surface: a.interaction })
           : complete(await start(), target);
       }
+      case 'sess_withdraw':
+        return withdraw(await start(), toWithdraw(args as WithdrawArgs));
       default:
         throw new SessMcpError('INVALID_ARGUMENTS', `Unknown tool ${String(tool)}.`);
     }
@@ -341,5 +354,6 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     complete: (args, ctx) => timed('sess_complete', args, ctx),
     ask: (args, ctx) => timed('sess_ask', args, ctx),
     list: (args, ctx) => listed(args, ctx),
+    withdraw: (args, ctx) => timed('sess_withdraw', args, ctx),
   };
 }

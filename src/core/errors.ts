@@ -1,5 +1,5 @@
 /**
- * The one error table of `sess-mcp-tools/5`: every code a tool can return, its class and its
+ * The one error table of `sess-mcp-tools/6`: every code a tool can return, its class and its
  * retry rule. Tool results, docs and tests are derived from {@link ERROR_TABLE}; nothing else
  * lists codes.
  *
@@ -51,6 +51,11 @@ export const ERROR_TABLE = {
   },
   MUTATION_PENDING: { class: 'conflict', retry: 'never', guidance: 'Follow the message; nothing was sent' },
   INVALID_STATE: { class: 'conflict', retry: 'never', guidance: 'Follow the message; nothing was sent' },
+  ANSWER_ARRIVED: {
+    class: 'conflict',
+    retry: 'never',
+    guidance: 'No; an answer arrived first. Call sess_response, which returns it',
+  },
   CREATE_REJECTED: { class: 'create_rejected', retry: 'never', guidance: 'No; no Session exists' },
   PLAN_LIMIT_REACHED: {
     class: 'create_rejected',
@@ -64,6 +69,11 @@ export const ERROR_TABLE = {
   VERIFICATION_FAILED: { class: 'verification_failed', retry: 'owner', guidance: 'No; owner resolution' },
   RECOVERY_BLOCKED: { class: 'blocked', retry: 'owner', guidance: 'No; owner resolution' },
   SESS_UNAVAILABLE: { class: 'unavailable', retry: 'always', guidance: 'Yes, later; nothing changed' },
+  WITHDRAW_UNAVAILABLE: {
+    class: 'unavailable',
+    retry: 'never',
+    guidance: 'No; this Sess does not offer withdrawal. Nothing changed',
+  },
   NOT_CONFIGURED: {
     class: 'configuration',
     retry: 'owner',
@@ -86,7 +96,7 @@ export const ERROR_TABLE = {
   },
 } as const satisfies Record<string, ErrorSpec>;
 
-/** A stable error code of `sess-mcp-tools/5`. */
+/** A stable error code of `sess-mcp-tools/6`. */
 export type ErrorCode = keyof typeof ERROR_TABLE;
 
 /** Every code, in table order. */

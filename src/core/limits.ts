@@ -1,5 +1,5 @@
 /**
- * Every number the tool contract of `sess-mcp-tools/5` refuses beyond: the "Keep it short" length
+ * Every number the tool contract of `sess-mcp-tools/6` refuses beyond: the "Keep it short" length
  * limits (in Unicode code points), the structural limits (depth, size, counts) and the numeric
  * ranges of tool arguments, plus the small measuring helpers they need.
  *
@@ -36,6 +36,8 @@ export const TEXT_LIMITS = {
   text: 4000,
   /** `sess_ask` `details`. */
   details: 4000,
+  /** `sess_withdraw` `reason`: what the withdrawn page shows, one short sentence. */
+  withdrawReason: 160,
 } as const;
 
 /** Structural limits of tool arguments. */

@@ -19,14 +19,18 @@ import type { ListState } from './record.js';
 import type { ToolName } from './schemas.js';
 import type { JsonValue, Surface } from './surface.js';
 
-/** The `interaction.state` a tool result reports. */
+/**
+ * The `interaction.state` a tool result reports; `withdrawn` once `sess_withdraw` took the question
+ * back before it was answered (final; an Ask it closed reports `closed`).
+ */
 export type InteractionResultState =
   | 'waiting'
   | 'needs_resume'
   | 'answered'
   | 'completed'
   | 'expired'
-  | 'closed';
+  | 'closed'
+  | 'withdrawn';
 
 /** A verified answer, as `sess_response` returns it in state `answered`. */
 export interface ResponseResult {
@@ -138,6 +142,16 @@ export const ASK_CLOSED_NEXT =
   'The Ask is closed: interaction.ask holds every answer and no more can come. Validate the answers ' +
   'before acting on them.';
 
+/** `next` of a `sess_withdraw` or `sess_response` result in state `withdrawn`. */
+export const WITHDRAWN_NEXT =
+  "The question is withdrawn: the person's page says so and takes no answer. Nothing more to call for " +
+  'this handle; to ask again, call sess_request or sess_ask.';
+
+/** `next` of a `sess_withdraw` that closed an Ask: the answers given stay readable. */
+export const ASK_WITHDRAWN_NEXT =
+  'The Ask is closed: no one new can start and no more answers can come. To read the answers already ' +
+  'given, call sess_response with interaction.handle and interaction.revision.';
+
 /** `next` of a state this module has no sentence of its own for. */
 const STATE_NEXT = 'Read interaction.state; the sess_response description says what each state means.';
 
@@ -168,7 +182,9 @@ export function successNext(tool: ToolName, interaction: InteractionResult): str
     case 'expired':
       return EXPIRED_NEXT;
     case 'closed':
-      return ASK_CLOSED_NEXT;
+      return tool === 'sess_withdraw' ? ASK_WITHDRAWN_NEXT : ASK_CLOSED_NEXT;
+    case 'withdrawn':
+      return WITHDRAWN_NEXT;
     default:
       return STATE_NEXT;
   }
@@ -202,8 +218,23 @@ export const ERROR_NEXT: Readonly<Record<ErrorClass, string | { retryable: strin
   },
 };
 
+/**
+ * `next` of the few codes whose advice is not their class's: an answer that came before a withdraw
+ * is read, not retried, and a Sess without withdrawal is not a passing outage.
+ */
+export const CODE_NEXT: Readonly<Partial<Record<ErrorCode, string>>> = {
+  ANSWER_ARRIVED:
+    'Do not withdraw: call sess_response with this handle and its revision, which returns the answer; then ' +
+    'call sess_complete as usual.',
+  WITHDRAW_UNAVAILABLE:
+    'Do not retry: the question stays open. Tell the person in the chat that you no longer need an answer, ' +
+    'or keep waiting with sess_response.',
+};
+
 /** The one sentence `next` of an error result: what the agent does now, by the error's class. */
 export function errorNext(error: ToolErrorObject): string {
+  const own = CODE_NEXT[error.code];
+  if (own !== undefined) return own;
   const spec = ERROR_TABLE[error.code] as { class: ErrorClass } | undefined;
   const advice = ERROR_NEXT[spec?.class ?? 'store'];
   if (typeof advice === 'string') return advice;

@@ -1,5 +1,5 @@
 /**
- * The valibot schemas of the five tools of `sess-mcp-tools/5`: one closed schema per tool, the
+ * The valibot schemas of the tools of `sess-mcp-tools/6`: one closed schema per tool, the
  * Surface schema (whose output is exactly the `Surface` type of `surface.ts`) and the `sess_ask`
  * field schemas. The JSON Schema published in `tools/list` is generated from these same objects
  * (`json-schema.ts`), and the descriptions person-read fields carry live here.
@@ -54,6 +54,7 @@ export type {
   ResponseArgs,
   ToolArgs,
   ToolName,
+  WithdrawArgs,
 } from './tool-args.js';
 export { TOOL_NAMES } from './tool-args.js';
 // The custom actions and the argument types are part of this module's surface, as before.
@@ -751,6 +752,24 @@ export const ListArgsSchema = closed({
   ),
 });
 
+// -- sess_withdraw
+
+/** `sess_withdraw` arguments. */
+export const WithdrawArgsSchema = closed({
+  handle: handle(),
+  expected_revision: wholeNumber(
+    ARGUMENT_LIMITS.minRevision,
+    'The current `interaction.revision` of this handle (still without an answer); 1 for an Ask.',
+  ),
+  reason: v.optional(
+    personText(
+      TEXT_LIMITS.withdrawReason,
+      `Optional: one short sentence the person's page shows with "This question was withdrawn", at most ${TEXT_LIMITS.withdrawReason} characters.`,
+      ['Sorted out in chat; no answer needed.'],
+    ),
+  ),
+});
+
 /** The schema of each tool's arguments, by tool name. */
 export const TOOL_ARGUMENT_SCHEMAS = {
   sess_request: RequestArgsSchema,
@@ -759,4 +778,5 @@ export const TOOL_ARGUMENT_SCHEMAS = {
   sess_complete: CompleteArgsSchema,
   sess_ask: AskArgsSchema,
   sess_list: ListArgsSchema,
+  sess_withdraw: WithdrawArgsSchema,
 } as const;

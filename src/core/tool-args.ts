@@ -8,14 +8,15 @@
 import type { ListState } from './record.js';
 import type { Surface } from './surface.js';
 
-/** The tools of the contract. */
+/** The tools of `sess-mcp-tools/6`. */
 export type ToolName =
   | 'sess_request'
   | 'sess_response'
   | 'sess_publish'
   | 'sess_complete'
   | 'sess_ask'
-  | 'sess_list';
+  | 'sess_list'
+  | 'sess_withdraw';
 
 /** Every tool name, in the order `tools/list` shows them. */
 export const TOOL_NAMES: readonly ToolName[] = Object.freeze([
@@ -25,6 +26,7 @@ export const TOOL_NAMES: readonly ToolName[] = Object.freeze([
   'sess_complete',
   'sess_ask',
   'sess_list',
+  'sess_withdraw',
 ] as const);
 
 /** The five tools of `sess-mcp-tools/5`, in `tools/list` order: what a server lists on request. */
@@ -173,6 +175,15 @@ export interface ListArgs {
   handle?: string;
 }
 
+/** `sess_withdraw`: take back a question that has no answer yet (or close an Ask). */
+export interface WithdrawArgs {
+  handle: string;
+  /** The current revision of the Session; 1 for an Ask. */
+  expected_revision: number;
+  /** What the person's page shows, at most 160 code points. */
+  reason?: string;
+}
+
 /** The validated arguments of each tool. */
 export interface ToolArgs {
   sess_request: RequestArgs;
@@ -181,4 +192,5 @@ export interface ToolArgs {
   sess_complete: CompleteArgs;
   sess_ask: AskArgs;
   sess_list: ListArgs;
+  sess_withdraw: WithdrawArgs;
 }

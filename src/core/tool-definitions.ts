@@ -95,6 +95,11 @@ export const WITHDRAW_DESCRIPTION = [
     'lost: if the person already answered, it refuses and tells you to call sess_response, which returns ' +
     'the answer; then call sess_complete as usual. A withdrawn question is final; to ask again, call ' +
     'sess_request or sess_ask.',
+  `An optional reason (at most ${TEXT_LIMITS.withdrawReason} characters) is shown on the page. The result is ` +
+    'state "withdrawn"; for an Ask (expected_revision 1) it is "closed": no one new can start, pages not yet ' +
+    'answered are withdrawn, and answers already given stay readable with sess_response. The refusal for an ' +
+    'answer that came first is ANSWER_ARRIVED. If the result is OUTCOME_UNKNOWN, repeat the identical call; ' +
+    'WITHDRAW_UNAVAILABLE means this Sess cannot withdraw, and the question stays open.',
 ].join('\n\n');
 
 /** The server-instructions line about `sess_list`, present when the server lists it. */
@@ -257,6 +262,12 @@ export const TOOL_DEFINITIONS: Readonly<Record<ToolName, ToolDefinition>> = Obje
     destructiveHint: false,
     idempotentHint: true,
     openWorldHint: false,
+  }),
+  sess_withdraw: definition('sess_withdraw', 'Take back a question (Sess)', WITHDRAW_DESCRIPTION, {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: true,
+    openWorldHint: true,
   }),
 });
 

@@ -9,13 +9,13 @@
  * {@link RecordsAccess}, which the file store provides.
  */
 
-import { listStateOf } from '../core/record.js';
 import {
   type ErrorCode,
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
   type InteractionStateKind,
   isSessMcpError,
+  listStateOf,
   type VersionedRecord,
 } from '../index.js';
 import type { ProfileRecordSummary, ProfileRecords } from '../store/file.js';

@@ -193,9 +193,22 @@ export function createFaultApplication(
     return result;
   };
 
+  /** Wait at a hold until it is released or the client went away. */
+  const held = async (fault: Extract<LocalFault, { kind: 'hold' }>, signal: AbortSignal): Promise<void> => {
+    fault.reached();
+    await new Promise<void>((resolve) => {
+      void fault.released.then(resolve);
+      signal.addEventListener('abort', () => resolve());
+    });
+  };
+
   return async ({ endpoint, req, res, workspaceId, handle, send }) => {
     const signal = closedSignal(res);
     const fault = faults.take(endpoint);
+    if (fault?.kind === 'hold' && fault.at === 'arrival') {
+      await held(fault, signal);
+      if (signal.aborted) return;
+    }
     if (fault?.kind === 'delay') {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, fault.ms);
@@ -229,6 +242,12 @@ export function createFaultApplication(
       result = thrownResult(e);
     }
     if (signal.aborted) return;
+    if (fault?.kind === 'hold') {
+      if (fault.at === 'commit') await held(fault, signal);
+      if (signal.aborted) return;
+      send(result);
+      return;
+    }
     if (fault?.kind === 'commit_then_drop') {
       req.socket.destroy();
       return;

@@ -96,7 +96,24 @@ export type LocalFault =
   /** Handle the call (committed), then answer with a self-contradictory view. */
   | { kind: 'contradictory'; variant?: ContradictionVariant }
   /** Handle the call (committed), then answer with every receipt in the body tampered with. */
-  | { kind: 'tamper_receipt'; tamper: ReceiptTamper };
+  | { kind: 'tamper_receipt'; tamper: ReceiptTamper }
+  /**
+   * Hold the call until `released` settles: at `arrival` before anything happens, at `commit` after
+   * the change is committed and before the answer is written. `reached` is called when it is held.
+   * Made by {@link LocalFaults.hold}.
+   */
+  | { kind: 'hold'; at: HoldPoint; reached: () => void; released: Promise<void> };
+
+/** Where {@link LocalFaults.hold} holds a call: before anything happens, or after its commit. */
+export type HoldPoint = 'arrival' | 'commit';
+
+/** A held call (`sess.faults.hold`): wait until it is held, then let it go on. */
+export interface LocalHold {
+  /** Resolves once a call of the endpoint is held. */
+  readonly reached: Promise<void>;
+  /** Let the held call (and any later one of this hold) go on. */
+  release(): void;
+}
 
 interface Queued {
   fault: LocalFault;
@@ -196,6 +213,29 @@ export class LocalFaults {
   /** Commit the next call(s), then answer with every receipt in the body tampered with. */
   tamperReceipt(endpoint: LocalEndpoint, tamper: ReceiptTamper, options: FaultTimes = {}): void {
     this.inject(endpoint, { kind: 'tamper_receipt', tamper }, options);
+  }
+
+  /**
+   * Hold the next call(s) of `endpoint` at a fixed point, so a test can order another change
+   * around it without sleeping: at `'arrival'` nothing has happened yet (a change made meanwhile
+   * comes first), at `'commit'` the call's change is committed and only its answer waits (a change
+   * made meanwhile comes after). The held call goes on at `release()`, or when its client goes away.
+   * For example, hold a withdraw at `'arrival'`, submit the person's answer while `reached` has
+   * resolved, then `release()`: the withdraw meets the answer and is refused.
+   */
+  hold(endpoint: LocalEndpoint, at: HoldPoint, options: FaultTimes = {}): LocalHold {
+    if (at !== 'arrival' && at !== 'commit')
+      throw new TypeError('faults: hold at must be "arrival" or "commit"');
+    let reached!: () => void;
+    let release!: () => void;
+    const reachedPromise = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.inject(endpoint, { kind: 'hold', at, reached, released }, options);
+    return { reached: reachedPromise, release };
   }
 
   /** Take the fault for one call of `endpoint`, if any. Used by the runtime's HTTP layer. */

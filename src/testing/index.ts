@@ -15,10 +15,12 @@ export { createLocalClock, type LocalClock, type LocalClockOptions } from './clo
 export {
   type ContradictionVariant,
   type FaultTimes,
+  type HoldPoint,
   LOCAL_ENDPOINTS,
   type LocalEndpoint,
   type LocalFault,
   LocalFaults,
+  type LocalHold,
   type ReceiptTamper,
 } from './faults.js';
 export { type LocalKeyInfo, LocalKeys } from './keys.js';

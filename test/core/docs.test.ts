@@ -43,7 +43,7 @@ describe('docs/tools.md', () => {
 
   it('the next table is the sentences of result.ts, each with its constant', () => {
     const rows = tableAfter('### `next`: what to do now');
-    expect(rows.length).toBe(8);
+    expect(rows.length).toBe(10);
     for (const [where, sentence, constant] of rows) {
       const value = (results as Record<string, unknown>)[unquote(constant!)];
       expect(sentence, where).toBe(value);
@@ -63,6 +63,13 @@ describe('docs/tools.md', () => {
       }
     }
     expect(documented).toEqual({ ...results.ERROR_NEXT });
+  });
+
+  it('the codes with their own next are CODE_NEXT', () => {
+    const rows = tableAfter('have their own `next` instead of their class');
+    expect(Object.fromEntries(rows.map(([code, sentence]) => [unquote(code!), sentence]))).toEqual({
+      ...results.CODE_NEXT,
+    });
   });
 
   it('quotes the scheduling rule word for word', () => {

@@ -156,6 +156,8 @@ export function sampleArgs(tool: ToolName): Record<string, unknown> {
     case 'sess_list':
       // The listing arguments; `handle` stands alone (inspect), so it is not in the sample.
       return { state: 'waiting', limit: 20, cursor: 'WzEsbnVsbF0' };
+    case 'sess_withdraw':
+      return { handle: 'h_abc-123', expected_revision: 1, reason: 'Sorted out in chat.' };
   }
 }
 

@@ -117,6 +117,19 @@ describe('definitions', () => {
     expect(TOOL_DEFINITIONS.sess_complete.annotations.idempotentHint).toBe(true);
   });
 
+  it('sess_withdraw is destructive, and its schema is closed with a reason of at most 160 code points', () => {
+    const { annotations, inputSchema, description } = TOOL_DEFINITIONS.sess_withdraw;
+    expect(annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false, idempotentHint: true });
+    expect(inputSchema).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+      required: ['handle', 'expected_revision'],
+      properties: { reason: { type: 'string', minLength: 1, maxLength: 160 } },
+    });
+    expect(description).toContain('ANSWER_ARRIVED');
+    expect(description).toContain('sess_response');
+  });
+
   it('no input schema names an API origin, key, workspace, Session ID or callback URL', () => {
     const forbidden = /"(api_?origin|origin|api_?key|key|workspace(_id)?|session_?id|callback(_url)?)"\s*:/i;
     for (const tool of listToolDefinitions()) {

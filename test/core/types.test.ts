@@ -25,6 +25,8 @@ import type {
   SurfaceComponentSchema,
   SurfaceSchema,
   ToolArgs,
+  WithdrawArgs,
+  WithdrawArgsSchema,
 } from '../../src/core/schemas.js';
 import type { FieldSchema, Surface, SurfaceAction, SurfaceComponent } from '../../src/core/surface.js';
 import { parseToolArguments } from '../../src/core/validate.js';
@@ -45,6 +47,7 @@ it('each tool schema outputs exactly its argument type', () => {
   expectTypeOf<v.InferOutput<typeof AskFieldSchema>>().toEqualTypeOf<AskField>();
   expectTypeOf<v.InferOutput<typeof AskArgsSchema>>().toEqualTypeOf<AskArgs>();
   expectTypeOf<v.InferOutput<typeof ListArgsSchema>>().toEqualTypeOf<ListArgs>();
+  expectTypeOf<v.InferOutput<typeof WithdrawArgsSchema>>().toEqualTypeOf<WithdrawArgs>();
 });
 
 it('parseToolArguments returns the argument type of its tool', () => {

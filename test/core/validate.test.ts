@@ -151,6 +151,7 @@ const LENGTH_CASES: LengthCase[] = [
   { name: 'ask option (label as ID)', tool: 'sess_ask', limit: 60, path: ['fields', 1, 'options', 0] },
   { name: 'ask option label', tool: 'sess_ask', limit: 60, path: ['fields', 1, 'options', 1, 'label'] },
   { name: 'ask multi-choice option', tool: 'sess_ask', limit: 60, path: ['fields', 2, 'options', 1] },
+  { name: 'withdraw reason', tool: 'sess_withdraw', limit: 160, path: ['reason'] },
 ];
 
 describe('length limits in Unicode code points', () => {

@@ -650,6 +650,32 @@ describe('the error mapping, case by case', () => {
   });
 });
 
+describe('withdrawing', () => {
+  it('ANSWER_ARRIVED: Sess holds an answer at expected_revision; the record is as it was', async () => {
+    const harness = await start();
+    const created = await harness.request();
+    const before = await stateOf(harness, created.handle);
+    await harness.sess.submitAnswer(created.humanUrl, approveAnswer);
+    await expectCode(harness, 'ANSWER_ARRIVED', 'sess_withdraw', {
+      handle: created.handle,
+      expected_revision: 1,
+    });
+    expect(await stateOf(harness, created.handle)).toEqual(before);
+  });
+
+  it('WITHDRAW_UNAVAILABLE: a Sess without the endpoint; the record is as it was, never blocked', async () => {
+    const harness = await start();
+    const created = await harness.request();
+    const before = await stateOf(harness, created.handle);
+    harness.sess.faults.fail('withdraw', 405);
+    await expectCode(harness, 'WITHDRAW_UNAVAILABLE', 'sess_withdraw', {
+      handle: created.handle,
+      expected_revision: 1,
+    });
+    expect(await stateOf(harness, created.handle)).toEqual(before);
+  });
+});
+
 afterAll(() => {
   // Every code of the error table is produced by the engine through the tools.
   expect([...seen].sort()).toEqual([...ERROR_CODES].sort());

@@ -6,7 +6,11 @@ import { describe, expect, it } from 'vitest';
 import type { InteractionEvent } from '../../src/core/engine/transitions.js';
 import { transition } from '../../src/core/engine/transitions.js';
 import type { AskView, SessionView } from '../../src/core/ports.js';
-import type { InteractionState, VerifiedResponse } from '../../src/core/record.js';
+import {
+  INTERACTION_STATE_KINDS,
+  type InteractionState,
+  type VerifiedResponse,
+} from '../../src/core/record.js';
 import type { Surface } from '../../src/core/surface.js';
 
 const surface: Surface = {
@@ -90,6 +94,61 @@ const S = {
     max: 3,
   },
   askClosed: { kind: 'ask_closed', askId: 'ask_1' },
+  withdrawPending: {
+    kind: 'withdraw_pending',
+    session,
+    revision: 1,
+    surface,
+    request: { expectedRevision: 1, reason: 'Not needed.', idempotencyKey: 'w' },
+  },
+  withdrawPendingAfterPublish: {
+    kind: 'withdraw_pending',
+    session,
+    revision: 2,
+    surface: next,
+    request: { expectedRevision: 2, idempotencyKey: 'w2' },
+    lastMutation: {
+      kind: 'publish',
+      expectedRevision: 1,
+      responseEventId: 'evt_1',
+      surfaceDigest: 'sha256:x',
+    },
+  },
+  waitingAfterPublish: {
+    kind: 'waiting',
+    session,
+    revision: 2,
+    surface: next,
+    lastMutation: {
+      kind: 'publish',
+      expectedRevision: 1,
+      responseEventId: 'evt_1',
+      surfaceDigest: 'sha256:x',
+    },
+  },
+  withdrawn: {
+    kind: 'withdrawn',
+    sessionId: 'ses_1',
+    revision: 1,
+    withdrawal: { expectedRevision: 1, reasonDigest: 'sha256:r' },
+  },
+  askClosePending: {
+    kind: 'ask_close_pending',
+    askId: 'ask_1',
+    workspaceId: 'ws_1',
+    humanUrl: 'https://sess.test/a/x',
+    expiresAt: '2030-01-01T00:00:00.000Z',
+    surface,
+    max: 3,
+    request: { reason: 'Not needed.', idempotencyKey: 'a' },
+  },
+  askClosedWithdrawn: {
+    kind: 'ask_closed',
+    askId: 'ask_1',
+    workspaceId: 'ws_1',
+    surface,
+    withdrawal: { expectedRevision: 1, reasonDigest: 'sha256:r' },
+  },
 } satisfies Record<string, InteractionState>;
 
 const E = {
@@ -110,34 +169,114 @@ const E = {
   completed: { type: 'completed', view: view(1, 'completed') },
   askClosed: { type: 'ask_closed' },
   blocked: { type: 'blocked', code: 'MUTATION_REJECTED', reason: 'conflict' },
+  withdrawSaved: {
+    type: 'withdraw_saved',
+    request: { expectedRevision: 1, reason: 'Not needed.', idempotencyKey: 'w' },
+  },
+  withdrawSavedAt2: { type: 'withdraw_saved', request: { expectedRevision: 2, idempotencyKey: 'w2' } },
+  withdrawn: { type: 'withdrawn', view: view(1, 'withdrawn'), reasonDigest: 'sha256:r' },
+  withdrawnAt2: { type: 'withdrawn', view: view(2, 'withdrawn'), reasonDigest: 'sha256:r2' },
+  withdrawRefused: { type: 'withdraw_refused' },
+  askCloseSaved: { type: 'ask_close_saved', request: { reason: 'Not needed.', idempotencyKey: 'a' } },
+  askWithdrawn: { type: 'ask_withdrawn', reasonDigest: 'sha256:r' },
+  askCloseRefused: { type: 'ask_close_refused' },
 } satisfies Record<string, InteractionEvent>;
 
 type SName = keyof typeof S;
 type EName = keyof typeof E;
 
-/** Every legal pair and the kind it leads to. */
-const LEGAL: Array<[SName, EName, InteractionState['kind']]> = [
-  ['intent', 'created', 'waiting'],
-  ['askIntent', 'askCreated', 'ask_open'],
-  ['intent', 'createLost', 'create_unknown'],
-  ['askIntent', 'createLost', 'create_unknown'],
-  ['waiting', 'released', 'answered'],
-  ['waiting', 'expired', 'expired'],
-  ['answered', 'publishSaved', 'publish_pending'],
-  ['answered', 'completeSaved', 'complete_pending'],
-  ['publishPending', 'published', 'waiting'],
-  ['completePending', 'completed', 'completed'],
-  ['askOpen', 'askClosed', 'ask_closed'],
-  ['waiting', 'blocked', 'blocked'],
-  ['answered', 'blocked', 'blocked'],
-  ['publishPending', 'blocked', 'blocked'],
-  ['completePending', 'blocked', 'blocked'],
-  ['askOpen', 'blocked', 'blocked'],
+const blockedFrom = (previous: InteractionState['kind'], revision?: number): InteractionState => ({
+  kind: 'blocked',
+  code: 'MUTATION_REJECTED',
+  reason: 'conflict',
+  ...(revision === undefined ? {} : { sessionId: 'ses_1', revision }),
+  previous,
+});
+
+const withdrawnState = (revision: number, reasonDigest: string): InteractionState => ({
+  kind: 'withdrawn',
+  sessionId: 'ses_1',
+  revision,
+  withdrawal: { expectedRevision: revision, reasonDigest },
+});
+
+/** Every legal pair and the exact state it leads to. */
+const LEGAL: Array<[SName, EName, InteractionState]> = [
+  [
+    'intent',
+    'created',
+    { kind: 'waiting', session: { ...session, humanUrl: 'https://sess.test/s/r1' }, revision: 1, surface },
+  ],
+  ['askIntent', 'askCreated', { ...S.askOpen }],
+  ['intent', 'createLost', { kind: 'create_unknown', request: S.intent.request, reason: 'timeout' }],
+  ['askIntent', 'createLost', { kind: 'create_unknown', request: S.askIntent.request, reason: 'timeout' }],
+  ['waiting', 'released', S.answered],
+  ['waiting', 'expired', S.expired],
+  ['answered', 'publishSaved', S.publishPending],
+  ['answered', 'completeSaved', S.completePending],
+  [
+    'publishPending',
+    'published',
+    { ...S.waitingAfterPublish, session: { ...session, humanUrl: 'https://sess.test/s/r2' } },
+  ],
+  ['completePending', 'completed', S.completed],
+  ['askOpen', 'askClosed', { kind: 'ask_closed', askId: 'ask_1', workspaceId: 'ws_1', surface }],
+  ['waiting', 'blocked', blockedFrom('waiting', 1)],
+  ['answered', 'blocked', blockedFrom('answered', 1)],
+  ['publishPending', 'blocked', blockedFrom('publish_pending', 1)],
+  ['completePending', 'blocked', blockedFrom('complete_pending', 1)],
+  ['askOpen', 'blocked', blockedFrom('ask_open')],
+  ['waitingAfterPublish', 'expired', { kind: 'expired', sessionId: 'ses_1', revision: 2 }],
+  ['waitingAfterPublish', 'blocked', blockedFrom('waiting', 2)],
+  // sess_withdraw of a Session
+  ['waiting', 'withdrawSaved', S.withdrawPending],
+  ['waitingAfterPublish', 'withdrawSavedAt2', S.withdrawPendingAfterPublish],
+  ['withdrawPending', 'withdrawn', withdrawnState(1, 'sha256:r')],
+  ['withdrawPendingAfterPublish', 'withdrawnAt2', withdrawnState(2, 'sha256:r2')],
+  ['withdrawPending', 'withdrawRefused', S.waiting],
+  ['withdrawPendingAfterPublish', 'withdrawRefused', S.waitingAfterPublish],
+  ['withdrawPending', 'blocked', blockedFrom('withdraw_pending', 1)],
+  ['withdrawPendingAfterPublish', 'blocked', blockedFrom('withdraw_pending', 2)],
+  // sess_withdraw of an Ask (its close)
+  ['askOpen', 'askCloseSaved', S.askClosePending],
+  ['askClosePending', 'askWithdrawn', S.askClosedWithdrawn],
+  ['askClosePending', 'askCloseRefused', S.askOpen],
+  ['askClosePending', 'blocked', blockedFrom('ask_close_pending')],
 ];
 
 describe('transition', () => {
-  it.each(LEGAL)('%s --%s--> %s', (s, e, kind) => {
-    expect(transition(S[s], E[e]).kind).toBe(kind);
+  it('the table names every state kind and every event type', () => {
+    const kinds = new Set(Object.values(S).map((state) => state.kind));
+    expect([...kinds].sort()).toEqual([...INTERACTION_STATE_KINDS].sort());
+    const types: Record<InteractionEvent['type'], true> = {
+      created: true,
+      ask_created: true,
+      create_lost: true,
+      released: true,
+      expired: true,
+      publish_saved: true,
+      complete_saved: true,
+      published: true,
+      completed: true,
+      ask_closed: true,
+      blocked: true,
+      withdraw_saved: true,
+      withdrawn: true,
+      withdraw_refused: true,
+      ask_close_saved: true,
+      ask_withdrawn: true,
+      ask_close_refused: true,
+    };
+    expect([...new Set(Object.values(E).map((event) => event.type))].sort()).toEqual(
+      Object.keys(types).sort(),
+    );
+  });
+
+  it.each(LEGAL)('%s --%s--> the exact next state', (s, e, expected) => {
+    const state = structuredClone(S[s]);
+    expect(transition(S[s], E[e])).toEqual(expected);
+    // Pure: the input state is not changed.
+    expect(S[s]).toEqual(state);
   });
 
   const legal = new Set(LEGAL.map(([s, e]) => `${s}/${e}`));
@@ -151,7 +290,15 @@ describe('transition', () => {
   });
 
   it('never moves out of blocked, create_unknown or a final state', () => {
-    for (const s of ['blocked', 'unknown', 'completed', 'expired', 'askClosed'] as const) {
+    for (const s of [
+      'blocked',
+      'unknown',
+      'completed',
+      'expired',
+      'askClosed',
+      'withdrawn',
+      'askClosedWithdrawn',
+    ] as const) {
       for (const e of Object.keys(E) as EName[]) expect(() => transition(S[s], E[e])).toThrow();
     }
   });
@@ -225,5 +372,34 @@ describe('transition', () => {
       revision: 1,
       previous: 'answered',
     });
+  });
+
+  it('a withdraw drops the link, the Surface and the saved reason, keeping only the reason digest', () => {
+    const text = JSON.stringify(transition(S.withdrawPending, E.withdrawn));
+    for (const secret of ['https://', 'Not needed.', 'Approve?', '"w"']) expect(text).not.toContain(secret);
+  });
+
+  it('a saved withdraw must name the current revision, and its confirmation that revision', () => {
+    expect(() =>
+      transition(S.waiting, {
+        type: 'withdraw_saved',
+        request: { expectedRevision: 2, idempotencyKey: 'w' },
+      }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_STATE', reason: 'illegal_transition' }));
+    expect(() => transition(S.withdrawPending, E.withdrawnAt2)).toThrow(
+      expect.objectContaining({ code: 'INVALID_STATE', reason: 'illegal_transition' }),
+    );
+    expect(() =>
+      transition(S.withdrawPending, {
+        ...E.withdrawn,
+        view: { ...view(1, 'withdrawn'), sessionId: 'ses_other' },
+      }),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_STATE', reason: 'illegal_transition' }));
+  });
+
+  it('a closed Ask keeps its workspace and Surface so the answers given stay readable', () => {
+    const out = transition(S.askClosePending, E.askWithdrawn);
+    expect(out).toMatchObject({ kind: 'ask_closed', workspaceId: 'ws_1', surface });
+    expect(JSON.stringify(out)).not.toContain('https://');
   });
 });

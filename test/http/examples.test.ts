@@ -70,6 +70,7 @@ describe('examples', () => {
       'sess_publish',
       'sess_request',
       'sess_response',
+      'sess_withdraw',
     ]);
     await modern.close();
     const refused = await fetch(running.url, { method: 'POST', headers: { authorization: 'Bearer wrong' } });

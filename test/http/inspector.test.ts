@@ -139,6 +139,7 @@ describe.each(clis)('$name against handler.node', (cli) => {
         'sess_publish',
         'sess_request',
         'sess_response',
+        'sess_withdraw',
       ]);
 
       const created = await runCli(cli, url, token, [

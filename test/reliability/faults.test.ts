@@ -389,6 +389,7 @@ const FAULT_KINDS: Record<LocalFault['kind'], true> = {
   malformed: true,
   contradictory: true,
   tamper_receipt: true,
+  hold: true,
 };
 
 /** One row: a fault, what the client must report for it, and whether Sess made the change. */
@@ -462,6 +463,19 @@ const WIRE_FAULTS: readonly WireFaultRow[] = [
   {
     name: 'tampered receipts',
     fault: { kind: 'tamper_receipt', tamper: { mode: 'signature' } },
+    want: 'ok',
+    committed: true,
+  },
+  // A hold only orders the call against another change; released at once, it changes nothing.
+  {
+    name: 'held on arrival, released',
+    fault: { kind: 'hold', at: 'arrival', reached: () => {}, released: Promise.resolve() },
+    want: 'ok',
+    committed: true,
+  },
+  {
+    name: 'held after the commit, released',
+    fault: { kind: 'hold', at: 'commit', reached: () => {}, released: Promise.resolve() },
     want: 'ok',
     committed: true,
   },

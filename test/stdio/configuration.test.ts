@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { TOOL_NAMES } from '../../src/index.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 import { buildSessMcpBin, errorOf, interactionOf } from './harness.js';
 
@@ -32,7 +33,7 @@ describe('configuration of the stdio server', () => {
   it('starts without SESS_API_KEY and answers NOT_CONFIGURED naming it on the first call', async () => {
     const stack = await stdio.start({ client: 'v1', env: { SESS_API_KEY: undefined } });
     const { server, sess } = stack;
-    expect(await server.listTools()).toHaveLength(5);
+    expect(await server.listTools()).toHaveLength(TOOL_NAMES.length);
     const error = errorOf(await server.callTool('sess_request', { interaction: surface }));
     expect(error.code).toBe('NOT_CONFIGURED');
     expect(error.retryable).toBe(false);
@@ -184,7 +185,7 @@ describe('configuration of the stdio server', () => {
     expect((init.result as { serverInfo: { name: string } }).serverInfo.name).toBe('@sess.si/mcp');
     await send(undefined, 'notifications/initialized', {});
     const list = await send(2, 'tools/list', {});
-    expect((list.result as { tools: unknown[] }).tools).toHaveLength(5);
+    expect((list.result as { tools: unknown[] }).tools).toHaveLength(TOOL_NAMES.length);
     const call = await send(3, 'tools/call', { name: 'sess_request', arguments: { interaction: surface } });
     const created = (call.result as { structuredContent: { interaction: { humanUrl: string } } })
       .structuredContent;

@@ -27,6 +27,7 @@ describe.each(CLIENTS)('over stdio with the %s client', (client) => {
       'sess_complete',
       'sess_ask',
       'sess_list',
+      'sess_withdraw',
     ]);
     for (const tool of tools) {
       const definition = TOOL_DEFINITIONS[tool.name as keyof typeof TOOL_DEFINITIONS];

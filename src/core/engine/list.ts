@@ -26,12 +26,11 @@ import {
   LIST_STATES,
   type ListGroup,
   type ListState,
-  listGroupOf,
   listStateOf,
   ownerCodeOf,
 } from '../record.js';
 import type { ListItem, ListResult } from '../result.js';
-import { storeError } from '../store-kit.js';
+import { compareListKeys, listKeyOf, storeError } from '../store-kit.js';
 import type { Surface } from '../surface.js';
 import { type Call, confirmedExpiry } from './call.js';
 import { jsonDigest } from './identity.js';

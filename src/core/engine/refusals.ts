@@ -15,8 +15,13 @@ import { createOutcomeUnknown } from './sess-errors.js';
 /** A state of one kind. */
 export type State<K extends InteractionState['kind']> = Extract<InteractionState, { kind: K }>;
 
-/** The tools that change a Session after its answer. */
-export type MutationTool = 'sess_publish' | 'sess_complete';
+/** The tools that change a Session with a saved request: after its answer, or withdrawing it. */
+export type MutationTool = 'sess_publish' | 'sess_complete' | 'sess_withdraw';
+
+/** A state that holds a saved, unconfirmed request. */
+export type PendingState = State<
+  'publish_pending' | 'complete_pending' | 'withdraw_pending' | 'ask_close_pending'
+>;
 
 export function handleNotFound(): SessMcpError {
   return new SessMcpError(
@@ -91,25 +96,47 @@ export function completedAlready(): SessMcpError {
   });
 }
 
-function toolOf(state: State<'publish_pending'> | State<'complete_pending'>): MutationTool {
-  return state.kind === 'publish_pending' ? 'sess_publish' : 'sess_complete';
+const TOOL_OF: { readonly [K in PendingState['kind']]: MutationTool } = {
+  publish_pending: 'sess_publish',
+  complete_pending: 'sess_complete',
+  withdraw_pending: 'sess_withdraw',
+  ask_close_pending: 'sess_withdraw',
+};
+
+/** What a saved request is, in words ("A sess_publish after revision 1"). */
+function savedRequest(state: PendingState): string {
+  switch (state.kind) {
+    case 'withdraw_pending':
+      return `A sess_withdraw at revision ${state.request.expectedRevision}`;
+    case 'ask_close_pending':
+      return 'A sess_withdraw of this Ask';
+    default:
+      return `A ${TOOL_OF[state.kind]} after revision ${state.request.expectedRevision}`;
+  }
 }
 
-export function pendingError(state: State<'publish_pending'> | State<'complete_pending'>): SessMcpError {
-  const tool = toolOf(state);
+export function pendingError(state: PendingState): SessMcpError {
+  const tool = TOOL_OF[state.kind];
   return new SessMcpError(
     'MUTATION_PENDING',
-    `A ${tool} after revision ${state.request.expectedRevision} is saved and its outcome is not confirmed. Repeat that identical ${tool} call first; nothing was sent.`,
+    `${savedRequest(state)} is saved and its outcome is not confirmed. Repeat that identical ${tool} call first; nothing was sent.`,
     { state: state.kind },
   );
 }
 
 /** A repeat that differs from the saved, unconfirmed request of the same tool. */
-export function pendingDiffers(state: State<'publish_pending'> | State<'complete_pending'>): SessMcpError {
-  const what =
-    state.kind === 'publish_pending'
-      ? `A different sess_publish after revision ${state.request.expectedRevision}`
-      : `A sess_complete after revision ${state.request.expectedRevision} with another response_event_id`;
+export function pendingDiffers(state: PendingState): SessMcpError {
+  let what: string;
+  switch (state.kind) {
+    case 'publish_pending':
+      what = `A different sess_publish after revision ${state.request.expectedRevision}`;
+      break;
+    case 'complete_pending':
+      what = `A sess_complete after revision ${state.request.expectedRevision} with another response_event_id`;
+      break;
+    default:
+      what = `${savedRequest(state)} with another expected_revision or reason`;
+  }
   return new SessMcpError(
     'PENDING_MUTATION_DIFFERS',
     `${what} is saved and its outcome is not confirmed. Repeat that identical call first; nothing was sent.`,
@@ -147,7 +174,7 @@ export function checkSameSession(view: SessionView, sessionId: string): void {
 
 /** A state that waits for something else than this call: an unknown create, the owner, or a saved mutation. */
 export type StuckState = State<
-  'create_intent' | 'create_unknown' | 'blocked' | 'publish_pending' | 'complete_pending'
+  'create_intent' | 'create_unknown' | 'blocked' | 'publish_pending' | 'complete_pending' | 'withdraw_pending'
 >;
 
 const STUCK_KINDS: ReadonlySet<InteractionState['kind']> = new Set([
@@ -156,6 +183,7 @@ const STUCK_KINDS: ReadonlySet<InteractionState['kind']> = new Set([
   'blocked',
   'publish_pending',
   'complete_pending',
+  'withdraw_pending',
 ]);
 
 /** True for a {@link StuckState}. */
@@ -181,6 +209,7 @@ export function refuseMutation(state: InteractionState, tool: MutationTool, expe
   if (isStuck(state)) throw stuckError(state);
   switch (state.kind) {
     case 'ask_open':
+    case 'ask_close_pending':
     case 'ask_closed':
       throw new SessMcpError(
         'INVALID_STATE',
@@ -196,9 +225,86 @@ export function refuseMutation(state: InteractionState, tool: MutationTool, expe
       );
     case 'completed':
       throw completedAlready();
+    case 'withdrawn':
+      throw withdrawnAlready();
     default:
       throw new SessMcpError('INVALID_STATE', `${tool} cannot run in state ${state.kind}.`, {
         state: state.kind,
       });
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sess_withdraw
+
+export function withdrawnAlready(): SessMcpError {
+  return new SessMcpError(
+    'INVALID_STATE',
+    'This interaction was withdrawn: the person can no longer answer it; nothing was sent. Start a new interaction if needed.',
+    { reason: 'withdrawn', state: 'withdrawn' },
+  );
+}
+
+/**
+ * A withdraw over a record that holds a verified answer, or one Sess refused because an answer at
+ * that revision came first: an answer is never withdrawn.
+ */
+export function answerArrived(revision: number, local: boolean, state: string): SessMcpError {
+  const where = local
+    ? `This interaction already holds a verified answer at revision ${revision}; nothing was sent.`
+    : `Sess refused the withdraw: the person answered at revision ${revision} first. The interaction is as it was.`;
+  return new SessMcpError(
+    'ANSWER_ARRIVED',
+    `${where} An answer is never withdrawn: call sess_response, which returns it, then sess_complete (or sess_publish a follow-up).`,
+    { reason: 'answer_arrived', state },
+  );
+}
+
+/** Sess does not offer withdrawal (`404`/`405` on the endpoint while the Session or Ask exists). */
+export function withdrawUnavailable(state: string): SessMcpError {
+  return new SessMcpError(
+    'WITHDRAW_UNAVAILABLE',
+    'This Sess does not offer withdrawal, so the question stays open; the interaction is as it was. Tell the person in chat that you no longer need an answer, or keep waiting with sess_response.',
+    { reason: 'withdraw_not_offered', state },
+  );
+}
+
+/** Sess refused a withdraw it does not explain by an answer (`410` expired, another `4xx`). */
+export function withdrawRefused(status: number, apiCode: string | undefined, state: string): SessMcpError {
+  if (status === 409 && state === 'ask_open') {
+    return new SessMcpError(
+      'INVALID_STATE',
+      'Sess reports this Ask already closed; nothing changed here. Call sess_response to read its answers.',
+      { reason: 'closed', state },
+    );
+  }
+  if (status === 410) {
+    return new SessMcpError(
+      'INVALID_STATE',
+      'The link expired with no answer before the withdraw; the person can no longer answer. Call sess_response to record it.',
+      { reason: 'expired', state },
+    );
+  }
+  return new SessMcpError(
+    'MUTATION_REJECTED',
+    `Sess refused the withdraw (HTTP ${status}${apiCode === undefined ? '' : ` ${apiCode}`}); nothing changed and the interaction is as it was. Ask the owner to check the Sess origin and version.`,
+    { reason: apiCode ?? `http_${status}`, state },
+  );
+}
+
+const FINISHED_WORDS = {
+  completed: 'completed',
+  expired: 'expired with no answer',
+  withdrawn: 'withdrawn (with another expected_revision or reason)',
+  ask_closed: 'a closed Ask',
+} as const;
+
+/** A withdraw over a finished record that is no repeat of the confirmed withdraw. */
+export function withdrawFinished(kind: keyof typeof FINISHED_WORDS): SessMcpError {
+  const state = kind === 'ask_closed' ? 'closed' : kind;
+  return new SessMcpError(
+    'INVALID_STATE',
+    `sess_withdraw does not apply: this interaction is ${FINISHED_WORDS[kind]} (state ${state}); nothing was sent.`,
+    { reason: state, state: kind },
+  );
 }

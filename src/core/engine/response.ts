@@ -3,12 +3,15 @@
  * whose receipt verified and that one more read confirmed is still current. Also the Ask read
  * (every respondent's verified answer) and the progress notifications of a wait.
  *
+ * A record whose withdraw is saved but unconfirmed is refused with `MUTATION_PENDING` (repeat the
+ * identical `sess_withdraw`: only its outcome says whether an answer came first); a withdrawn one
+ * reads as `withdrawn`, never with an answer; an Ask whose close is saved reads like an open one.
+ *
  * Deliberately sends no mutation and refuses no publish or complete: those are `mutate.ts`. A
  * read that loses the compare-and-set to a call that recorded the same verified answer returns
  * that answer; only a different change is a conflict.
  */
 
-import { SessMcpError } from '../errors.js';
 import type {
   AskView,
   Binding,
@@ -53,23 +56,22 @@ export async function response(call: Call, op: ResponseOperation): Promise<Engin
       case 'expired':
         checkRevision(op.revision, state.revision, state.kind);
         return { handle: op.handle, revision: state.revision, state: 'expired' };
+      case 'withdrawn':
+        // Taken back before any answer: there is nothing to read, and never an answer.
+        checkRevision(op.revision, state.revision, state.kind);
+        return { handle: op.handle, revision: state.revision, state: 'withdrawn' };
       case 'ask_open':
+      case 'ask_close_pending':
       case 'ask_closed':
+        // A saved close does not hide the answers given so far: they are read as from an open Ask.
         checkRevision(op.revision, 1, state.kind);
-        return await readAsk(call, loaded as Loaded<State<'ask_open' | 'ask_closed'>>);
+        return await readAsk(call, loaded as Loaded<State<'ask_open' | 'ask_close_pending' | 'ask_closed'>>);
       case 'waiting':
         checkRevision(op.revision, state.revision, state.kind);
         return await wait(call, loaded as Waiting, op);
       case 'answered':
         checkRevision(op.revision, state.revision, state.kind);
         return await reconfirm(call, loaded as Loaded<State<'answered'>>);
-      case 'withdraw_pending':
-      case 'withdrawn':
-      case 'ask_close_pending':
-        // Placeholder until sess_withdraw lands: the withdraw states are not written yet.
-        throw new SessMcpError('INVALID_STATE', `The interaction is in state ${state.kind}.`, {
-          state: state.kind,
-        });
     }
   } catch (error) {
     if (error instanceof WaitAborted) {
@@ -286,7 +288,10 @@ async function confirmCurrent(
   if (!current) return call.block(loaded, 'RECOVERY_BLOCKED', 'session_moved_on');
 }
 
-async function readAsk(call: Call, loaded: Loaded<State<'ask_open' | 'ask_closed'>>): Promise<EngineResult> {
+async function readAsk(
+  call: Call,
+  loaded: Loaded<State<'ask_open' | 'ask_close_pending' | 'ask_closed'>>,
+): Promise<EngineResult> {
   const { state } = loaded.record;
   let view: AskView;
   try {
@@ -317,6 +322,7 @@ async function readAsk(call: Call, loaded: Loaded<State<'ask_open' | 'ask_closed
     }
   }
   const open = view.status === 'open';
+  // A saved close stays saved until its identical sess_withdraw is repeated; only an open Ask is settled here.
   if (!open && state.kind === 'ask_open')
     await call.settle(loaded, { type: 'ask_closed' }, (s) => s.kind === 'ask_closed');
   const ask: AskResult = {

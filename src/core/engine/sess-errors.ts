@@ -197,19 +197,29 @@ export function classifyReadFailure(error: unknown, what: string): ReadFailure {
 }
 
 // ---------------------------------------------------------------------------------------------
-// publish, complete
+// publish, complete, withdraw
 
-/** What a failed publish or complete means. */
+/** What a failed publish, complete or withdraw means. */
 export type MutationFailure =
   /** The saved request stays; report `error` (repeat the identical call to replay it). */
   | { kind: 'pending'; error: SessMcpError }
   /** Sess refused deterministically: block with `MUTATION_REJECTED`. */
-  | { kind: 'block'; reason: string };
+  | { kind: 'block'; reason: string }
+  /**
+   * Withdraw only: Sess certainly did not apply it (`409` an answer came first, `410`, another
+   * `4xx`): the saved request is cleared and the record is left as it was.
+   */
+  | { kind: 'refused'; status: number; apiCode?: string }
+  /**
+   * Withdraw only: `404`/`405` on the endpoint. A read tells a Sess that does not offer withdrawal
+   * from an unknown Session or Ask.
+   */
+  | { kind: 'not_offered' };
 
 /** Classify a failed publish or complete. */
 export function classifyMutationFailure(
   error: unknown,
-  tool: 'sess_publish' | 'sess_complete',
+  tool: 'sess_publish' | 'sess_complete' | 'sess_withdraw',
 ): MutationFailure {
   const err = asSessApiError(error);
   const unknown = (): MutationFailure => ({
@@ -252,4 +262,21 @@ export function classifyMutationFailure(
     case 'verification':
       return { kind: 'pending', error: protocolError() };
   }
+}
+
+/**
+ * Classify a failed withdraw (or Ask close). Unlike publish and complete, a deterministic refusal
+ * never blocks the record: a withdraw Sess did not apply leaves the question as it was, so an
+ * answer that came first is never lost. Failures that may have taken effect keep the request saved.
+ */
+export function classifyWithdrawFailure(error: unknown): MutationFailure {
+  const err = asSessApiError(error);
+  const status = err.status ?? 0;
+  if (err.kind === 'api' && status >= 400 && status < 500 && status !== 401 && status !== 429) {
+    if (status === 404 || status === 405) return { kind: 'not_offered' };
+    return err.apiCode === undefined
+      ? { kind: 'refused', status }
+      : { kind: 'refused', status, apiCode: err.apiCode };
+  }
+  return classifyMutationFailure(err, 'sess_withdraw');
 }

@@ -12,10 +12,24 @@
  *       └─create_lost─▶ create_unknown      waiting(n) ◀──────────────────────────────────┘ (n+1)
  *                      waiting ─expired─▶ expired     answered ─complete_saved─▶ complete_pending
  *   any unfinished ─blocked─▶ blocked                 complete_pending ─completed─▶ completed
+ *
+ * waiting ─withdraw_saved─▶ withdraw_pending ─withdrawn─▶ withdrawn
+ *    ▲                             │
+ *    └──────withdraw_refused───────┘   (Sess refused: the record is as it was)
+ * ask_open ─ask_close_saved─▶ ask_close_pending ─ask_withdrawn─▶ ask_closed
+ *    ▲                               │
+ *    └────────ask_close_refused──────┘
  * ```
  */
 import { SessMcpError } from '../errors.js';
-import type { AskView, CompleteInput, PublishInput, SessionView } from '../ports.js';
+import type {
+  AskView,
+  CloseAskInput,
+  CompleteInput,
+  PublishInput,
+  SessionView,
+  WithdrawInput,
+} from '../ports.js';
 import type { InteractionState, InteractionStateKind, VerifiedResponse } from '../record.js';
 
 /** Something that happened to an interaction. */
@@ -40,6 +54,18 @@ export type InteractionEvent =
   | { type: 'completed'; view: SessionView }
   /** The Ask takes no more answers. */
   | { type: 'ask_closed' }
+  /** The exact withdraw request of a waiting Session was saved before dispatch. */
+  | { type: 'withdraw_saved'; request: WithdrawInput }
+  /** Sess confirmed the saved withdraw; `reasonDigest` is the digest of its reason (of "" when none). */
+  | { type: 'withdrawn'; view: SessionView; reasonDigest: string }
+  /** Sess certainly did not apply the saved withdraw (an answer came first, or no withdrawal offered). */
+  | { type: 'withdraw_refused' }
+  /** The exact close request of an open Ask was saved before dispatch. */
+  | { type: 'ask_close_saved'; request: CloseAskInput }
+  /** Sess confirmed the saved close of the Ask. */
+  | { type: 'ask_withdrawn'; reasonDigest: string }
+  /** Sess certainly did not apply the saved close. */
+  | { type: 'ask_close_refused' }
   /** The interaction needs its owner. */
   | {
       type: 'blocked';
@@ -59,6 +85,7 @@ function illegal(state: InteractionState, event: InteractionEvent): never {
 const TERMINAL: ReadonlySet<InteractionStateKind> = new Set([
   'completed',
   'expired',
+  'withdrawn',
   'ask_closed',
   'blocked',
   'create_unknown',
@@ -173,6 +200,65 @@ export function transition(state: InteractionState, event: InteractionEvent): In
         askId: state.askId,
         workspaceId: state.workspaceId,
         surface: state.surface,
+      };
+    case 'withdraw_saved':
+      if (state.kind !== 'waiting' || event.request.expectedRevision !== state.revision)
+        illegal(state, event);
+      return {
+        kind: 'withdraw_pending',
+        session: state.session,
+        revision: state.revision,
+        surface: state.surface,
+        request: event.request,
+        ...(state.lastMutation === undefined ? {} : { lastMutation: state.lastMutation }),
+      };
+    case 'withdrawn':
+      if (
+        state.kind !== 'withdraw_pending' ||
+        event.view.sessionId !== state.session.sessionId ||
+        event.view.revision !== state.request.expectedRevision
+      ) {
+        illegal(state, event);
+      }
+      // As on completion, the link, the Surface and any answer data go: only what recognises a repeat stays.
+      return {
+        kind: 'withdrawn',
+        sessionId: state.session.sessionId,
+        revision: state.request.expectedRevision,
+        withdrawal: { expectedRevision: state.request.expectedRevision, reasonDigest: event.reasonDigest },
+      };
+    case 'withdraw_refused':
+      if (state.kind !== 'withdraw_pending') illegal(state, event);
+      // Exactly as it was before the withdraw was saved, its last confirmed mutation included.
+      return {
+        kind: 'waiting',
+        session: state.session,
+        revision: state.revision,
+        surface: state.surface,
+        ...(state.lastMutation === undefined ? {} : { lastMutation: state.lastMutation }),
+      };
+    case 'ask_close_saved':
+    case 'ask_close_refused': {
+      const from = event.type === 'ask_close_saved' ? 'ask_open' : 'ask_close_pending';
+      if (state.kind !== from) illegal(state, event);
+      const { askId, workspaceId, humanUrl, expiresAt, surface, max } = state as Extract<
+        InteractionState,
+        { kind: 'ask_open' | 'ask_close_pending' }
+      >;
+      const open = { askId, workspaceId, humanUrl, expiresAt, surface, max };
+      return event.type === 'ask_close_saved'
+        ? { kind: 'ask_close_pending', ...open, request: event.request }
+        : { kind: 'ask_open', ...open };
+    }
+    case 'ask_withdrawn':
+      if (state.kind !== 'ask_close_pending') illegal(state, event);
+      // The link goes; the Surface and workspace stay so the answers given before stay readable.
+      return {
+        kind: 'ask_closed',
+        askId: state.askId,
+        workspaceId: state.workspaceId,
+        surface: state.surface,
+        withdrawal: { expectedRevision: 1, reasonDigest: event.reasonDigest },
       };
     case 'blocked': {
       if (TERMINAL.has(state.kind) || state.kind === 'create_intent') illegal(state, event);

@@ -10,7 +10,7 @@ import type { Surface } from '../surface.js';
 import type { WaitGate } from './wait-gate.js';
 
 /** The named durable steps {@link EngineHooks.onStep} is called at. */
-export type DurableStep = `${'create' | 'publish' | 'complete'}.${
+export type DurableStep = `${'create' | 'publish' | 'complete' | 'withdraw'}.${
   | 'before_intent_saved'
   | 'after_intent_saved'
   | 'after_request_sent'
@@ -104,4 +104,13 @@ export interface CompleteOperation {
   handle: string;
   expectedRevision: number;
   responseEventId: string;
+}
+
+/** A validated `sess_withdraw` (of a Session, or the close of an Ask). */
+export interface WithdrawOperation {
+  handle: string;
+  /** The current revision of a Session; 1 for an Ask. */
+  expectedRevision: number;
+  /** What the person's page shows, at most 160 code points. */
+  reason?: string;
 }
