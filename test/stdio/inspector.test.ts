@@ -11,6 +11,7 @@
 import { execFile } from 'node:child_process';
 import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { TOOL_NAMES } from '../../src/index.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface } from '../http/harness.js';
 import { createSecretsAudit } from '../support/audit.js';
@@ -65,7 +66,7 @@ describe('inspector-cli 1.0.3 over stdio', () => {
         const listed = await run([...target, '--method', 'tools/list']);
         expect(listed.code, listed.err).toBe(0);
         const names = (printed(listed.out).tools as Array<{ name: string }>).map((t) => t.name).sort();
-        expect(names).toEqual(['sess_ask', 'sess_complete', 'sess_publish', 'sess_request', 'sess_response']);
+        expect(names).toEqual([...TOOL_NAMES].sort());
 
         const created = await run([
           ...target,
