@@ -14,7 +14,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessApi } from '../../src/core/ports.js';
 import type { InteractionState } from '../../src/core/record.js';
-import type { ToolErrorObject } from '../../src/core/result.js';
 import type { LocalFault, LocalWithdrawal } from '../../src/testing/index.js';
 import {
   approveAnswer,
@@ -301,7 +300,7 @@ describe('sess_withdraw × every fault kind (engine, real client)', () => {
     expect(h.sess.faults.pending(cell.call)).toBe(0);
     expect(answerOf(first)).toEqual(cell.want);
     if (!first.ok) {
-      const error: ToolErrorObject = first.error;
+      const { error } = first;
       expect(error.message).not.toContain(h.sess.apiKey);
       expect(error.message).not.toContain(subject.handle);
       expect(error.message).not.toContain(REASON);
