@@ -161,7 +161,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   console.log(
-    `[reliability] withdraw fault matrix: ${tally.cells} cells (${WIRE_CALLS.length} wire calls × fault rows, + ${tally.notOffered} without withdrawal), ${tally.repeats} identical repeats reconciled, ${tally.doubled} double withdrawals or closes, ${tally.lost} answers lost`,
+    `[reliability] withdraw fault matrix: ${tally.cells} fault cells (${WIRE_CALLS.length} wire calls × ${ROWS.length} fault rows, less the cells withdraw.test.ts holds) + ${tally.notOffered} cells without withdrawal, ${tally.repeats} identical repeats reconciled, ${tally.doubled} double withdrawals or closes, ${tally.lost} answers lost`,
   );
   await h?.close();
 });
