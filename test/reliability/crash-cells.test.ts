@@ -2,14 +2,18 @@
  * Crash matrix by (tool, durable step) cells over real processes: for each row of {@link CELLS} a
  * real `sess-mcp` child is started with `SESS_MCP_TEST_CRASH_AT=<step>`, driven by a real MCP
  * client through the row's tool until it dies by SIGKILL at that step, then restarted without the
- * hook and called as an agent would. Today the rows are every durable step of Ask creation
- * (`sess_ask` with `respondents`); `crash.test.ts` holds the Session create, publish and complete.
+ * hook and called as an agent would. The rows are every durable step of Ask creation (`sess_ask`
+ * with `respondents`) and every durable step of `sess_withdraw`, of a Session and of an Ask's
+ * close, plus the Session rows where the person answers while the server is down after a kill
+ * before the withdraw was sent; `crash.test.ts` holds the Session create, publish and complete.
  *
- * After every cell: 0 duplicate Asks (the cell's own Asks at the local runtime), 0 lost answers
- * (a respondent who answered, before or after the restart, is returned by `sess_response`), 0
- * unparsable record files, and the handle in its documented state (`CREATE_OUTCOME_UNKNOWN`,
- * sticky and sending nothing, while the create may have reached Sess; `waiting` once the Ask is
- * saved).
+ * After every cell: 0 duplicate Sessions or Asks (the cell's own, at the local runtime), 0 lost
+ * answers (a respondent or person who answered, before or after the restart, is returned by
+ * `sess_response`), 0 unparsable record files, and the handle in its documented state: for an
+ * Ask's create `CREATE_OUTCOME_UNKNOWN` (sticky, sending nothing) while the create may have
+ * reached Sess, `waiting` once the Ask is saved; for a withdraw, `withdrawn` (or `closed`) exactly
+ * once after the identical repeat, with the person's page refusing a submit, or `ANSWER_ARRIVED`
+ * and the answer returned when the person answered first.
  *
  * One runtime for the file; each cell has its own workspace (an Ask view carries no title, so a
  * cell's Asks are those of its workspace, and every respondent's Session is checked to carry the
@@ -30,21 +34,48 @@ import {
   settle,
 } from '../support/crash-cell.js';
 import { type CrashPoint, STEP_NAMES, type StepName } from '../support/durable-steps.js';
+import { surfaceOf } from '../support/surfaces.js';
 
 /** The tools a row can drive; each has one scenario in {@link SCENARIOS}. */
-type CrashTool = 'sess_ask';
+type CrashTool = 'sess_ask' | 'sess_withdraw';
 
 /**
- * The matrix, one row per cell. A new durable step is one more row; a new tool (`sess_withdraw`
- * with its `withdraw.*` steps) is its rows plus its entry in {@link SCENARIOS}.
+ * What a `sess_withdraw` row withdraws: a waiting Session, the same with the person answering
+ * while the server is down, or an open Ask (closed to new respondents).
  */
-const CELLS: readonly CrashPoint<CrashTool>[] = [
+type WithdrawOf = 'session' | 'session_answered_while_down' | 'ask';
+
+/** One row: the (tool, step) cell, and for `sess_withdraw` what it withdraws. */
+interface CrashRow<T extends CrashTool = CrashTool> extends CrashPoint<T> {
+  of?: WithdrawOf;
+}
+
+/**
+ * The matrix, one row per cell. A new durable step is one more row; a new tool is its rows plus
+ * its entry in {@link SCENARIOS}.
+ */
+const CELLS: readonly CrashRow[] = [
   { tool: 'sess_ask', step: 'create.before_intent_saved' },
   { tool: 'sess_ask', step: 'create.after_intent_saved' },
   { tool: 'sess_ask', step: 'create.after_request_sent' },
   { tool: 'sess_ask', step: 'create.after_response' },
   { tool: 'sess_ask', step: 'create.before_record_saved' },
   { tool: 'sess_ask', step: 'create.after_record_saved' },
+  { tool: 'sess_withdraw', of: 'session', step: 'withdraw.before_intent_saved' },
+  { tool: 'sess_withdraw', of: 'session', step: 'withdraw.after_intent_saved' },
+  { tool: 'sess_withdraw', of: 'session', step: 'withdraw.after_request_sent' },
+  { tool: 'sess_withdraw', of: 'session', step: 'withdraw.after_response' },
+  { tool: 'sess_withdraw', of: 'session', step: 'withdraw.before_record_saved' },
+  { tool: 'sess_withdraw', of: 'session', step: 'withdraw.after_record_saved' },
+  // Killed before the withdraw was sent: an answer given meanwhile comes first and is returned.
+  { tool: 'sess_withdraw', of: 'session_answered_while_down', step: 'withdraw.before_intent_saved' },
+  { tool: 'sess_withdraw', of: 'session_answered_while_down', step: 'withdraw.after_intent_saved' },
+  { tool: 'sess_withdraw', of: 'ask', step: 'withdraw.before_intent_saved' },
+  { tool: 'sess_withdraw', of: 'ask', step: 'withdraw.after_intent_saved' },
+  { tool: 'sess_withdraw', of: 'ask', step: 'withdraw.after_request_sent' },
+  { tool: 'sess_withdraw', of: 'ask', step: 'withdraw.after_response' },
+  { tool: 'sess_withdraw', of: 'ask', step: 'withdraw.before_record_saved' },
+  { tool: 'sess_withdraw', of: 'ask', step: 'withdraw.after_record_saved' },
 ];
 
 /** What a scenario gets: the cell (state directory, servers, audit) and what is its own. */
@@ -57,19 +88,22 @@ interface CellContext {
 }
 
 /** One scenario per tool: crash at `point.step`, restart, call as an agent would, check. */
-const SCENARIOS: { [T in CrashTool]: (cx: CellContext, point: CrashPoint<T>) => Promise<void> } = {
+const SCENARIOS: { [T in CrashTool]: (cx: CellContext, point: CrashRow<T>) => Promise<void> } = {
   sess_ask: askCreate,
+  sess_withdraw: (cx, point) => (point.of === 'ask' ? askClose(cx, point) : sessionWithdraw(cx, point)),
 };
 
 let sess: LocalSess;
 const tally = createCrashTally();
+/** What the withdraw cells end in. */
+const withdrawTally = { cells: 0, withdrawn: 0, closed: 0, answerArrived: 0, doubled: 0 };
 
 beforeAll(async () => {
   sess = await startLocalSess({ plan: { maxOpenSessions: 1_000 } });
 });
 afterAll(async () => {
   console.log(
-    `[reliability] crash cells: ${tally.cells} (tool, step) cells tried over real processes, ${tally.lost} answers lost, ${tally.duplicated} duplicated Asks, ${tally.unparsable} unparsable record files`,
+    `[reliability] crash cells: ${tally.cells} (tool, step) cells tried over real processes (${withdrawTally.cells} sess_withdraw: ${withdrawTally.withdrawn} withdrawn, ${withdrawTally.closed} closed, ${withdrawTally.answerArrived} ANSWER_ARRIVED with the answer returned), ${tally.lost} answers lost, ${tally.duplicated} duplicated Sessions or Asks, ${withdrawTally.doubled} double withdrawals or closes, ${tally.unparsable} unparsable record files`,
   );
   await sess?.close();
   await cleanBuilds();
@@ -222,6 +256,222 @@ async function askCreate(cx: CellContext, point: CrashPoint<'sess_ask'>): Promis
   expect(await recordFilesParse(c.dir, tally)).toBe(final.length);
 }
 
+// -----------------------------------------------------------------------------------------------
+// sess_withdraw: a Session's withdraw and an Ask's close
+
+const WITHDRAW_REASON = 'Sorted out in chat; no answer needed.';
+const withdrawArgs = (handle: string) => ({ handle, expected_revision: 1, reason: WITHDRAW_REASON });
+
+/** Steps before which the withdraw (or close) certainly did not reach Sess. */
+const UNSENT = new Set<StepName>(['before_intent_saved', 'after_intent_saved']);
+
+/**
+ * Where Sess stands after the kill: certainly not applied before the request was sent, certainly
+ * applied once its answer came back, either right after it was sent (the documented unknown).
+ */
+function expectAppliedAt(step: StepName, applied: boolean): void {
+  if (UNSENT.has(step)) expect(applied).toBe(false);
+  else if (step !== 'after_request_sent') expect(applied).toBe(true);
+}
+
+/** The record kind a kill at `step` leaves: before, saved, or after the withdraw. */
+function recordAfterKill(step: StepName, kinds: { from: string; pending: string; done: string }): string {
+  if (step === 'before_intent_saved') return kinds.from;
+  if (step === 'after_record_saved') return kinds.done;
+  return kinds.pending;
+}
+
+/** The cell's Sessions at the runtime (by the first revision's title). */
+const sessionsOf = (cx: CellContext) =>
+  sess.sessions.list(cx.workspaceId).filter((s) => s.surfaces[0]?.title === cx.title);
+
+/** A one-field Surface titled with the cell's title; the person answers with `yes`. */
+const surfaceFor = (title: string) =>
+  surfaceOf(
+    title,
+    [{ type: 'field', name: 'note', label: 'Note', schema: { type: 'string', maxLength: 200 } }],
+    [
+      { id: 'yes', label: 'Yes', intent: 'approve' },
+      { id: 'no', label: 'No', intent: 'reject' },
+    ],
+  );
+
+async function sessionWithdraw(cx: CellContext, point: CrashRow<'sess_withdraw'>): Promise<void> {
+  const { c } = cx;
+  const step = stepOf(point.step);
+  const answersWhileDown = point.of === 'session_answered_while_down';
+  withdrawTally.cells += 1;
+  // The hook fires only at the withdraw's step, so the Session is created on the same child.
+  const first = await c.start(point.step);
+  const created = interactionOf(await first.callTool('sess_request', { interaction: surfaceFor(cx.title) }));
+  const humanUrl = created.humanUrl!;
+  c.audit.url(humanUrl, 'sess link');
+  const args = withdrawArgs(created.handle);
+  await crashes(first, 'sess_withdraw', args);
+  expect(first.stderr()).not.toMatch(/sk_local_/);
+
+  if (step === 'after_request_sent') await settle();
+  const snapshot = () => sess.sessions.byUrl(humanUrl);
+  const applied = snapshot()?.view.status === 'withdrawn';
+  expectAppliedAt(step, applied);
+  tally.sentUnknown += step === 'after_request_sent' ? 1 : 0;
+  const kinds = { from: 'waiting', pending: 'withdraw_pending', done: 'withdrawn' };
+  expect((await c.records()).map((r) => r.state)).toEqual([recordAfterKill(step, kinds)]);
+  expect(await recordFilesParse(c.dir, tally)).toBe(1);
+
+  // The person answers while the server is down: accepted exactly when the withdraw did not land.
+  const values = { note: `answered while the server was down, ${step}` };
+  let answered = false;
+  if (answersWhileDown) {
+    c.audit.answer(values);
+    const page = await sess.submitAnswer(humanUrl, { action: 'yes', values });
+    answered = page.status < 400;
+    expect(answered).toBe(!applied);
+  }
+
+  // The agent repeats the identical call on a fresh server.
+  const server = await c.start();
+  const repeat = await server.callTool('sess_withdraw', args);
+  if (answered) {
+    // The answer came first: the withdraw is refused, the record is as it was, and
+    // sess_response returns the answer, verified.
+    expect(errorOf(repeat)).toMatchObject({ code: 'ANSWER_ARRIVED', retryable: false, state: 'waiting' });
+    withdrawTally.answerArrived += 1;
+    const got = interactionOf(
+      await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 }),
+    );
+    if (got.state !== 'answered' || JSON.stringify(got.response?.values) !== JSON.stringify(values))
+      tally.lost += 1;
+    expect(got).toMatchObject({
+      handle: created.handle,
+      revision: 1,
+      state: 'answered',
+      response: { action: 'yes', values, verified: true },
+    });
+    expect(sess.stats.of(cx.workspaceId).sessionsWithdrawn).toBe(0);
+    expect(snapshot()?.view.status).toBe('answered');
+    expect((await c.records()).map((r) => r.state)).toEqual(['answered']);
+  } else {
+    expect(interactionOf(repeat)).toEqual({ handle: created.handle, revision: 1, state: 'withdrawn' });
+    // Once more: the same result, nothing sent again.
+    const requests = sess.stats.of(cx.workspaceId).sessionsWithdrawn;
+    expect(interactionOf(await server.callTool('sess_withdraw', args))).toEqual({
+      handle: created.handle,
+      revision: 1,
+      state: 'withdrawn',
+    });
+    if (requests !== 1 || sess.stats.of(cx.workspaceId).sessionsWithdrawn !== 1) withdrawTally.doubled += 1;
+    expect(sess.stats.of(cx.workspaceId).sessionsWithdrawn).toBe(1);
+    withdrawTally.withdrawn += 1;
+    // The person's page refuses a submit, and Sess holds no answer.
+    const refused = { action: 'yes', values: { note: `too late, ${step}` } };
+    c.audit.answer(refused.values);
+    expect((await sess.submitAnswer(humanUrl, refused)).status).toBe(410);
+    expect(snapshot()?.view).toMatchObject({ status: 'withdrawn', responses: [] });
+    expect(
+      interactionOf(
+        await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 }),
+      ),
+    ).toEqual({ handle: created.handle, revision: 1, state: 'withdrawn' });
+    expect((await c.records()).map((r) => r.state)).toEqual(['withdrawn']);
+  }
+  // One Session for the one handle.
+  if (sessionsOf(cx).length !== 1) tally.duplicated += 1;
+  expect(sessionsOf(cx)).toHaveLength(1);
+  expect(await recordFilesParse(c.dir, tally)).toBe(1);
+}
+
+/** Respondents of an Ask that is closed: room for more than start, so it never fills by itself. */
+const CLOSE_MAX = 4;
+
+async function askClose(cx: CellContext, point: CrashRow<'sess_withdraw'>): Promise<void> {
+  const { c } = cx;
+  const step = stepOf(point.step);
+  withdrawTally.cells += 1;
+  const first = await c.start(point.step);
+  const created = interactionOf(
+    await first.callTool('sess_ask', { ...askArgs(cx.title), respondents: { max: CLOSE_MAX } }),
+  );
+  const askUrl = created.humanUrl!;
+  c.audit.url(askUrl, 'ask link');
+  // One respondent answered before the close; two more have their pages open.
+  const given = [await respond(cx, askUrl, `answered before the close, ${step}`)];
+  const open: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const started = await sess.startRespondent(askUrl);
+    expect(started.humanUrl).toBeDefined();
+    c.audit.url(started.humanUrl!, 'respondent link');
+    open.push(started.humanUrl!);
+  }
+  const args = withdrawArgs(created.handle);
+  await crashes(first, 'sess_withdraw', args);
+  expect(first.stderr()).not.toMatch(/sk_local_/);
+
+  if (step === 'after_request_sent') await settle();
+  const askNow = () => asksOf(cx)[0];
+  const applied = askNow()?.status === 'closed';
+  expectAppliedAt(step, applied);
+  tally.sentUnknown += step === 'after_request_sent' ? 1 : 0;
+  const kinds = { from: 'ask_open', pending: 'ask_close_pending', done: 'ask_closed' };
+  expect((await c.records()).map((r) => r.state)).toEqual([recordAfterKill(step, kinds)]);
+  expect(await recordFilesParse(c.dir, tally)).toBe(1);
+
+  // A respondent answers while the server is down: accepted exactly when the close did not land.
+  const values = { note: `answered while the server was down, ${step}` };
+  c.audit.answer(values);
+  const late = await sess.submitAnswer(open[0]!, { action: 'submit', values });
+  const accepted = late.status < 400;
+  // Right after the send the close may still be landing: the submit's own status says which came
+  // first, and the answer must then be returned exactly when it was accepted.
+  if (step === 'after_request_sent') expect([303, 410]).toContain(late.status);
+  else expect(accepted).toBe(!applied);
+  if (accepted) given.push({ respondentId: sess.sessions.byUrl(open[0]!)!.ask!.respondentId, values });
+
+  // The agent repeats the identical call on a fresh server: closed, once.
+  const server = await c.start();
+  for (let i = 0; i < 2; i++) {
+    expect(interactionOf(await server.callTool('sess_withdraw', args))).toEqual({
+      handle: created.handle,
+      revision: 1,
+      state: 'closed',
+    });
+  }
+  if (sess.stats.of(cx.workspaceId).asksClosed !== 1) withdrawTally.doubled += 1;
+  expect(sess.stats.of(cx.workspaceId).asksClosed).toBe(1);
+  withdrawTally.closed += 1;
+  expect(askNow()?.status).toBe('closed');
+
+  // The still open page refuses a submit, no one new starts, and every answer given is returned.
+  const refused = { note: `too late, ${step}` };
+  c.audit.answer(refused);
+  expect((await sess.submitAnswer(open[1]!, { action: 'submit', values: refused })).status).toBe(410);
+  expect((await sess.startRespondent(askUrl)).humanUrl).toBeUndefined();
+  const got = interactionOf(
+    await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 }),
+  );
+  const answers = got.ask?.answers ?? [];
+  for (const g of given) {
+    const found = answers.find((a) => a.respondentId === g.respondentId);
+    if (JSON.stringify(found?.values) !== JSON.stringify(g.values)) tally.lost += 1;
+  }
+  expect(got).toMatchObject({
+    handle: created.handle,
+    revision: 1,
+    state: 'closed',
+    ask: { open: false, max: CLOSE_MAX, answered: given.length },
+  });
+  expect(answers).toEqual(
+    given.map((g) =>
+      expect.objectContaining({ respondentId: g.respondentId, values: g.values, verified: true }),
+    ),
+  );
+  expect((await c.records()).map((r) => r.state)).toEqual(['ask_closed']);
+  // One Ask for the one handle.
+  if (asksOf(cx).length !== 1) tally.duplicated += 1;
+  expect(asksOf(cx)).toHaveLength(1);
+  expect(await recordFilesParse(c.dir, tally)).toBe(1);
+}
+
 describe('the matrix', () => {
   it('has a row for every durable step of Ask creation, in order, and the engine reaches each one on the Ask path', async () => {
     const creates = STEP_NAMES.map((s) => `create.${s}` as DurableStep);
@@ -237,20 +487,54 @@ describe('the matrix', () => {
       await h.close();
     }
   });
+
+  it('has a row for every durable step of sess_withdraw, of a Session and of an Ask, and the engine reaches each one on both paths', async () => {
+    const withdraws = STEP_NAMES.map((s) => `withdraw.${s}` as DurableStep);
+    for (const of of ['session', 'ask'] as const) {
+      expect(CELLS.filter((p) => p.tool === 'sess_withdraw' && p.of === of).map((p) => p.step)).toEqual(
+        withdraws,
+      );
+    }
+    // The answered-while-down rows are the steps before the withdraw was sent.
+    expect(CELLS.filter((p) => p.of === 'session_answered_while_down').map((p) => stepOf(p.step))).toEqual(
+      STEP_NAMES.filter((s) => UNSENT.has(s)),
+    );
+    const steps: DurableStep[] = [];
+    const h = await startHarness({ engine: { hooks: { onStep: (s) => void steps.push(s) } } });
+    try {
+      const session = await h.request();
+      const ask = await h.ok('sess_ask', askArgs('Which steps does a close pass?'));
+      for (const handle of [session.handle, ask.handle]) {
+        steps.length = 0;
+        await h.ok('sess_withdraw', withdrawArgs(handle));
+        expect(steps).toEqual(withdraws);
+      }
+    } finally {
+      await h.close();
+    }
+  });
 });
 
+/** A row's name: its tool and step, and what a withdraw row withdraws. */
+const cellName = (p: CrashRow) => `${p.tool} at ${p.step}${p.of === undefined ? '' : ` (${p.of})`}`;
+
+/** Run a row's scenario (the table holds rows of every tool). */
+const runScenario = SCENARIOS as unknown as Record<
+  CrashTool,
+  (cx: CellContext, point: CrashRow) => Promise<void>
+>;
+
 describe.concurrent('crash cells over real stdio processes', () => {
-  it.each(CELLS)(
-    '$tool at $step',
-    async (point) => {
+  it.each(CELLS.map((point) => [cellName(point), point] as const))(
+    '%s',
+    async (_name, point) => {
       tally.cells += 1;
       const workspace = await sess.createWorkspace();
       const c = await openCrashCell(sess, { apiKey: workspace.apiKey });
+      // At most 80 characters (a Surface's title).
+      const title = `crash ${point.of ?? point.tool} ${point.step}`;
       try {
-        await SCENARIOS[point.tool](
-          { c, workspaceId: workspace.workspaceId, title: `crash ${point.tool} ${point.step}` },
-          point,
-        );
+        await runScenario[point.tool]({ c, workspaceId: workspace.workspaceId, title }, point);
       } finally {
         await c.done();
       }
