@@ -304,6 +304,11 @@ describe('sess_withdraw × every fault kind (engine, real client)', () => {
       expect(error.message).not.toContain(h.sess.apiKey);
       expect(error.message).not.toContain(subject.handle);
       expect(error.message).not.toContain(REASON);
+      // A request that stays saved is never described as one that changed nothing.
+      if (!cell.committed || error.code === 'SESS_PROTOCOL_ERROR') {
+        expect(error.message).not.toMatch(/nothing was changed/);
+      }
+      if (error.code === 'SESS_PROTOCOL_ERROR') expect(error.message).toMatch(/stays saved/);
     }
     // Whether Sess made the change is exactly what the row says, and the record follows it:
     // confirmed, or the request stays saved for the identical repeat.

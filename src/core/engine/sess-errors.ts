@@ -33,10 +33,18 @@ function notConfigured(): SessMcpError {
   );
 }
 
-function protocolError(): SessMcpError {
+/**
+ * Sess answered something this server cannot trust. For a read nothing changed; for a mutation
+ * (`tool`) Sess may have applied it, and its saved request waits for the identical repeat.
+ */
+function protocolError(tool?: string): SessMcpError {
+  const outcome =
+    tool === undefined
+      ? 'nothing was changed'
+      : `the ${tool} request may have taken effect at Sess and stays saved; repeat the identical call once the owner has checked Sess`;
   return new SessMcpError(
     'SESS_PROTOCOL_ERROR',
-    'Sess sent a response this server cannot trust (malformed or self-contradictory); nothing was changed. Ask the owner to check the Sess origin and version.',
+    `Sess sent a response this server cannot trust (malformed or self-contradictory); ${outcome}. Ask the owner to check the Sess origin and version.`,
   );
 }
 
@@ -260,7 +268,7 @@ export function classifyMutationFailure(
       return { kind: 'pending', error: notConfigured() };
     case 'protocol':
     case 'verification':
-      return { kind: 'pending', error: protocolError() };
+      return { kind: 'pending', error: protocolError(tool) };
   }
 }
 
