@@ -14,7 +14,7 @@
  * through the file store take half a minute on a loaded 2-core machine. The goal is absolute
  * (a median below a number of milliseconds), so there is no baseline: the `baseline` column shows
  * the CPU time of this process per call and the `ratio` column the p90 of the wall times.
-  */
+ */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
