@@ -10,6 +10,7 @@ import { adapterOverhead, answerLatency } from './lib/adapter.js';
 import { coldStartBench } from './lib/cold-start.js';
 import { durableCommit } from './lib/durable.js';
 import { idleHttpRequests } from './lib/http-waits.js';
+import { listBench } from './lib/list.js';
 import { postgresStore } from './lib/postgres.js';
 import { type Row, renderTable } from './lib/table.js';
 import { concurrentWaits } from './lib/waits.js';
@@ -30,6 +31,7 @@ const measures: Record<string, [string, Measure]> = {
   5: ['cold start', coldStartBench],
   6: ['postgres store', postgresStore],
   7: ['idle HTTP requests', () => idleHttpRequests(httpSizes)],
+  8: ['sess_list', listBench],
 };
 
 const onlyAt = process.argv.indexOf('--only');

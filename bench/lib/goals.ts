@@ -26,6 +26,9 @@ export const COLD_START_MAX = 1.2;
 /** 6. PostgreSQL store: compare-and-set updates per second at least this share of bare `UPDATE`s (1 and 2 processes). */
 export const POSTGRES_CAS_MIN = 0.9;
 
+/** 8. `sess_list`: the first page and an inspect, each with a median below this many milliseconds (file store and PostgreSQL). */
+export const LIST_MEDIAN_MAX_MS = 20;
+
 /** The `goal` text of an upper bound on a ratio: `≤ 1.15×`. */
 export function atMostTimes(max: number): string {
   return `≤ ${max}×`;
