@@ -130,7 +130,9 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
 
     const flows: FlowOutcome[] = [];
     let callsBeforeRating = 0;
-    for (const flow of [...FLOWS, 'ask_rating'] as const) {
+    // The rating-only ask runs before the lifecycle flow, so the list has an interaction to inspect.
+    const order = [...FLOWS.filter((f) => f !== 'lifecycle'), 'ask_rating', 'lifecycle'] as const;
+    for (const flow of order) {
       if (flow === 'ask_rating') {
         callsBeforeRating = server.messages.filter((m) => m.method === 'tools/call').length;
       }
