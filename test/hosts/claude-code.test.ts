@@ -13,7 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ANSWERED_NEXT, COMPLETED_NEXT, REWAIT_LINE, SHOW_LINK_NEXT } from '../../src/core/result.js';
+import {
+  ANSWERED_NEXT,
+  COMPLETED_NEXT,
+  REWAIT_LINE,
+  SHOW_LINK_NEXT,
+  WITHDRAWN_NEXT,
+} from '../../src/core/result.js';
 import { SCHEDULE_RULE } from '../../src/core/tool-definitions.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
@@ -45,7 +51,15 @@ const claude = requireHost(
   '.tmp/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude',
   `npm install --prefix .tmp/claude-code @anthropic-ai/claude-code@${VERSION}`,
 );
-const TOOLS = ['sess_request', 'sess_response', 'sess_publish', 'sess_complete', 'sess_ask']
+const TOOLS = [
+  'sess_request',
+  'sess_response',
+  'sess_publish',
+  'sess_complete',
+  'sess_ask',
+  'sess_list',
+  'sess_withdraw',
+]
   .map((t) => `mcp__sess__${t}`)
   .join(',');
 const SCHEDULING_TOOLS = ['ScheduleWakeup', 'CronCreate', 'Monitor'];
@@ -249,9 +263,10 @@ describe.skipIf(claude === undefined)(`Claude Code ${VERSION}`, () => {
       // The guidance of a result reaches the model, in the part of the result this host forwards.
       expect(result.guidance).not.toBe('none');
       // Claude Code hands the model structuredContent alone, so the text's leading lines never
-      // reach it; `next` carries the same guidance: the link line, the re-wait line, complete next.
+      // reach it; `next` carries the same guidance: the link line, the re-wait line, complete next,
+      // and that a withdrawn question needs nothing more.
       expect(result.reachesModel).toBe('structuredContent');
-      for (const sentence of [SHOW_LINK_NEXT, REWAIT_LINE, ANSWERED_NEXT, COMPLETED_NEXT]) {
+      for (const sentence of [SHOW_LINK_NEXT, REWAIT_LINE, ANSWERED_NEXT, COMPLETED_NEXT, WITHDRAWN_NEXT]) {
         expect(nexts).toContain(sentence);
       }
       // The scheduling guidance and the host's scheduling tool, in one request to the model.

@@ -10,12 +10,20 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = join(root, '.tmp', 'hosts');
-const ORDER = ['claude-code-stdio', 'claude-code-http', 'codex-stdio', 'ai-sdk-http', 'langchain-http'];
+const ORDER = [
+  'claude-code-stdio',
+  'claude-code-http',
+  'codex-stdio',
+  'ai-sdk-http',
+  'langchain-http',
+  'langchain-http-own-tools',
+];
 const FLOW_NAMES = {
   ask: '`sess_ask`, answered after the second wait',
   request: '`sess_request` → follow-up (`sess_publish`) → complete',
   respondents: '`sess_ask` with two respondents',
   ask_rating: '`sess_ask` with one rating field (the shape LangChain lets through)',
+  lifecycle: '`sess_list` → inspect → `sess_request` → `sess_withdraw` → `sess_list`',
 };
 
 const results = ORDER.filter((slug) => existsSync(join(dir, `${slug}.json`))).map((slug) => ({
@@ -59,12 +67,12 @@ lines.push('');
 lines.push('## The matrix');
 lines.push('');
 lines.push(
-  '| Host | Version | Transport | What reaches the model of a tool result | Result guidance it reaches | Progress token | How long it lets a call run | Ask, re-waited | Request with follow-up | Two respondents |',
+  '| Host | Version | Transport | What reaches the model of a tool result | Result guidance it reaches | Progress token | How long it lets a call run | Ask, re-waited | Request with follow-up | Two respondents | List, then withdraw |',
 );
-lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const r of results) {
   lines.push(
-    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')} | ${r.progressToken} | ${cell(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} |`,
+    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')} | ${r.progressToken} | ${cell(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} |`,
   );
 }
 const failing = results.filter((r) => r.flows.some((f) => !f.pass));
@@ -78,6 +86,20 @@ if (failing.length > 0) {
       `- ${r.host} (${r.transport}): ${failed.map((f) => f.flow).join(', ')} — ${r.notes[0] ?? failed[0].note}`,
     );
   }
+}
+if (results.some((r) => r.slug === 'langchain-http')) {
+  lines.push('');
+  lines.push(
+    '**LangChain.js users:** `@langchain/mcp-adapters` 1.1.4 merges every `anyOf` of a tool’s input schema',
+    'into one object (a later variant’s property replaces an earlier one’s, so a field’s `type` allows only',
+    '`rating` and a component’s only `field`) and checks the arguments against that before calling the',
+    'server: `sess_request` and `sess_ask` (and `sess_publish`, which takes a Surface too) are refused in',
+    'the host, while `sess_list`, `sess_response` and `sess_complete` pass. Workaround: make one',
+    '`DynamicStructuredTool` per tool of the MCP SDK client’s `listTools()`, with `schema` its `inputSchema`',
+    'unchanged and `func` calling `callTool` and returning the text content (the “tools built from the',
+    'server’s schemas” row: every flow passes). No reshape of the schemas avoids the merge while leaving',
+    'them unchanged for the other hosts, so they stay as published.',
+  );
 }
 lines.push('');
 lines.push('What the columns mean:');
@@ -98,7 +120,12 @@ lines.push(
   '  45 s, or the host cut the call.',
   '- The flows: the person answers the Ask only once the host’s second `sess_response` wait has started; the',
   '  request flow publishes a follow-up after the first answer and completes after the second; the Ask with',
-  '  two respondents ends when both answered (an Ask’s `sess_response` reads without waiting).',
+  '  two respondents ends when both answered (an Ask’s `sess_response` reads without waiting). The',
+  '  lifecycle flow runs last and needs no person: `sess_list`, then `sess_list` with a handle the script',
+  '  picked from that list (inspect), a fresh `sess_request`, `sess_withdraw` with the revision of that',
+  '  result, and `sess_list` with its handle, which must say `withdrawn`. It passes only when the list',
+  '  results reached the model with no link in them and the `withdrawn` result of `sess_withdraw`',
+  '  reached it too.',
 );
 lines.push('');
 lines.push('## Each host');

@@ -11,10 +11,16 @@
 import { approveSurface, followUpSurface } from '../engine/harness.js';
 
 /** The flows of the host matrix. */
-export type FlowName = 'ask' | 'request' | 'respondents' | 'ask_rating' | 'long';
+export type FlowName = 'ask' | 'request' | 'respondents' | 'ask_rating' | 'lifecycle' | 'long';
 
-/** Every flow, in the order the matrix runs them. */
-export const FLOWS: readonly FlowName[] = ['ask', 'request', 'respondents'];
+/**
+ * Every flow, in the order the matrix runs them. `lifecycle` comes last: it lists what the earlier
+ * flows left, inspects one item, then asks a fresh question and takes it back.
+ */
+export const FLOWS: readonly FlowName[] = ['ask', 'request', 'respondents', 'lifecycle'];
+
+/** The reason the lifecycle flow gives when it withdraws its question. */
+export const WITHDRAW_REASON = 'Sorted out in chat; no answer needed.';
 
 /** The short wait every scripted `sess_response` asks for, so a person's answer needs re-waits. */
 export const SCRIPT_WAIT_MS = 1_500;
@@ -47,7 +53,7 @@ export type ScriptStep =
 
 /** The flow named in a prompt, if any. */
 export function flowOf(promptText: string): FlowName | undefined {
-  const match = /Host matrix flow: (ask|request|respondents|ask_rating|long)\./.exec(promptText);
+  const match = /Host matrix flow: (ask|request|respondents|ask_rating|lifecycle|long)\./.exec(promptText);
   return match?.[1] as FlowName | undefined;
 }
 
@@ -95,6 +101,22 @@ interface Interaction {
   ask?: { max: number; answered: number };
 }
 
+/** One item of a `sess_list` result. */
+interface ListItem {
+  handle: string;
+  revision: number;
+  state: string;
+}
+
+/** The items of a `sess_list` result, or undefined for any other result. */
+export function listItemsOf(result: Record<string, unknown> | undefined): ListItem[] | undefined {
+  const items = result?.items;
+  return Array.isArray(items) &&
+    items.every((i) => typeof (i as ListItem | null)?.handle === 'string' && typeof i.state === 'string')
+    ? (items as ListItem[])
+    : undefined;
+}
+
 function interactionOf(result: Record<string, unknown> | undefined): Interaction | undefined {
   const interaction = result?.interaction as Interaction | undefined;
   return typeof interaction?.handle === 'string' && typeof interaction.revision === 'number'
@@ -140,6 +162,7 @@ export function nextStep(input: ScriptInput): ScriptStep {
     if (name === undefined) return { kind: 'text', text: `The host offered no ${base} tool.` };
     return { kind: 'tool', tool: base, name, arguments: args };
   };
+  if (flow === 'lifecycle') return lifecycleStep(input.toolResults, tool);
   if (input.toolResults.length === 0) {
     if (flow === 'request') return tool('sess_request', { interaction: approveSurface });
     if (flow === 'long') return tool('sess_ask', ratingArguments);
@@ -187,4 +210,49 @@ export function nextStep(input: ScriptInput): ScriptStep {
   }
   if (state === 'completed') return { kind: 'text', text: 'Done: completed.' };
   return { kind: 'text', text: `Stopped in state ${state}.` };
+}
+
+/**
+ * The lifecycle flow: `sess_list`; `sess_list` with a handle picked from that list (inspect);
+ * a fresh `sess_request`; `sess_withdraw` at the revision of its result; `sess_list` with that
+ * handle, which must say `withdrawn`. Each step is read from the results so far, as a model would.
+ */
+function lifecycleStep(
+  toolResults: readonly string[],
+  tool: (base: string, args: Record<string, unknown>) => ScriptStep,
+): ScriptStep {
+  if (toolResults.length === 0) return tool('sess_list', {});
+  if (toolResults.length >= MAX_RESULTS) return { kind: 'text', text: 'Stopped: too many steps.' };
+  const parsed = toolResults.map(parseToolResult);
+  const last = parsed[parsed.length - 1];
+  const lastItems = listItemsOf(last);
+  const lastInteraction = interactionOf(last);
+  if (lastItems === undefined && lastInteraction === undefined) {
+    const code = (last?.error as { code?: string } | undefined)?.code ?? 'unreadable';
+    return {
+      kind: 'text',
+      text: `Stopped on a tool result that is neither a list nor an interaction: ${code}.`,
+    };
+  }
+  const asked = parsed.some((r) => interactionOf(r) !== undefined);
+  if (!asked) {
+    const lists = parsed.filter((r) => listItemsOf(r) !== undefined).length;
+    if (lists === 1) {
+      // Inspect the first item the list returned: the handle comes from the result, nowhere else.
+      const picked = lastItems?.[0];
+      if (picked === undefined) return { kind: 'text', text: 'Stopped: the list was empty.' };
+      return tool('sess_list', { handle: picked.handle });
+    }
+    return tool('sess_request', { interaction: approveSurface });
+  }
+  if (lastInteraction !== undefined) {
+    const { handle, revision, state } = lastInteraction;
+    if (state === 'waiting') {
+      return tool('sess_withdraw', { handle, expected_revision: revision, reason: WITHDRAW_REASON });
+    }
+    if (state === 'withdrawn') return tool('sess_list', { handle });
+    return { kind: 'text', text: `Stopped in state ${state}.` };
+  }
+  const state = lastItems?.[0]?.state ?? 'none';
+  return { kind: 'text', text: state === 'withdrawn' ? 'Done: withdrawn.' : `Stopped: listed as ${state}.` };
 }
