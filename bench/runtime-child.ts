@@ -5,12 +5,18 @@
  * answer on every link and reports when the last was accepted.
  */
 import { startLocalSess } from '../src/testing/index.js';
+import { startProfile, stopProfile } from './lib/profile.js';
 
 const sess = await startLocalSess({ plan: { maxOpenSessions: 50_000 } });
 const send = (message: unknown) => process.send!(message);
+let profiling = false;
 
 process.on('message', async (message: { kind: string; n?: number; urls?: string[] }) => {
   if (message.kind === 'waiting') {
+    if (!profiling) {
+      profiling = true;
+      await startProfile();
+    }
     // Every wait held, or the count stuck for 5 s (then the report says how many were held).
     let last = -1;
     let since = performance.now();
@@ -27,6 +33,8 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
     send({ kind: 'waiting', n: sess.pendingWaits() });
   } else if (message.kind === 'answer') {
     const urls = message.urls!;
+    await stopProfile('runtime-hold');
+    await startProfile();
     const started = performance.timeOrigin + performance.now();
     let next = 0;
     let refused = 0;
@@ -38,6 +46,7 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
       }
     };
     await Promise.all(Array.from({ length: 64 }, worker));
+    await stopProfile('runtime-answer');
     send({ kind: 'answered', started, done: performance.timeOrigin + performance.now(), refused });
   } else if (message.kind === 'close') {
     await sess.close();

@@ -9,6 +9,7 @@
  * and how every other one ended (its state or its tool error's code).
  */
 import { createInteractions, memoryAfterGc, resultOf, sessHandler, toolCall } from './lib/mcp.js';
+import { startProfile, stopProfile } from './lib/profile.js';
 
 const [origin, workspaceId, apiKey, count] = process.argv.slice(2) as [string, string, string, string];
 const n = Number(count);
@@ -55,15 +56,22 @@ async function hold(i: number): Promise<void> {
   outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
   lastReturned = performance.timeOrigin + performance.now();
   done += 1;
-  if (done === n) send({ kind: 'returned', lastReturned, answered, outcomes, reissued });
+  if (done === n) {
+    await stopProfile('holder-return');
+    send({ kind: 'returned', lastReturned, answered, outcomes, reissued });
+  }
 }
 
 process.on('message', async (message: { kind: string; from?: number; to?: number }) => {
   if (message.kind === 'hold') {
+    if (message.from === 0) await startProfile();
     for (let i = message.from!; i < message.to!; i += 1) void hold(i);
   } else if (message.kind === 'measure') {
     await new Promise((resolve) => setTimeout(resolve, 200));
+    await stopProfile('holder-hold');
     send({ kind: 'held', during: memory() });
+  } else if (message.kind === 'answering') {
+    await startProfile();
   } else if (message.kind === 'close') {
     await rig.handler.close();
     process.exit(0);

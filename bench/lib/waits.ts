@@ -84,6 +84,7 @@ async function holdWaits(n: number): Promise<Row[]> {
       reissued: number;
       outcomes: Record<string, number>;
     }>(holder, 'returned');
+    holder.send({ kind: 'answering' });
     runtime.send({ kind: 'answer', urls: created.urls });
     const answered = await message<{ started: number; done: number; refused: number }>(runtime, 'answered');
     trace('answered');

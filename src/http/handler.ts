@@ -256,6 +256,7 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
           }),
           scope,
         ),
+        scope.tool,
       ),
     () => createSessMcpServer(undefined),
   );
