@@ -35,6 +35,7 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
     const urls = message.urls!;
     await stopProfile('runtime-hold');
     await startProfile();
+    const cpu = process.cpuUsage();
     const started = performance.timeOrigin + performance.now();
     let next = 0;
     let refused = 0;
@@ -46,8 +47,10 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
       }
     };
     await Promise.all(Array.from({ length: 64 }, worker));
+    const done = performance.timeOrigin + performance.now();
+    const used = process.cpuUsage(cpu);
     await stopProfile('runtime-answer');
-    send({ kind: 'answered', started, done: performance.timeOrigin + performance.now(), refused });
+    send({ kind: 'answered', started, done, refused, cpuMs: (used.user + used.system) / 1000 });
   } else if (message.kind === 'close') {
     await sess.close();
     process.exit(0);

@@ -23,6 +23,14 @@ await new Promise((resolve) => setTimeout(resolve, 500));
 send({ kind: 'created', urls, before: memory() });
 
 let lastReturned = 0;
+/** This process's CPU (user + system, ms) since `from`, as `process.cpuUsage()` counts it. */
+const cpuSince = (from: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
+};
+let holdStarted = process.cpuUsage();
+let holdCpuMs = 0;
+let returnStarted = process.cpuUsage();
 let answered = 0;
 let reissued = 0;
 let done = 0;
@@ -57,21 +65,27 @@ async function hold(i: number): Promise<void> {
   lastReturned = performance.timeOrigin + performance.now();
   done += 1;
   if (done === n) {
+    const returnCpuMs = cpuSince(returnStarted);
     await stopProfile('holder-return');
-    send({ kind: 'returned', lastReturned, answered, outcomes, reissued });
+    send({ kind: 'returned', lastReturned, answered, outcomes, reissued, holdCpuMs, returnCpuMs });
   }
 }
 
 process.on('message', async (message: { kind: string; from?: number; to?: number }) => {
   if (message.kind === 'hold') {
-    if (message.from === 0) await startProfile();
+    if (message.from === 0) {
+      await startProfile();
+      holdStarted = process.cpuUsage();
+    }
     for (let i = message.from!; i < message.to!; i += 1) void hold(i);
   } else if (message.kind === 'measure') {
     await new Promise((resolve) => setTimeout(resolve, 200));
+    holdCpuMs = cpuSince(holdStarted);
     await stopProfile('holder-hold');
     send({ kind: 'held', during: memory() });
   } else if (message.kind === 'answering') {
     await startProfile();
+    returnStarted = process.cpuUsage();
   } else if (message.kind === 'close') {
     await rig.handler.close();
     process.exit(0);

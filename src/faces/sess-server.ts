@@ -4,7 +4,13 @@
  * process for stdio, one per request for HTTP); this module only builds the server around it.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { type McpServerLike, registerSessTools, SERVER_INSTRUCTIONS, type SessEngine, TOOL_NAMES } from '../index.js';
+import {
+  type McpServerLike,
+  registerSessTools,
+  SERVER_INSTRUCTIONS,
+  type SessEngine,
+  TOOL_NAMES,
+} from '../index.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-info.js';
 
 /**
