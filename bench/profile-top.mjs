@@ -17,6 +17,8 @@ const profile = JSON.parse(readFileSync(file, 'utf8'));
 /** `src/http/pipeline.ts`-like origin of a frame: our file, a package, node, or a V8 pseudo-frame. */
 function where(url) {
   if (url === '') return 'V8/native';
+  // The bundles of bench/run.mjs: the benchmark's and this package's own sources.
+  if (url.includes('/.cache/sess-bench/')) return 'ours (bundle)';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1];
   if (url.startsWith('node:')) return 'node';
