@@ -204,7 +204,10 @@ async function dispatch<
   }
   await call.step(`${mutation.step}.after_response`);
   if (!mutation.confirms(view, state)) {
-    throw protocolMismatch('the request stays saved; repeat the identical call after the owner checked Sess');
+    throw protocolMismatch(
+      'mutation_contradicts_record',
+      'the request stays saved; repeat the identical call after the owner checked Sess',
+    );
   }
   const next = await mutation.next(view, state);
   await call.step(`${mutation.step}.before_record_saved`);

@@ -33,10 +33,15 @@ function notConfigured(): SessMcpError {
   );
 }
 
-function protocolError(): SessMcpError {
+/**
+ * `reason` is a fixed word for the check that failed: the client's word for a `protocol` error,
+ * the verification reason for a receipt, `protocol` when neither names one. Never data.
+ */
+function protocolError(err: SessApiError): SessMcpError {
   return new SessMcpError(
     'SESS_PROTOCOL_ERROR',
     'Sess sent a response this server cannot trust (malformed or self-contradictory); nothing was changed. Ask the owner to check the Sess origin and version.',
+    { reason: err.protocolReason ?? err.reason ?? 'protocol' },
   );
 }
 
@@ -164,7 +169,7 @@ export function classifyReadFailure(error: unknown, what: string): ReadFailure {
     case 'configuration':
       return { kind: 'fail', error: notConfigured() };
     case 'protocol':
-      return { kind: 'fail', error: protocolError() };
+      return { kind: 'fail', error: protocolError(err) };
     case 'api':
       // A rejected key is the owner's to fix, not a passing outage.
       if (err.status === 401) return { kind: 'fail', error: notConfigured() };
@@ -250,6 +255,6 @@ export function classifyMutationFailure(
       return { kind: 'pending', error: notConfigured() };
     case 'protocol':
     case 'verification':
-      return { kind: 'pending', error: protocolError() };
+      return { kind: 'pending', error: protocolError(err) };
   }
 }
