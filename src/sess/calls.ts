@@ -174,6 +174,13 @@ function apiError(status: number, text: string, what: string): SessApiError {
   if (parsed === undefined || !parsed.success) {
     // A proxy's 5xx page is still an unavailable server; a 4xx without Sess's body is not Sess.
     if (status >= 500) return new SessApiError('api', `Sess failed to ${what} (HTTP ${status}).`, { status });
+    // `408`: a server (Node's own, or a proxy) that did not receive the whole request in time
+    // answers so before any handler runs. An overloaded Sess sends it; it contradicts nothing.
+    if (status === 408) {
+      return new SessApiError('api', `Sess did not receive the request to ${what} in time (HTTP 408).`, {
+        status,
+      });
+    }
     return protocol(what, `HTTP ${status} without a Sess error body`, 'error_body_missing');
   }
   const { limit, length } = parsed.output.error;

@@ -4,8 +4,23 @@
  * data: the same word for every response that fails the same check.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import {
+  classifyCreateFailure,
+  classifyMutationFailure,
+  classifyReadFailure,
+} from '../../src/core/engine/sess-errors.js';
+import { SessApiError } from '../../src/core/ports.js';
+import { createSessClient } from '../../src/sess/client.js';
 import { type Harness, startHarness } from '../engine/harness.js';
-import { answeredSession, clientFor, expectSessError, idemKey, surface, useRuntime } from './helpers.js';
+import {
+  answeredSession,
+  clientFor,
+  expectSessError,
+  idemKey,
+  startDoubleServer,
+  surface,
+  useRuntime,
+} from './helpers.js';
 
 const sess = useRuntime();
 
@@ -61,5 +76,37 @@ describe('the tool error', () => {
     const error = await harness.fail('sess_response', response);
     expect(error.code).toBe('SESS_PROTOCOL_ERROR');
     expect(error.reason).toBe('body_not_json');
+  });
+});
+
+describe('HTTP 408 without a Sess error body (an overloaded server that did not read the request in time)', () => {
+  it('is an api error with its status, not a protocol error', async () => {
+    // Double: what Node's own HTTP server writes when a request's headers are not read in time.
+    const double = await startDoubleServer((_req, res) => {
+      res.writeHead(408, { connection: 'close' });
+      res.end();
+    });
+    try {
+      const client = createSessClient({
+        origin: double.origin,
+        credential: () => 'sk_double',
+        allowInsecureLocalhost: true,
+      });
+      await expectSessError(client.getSession('ses_0123456789abcdefghijkl'), 'api', { status: 408 });
+    } finally {
+      await double.close();
+    }
+  });
+
+  it('ends a read SESS_UNAVAILABLE, and a create or a saved mutation as not applied', () => {
+    const err = new SessApiError('api', 'Sess did not receive the request in time (HTTP 408).', {
+      status: 408,
+    });
+    const read = classifyReadFailure(err, 'waiting for the answer');
+    expect(read.kind === 'fail' && read.error.code).toBe('SESS_UNAVAILABLE');
+    const create = classifyCreateFailure(err);
+    expect(create.kind === 'not_created' && create.error.code).toBe('SESS_UNAVAILABLE');
+    const mutation = classifyMutationFailure(err, 'sess_publish');
+    expect(mutation.kind === 'pending' && mutation.error.code).toBe('SESS_UNAVAILABLE');
   });
 });

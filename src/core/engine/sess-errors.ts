@@ -97,8 +97,8 @@ export function classifyCreateFailure(error: unknown): CreateFailure {
             ),
           };
         }
-        if (status === 429) {
-          // Rate limited: certainly not created, and it may work later.
+        if (status === 429 || status === 408) {
+          // Rate limited, or the request not received in time: certainly not created, and it may work later.
           return { kind: 'not_created', error: unavailable('creating the link', err) };
         }
         const details: { field?: string; limit?: number; length?: number } = {};
@@ -233,7 +233,8 @@ export function classifyMutationFailure(
       };
     case 'api': {
       const status = err.status ?? 0;
-      if (status === 429) {
+      // Rate limited, or the request not received in time (408): nothing was applied.
+      if (status === 429 || status === 408) {
         return {
           kind: 'pending',
           error: unavailable(`sending ${tool}`, err, stillSaved(tool)),
