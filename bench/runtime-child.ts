@@ -5,12 +5,18 @@
  * answer on every link and reports when the last was accepted.
  */
 import { startLocalSess } from '../src/testing/index.js';
+import { startProfile, stopProfile } from './lib/profile.js';
 
 const sess = await startLocalSess({ plan: { maxOpenSessions: 50_000 } });
 const send = (message: unknown) => process.send!(message);
+let profiling = false;
 
 process.on('message', async (message: { kind: string; n?: number; urls?: string[] }) => {
   if (message.kind === 'waiting') {
+    if (!profiling) {
+      profiling = true;
+      await startProfile();
+    }
     // Every wait held, or the count stuck for 5 s (then the report says how many were held).
     let last = -1;
     let since = performance.now();
@@ -27,6 +33,9 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
     send({ kind: 'waiting', n: sess.pendingWaits() });
   } else if (message.kind === 'answer') {
     const urls = message.urls!;
+    await stopProfile('runtime-hold');
+    await startProfile();
+    const cpu = process.cpuUsage();
     const started = performance.timeOrigin + performance.now();
     let next = 0;
     let refused = 0;
@@ -38,7 +47,10 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
       }
     };
     await Promise.all(Array.from({ length: 64 }, worker));
-    send({ kind: 'answered', started, done: performance.timeOrigin + performance.now(), refused });
+    const done = performance.timeOrigin + performance.now();
+    const used = process.cpuUsage(cpu);
+    await stopProfile('runtime-answer');
+    send({ kind: 'answered', started, done, refused, cpuMs: (used.user + used.system) / 1000 });
   } else if (message.kind === 'close') {
     await sess.close();
     process.exit(0);

@@ -9,12 +9,15 @@
  * and how every other one ended (its state or its tool error's code).
  */
 import { createInteractions, memoryAfterGc, resultOf, sessHandler, toolCall } from './lib/mcp.js';
+import { startProfile, stopProfile } from './lib/profile.js';
 
 const [origin, workspaceId, apiKey, count] = process.argv.slice(2) as [string, string, string, string];
 const n = Number(count);
 const send = (message: unknown) => process.send!(message);
 const rig = sessHandler(origin, workspaceId, apiKey);
 const memory = memoryAfterGc;
+/** Each wait's `wait_ms`: the ceiling, or shorter (`SESS_BENCH_WAIT_MS`) so waits are called again while answers land. */
+const WAIT_MS = Number(process.env.SESS_BENCH_WAIT_MS ?? 45_000);
 
 const { handles, urls } = await createInteractions(rig, n);
 // Let the creates' sockets and buffers settle before the reading the waits are compared with.
@@ -22,6 +25,14 @@ await new Promise((resolve) => setTimeout(resolve, 500));
 send({ kind: 'created', urls, before: memory() });
 
 let lastReturned = 0;
+/** This process's CPU (user + system, ms) since `from`, as `process.cpuUsage()` counts it. */
+const cpuSince = (from: NodeJS.CpuUsage) => {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
+};
+let holdStarted = process.cpuUsage();
+let holdCpuMs = 0;
+let returnStarted = process.cpuUsage();
 let answered = 0;
 let reissued = 0;
 let done = 0;
@@ -35,9 +46,14 @@ const outcomes: Record<string, number> = {};
  */
 async function waitOnce(i: number): Promise<string> {
   try {
-    const args = { handle: handles[i], revision: 1, wait_ms: 45_000 };
+    const args = { handle: handles[i], revision: 1, wait_ms: WAIT_MS };
     const result = await resultOf(await rig.handler.fetch(toolCall('sess_response', args, `p${i}`)));
-    if (result.isError === true) return result.structuredContent?.error?.code ?? 'tool error without a code';
+    if (result.isError === true) {
+      const error = result.structuredContent?.error;
+      // A protocol error names the check that failed in a fixed word: which one is the finding.
+      if (error?.code === 'SESS_PROTOCOL_ERROR') return `${error.code}/${error.reason ?? 'no reason'}`;
+      return error?.code ?? 'tool error without a code';
+    }
     return result.structuredContent?.interaction?.state ?? 'no interaction';
   } catch (error) {
     return error instanceof Error ? error.message.split(':')[0]!.slice(0, 40) : 'thrown';
@@ -55,15 +71,28 @@ async function hold(i: number): Promise<void> {
   outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
   lastReturned = performance.timeOrigin + performance.now();
   done += 1;
-  if (done === n) send({ kind: 'returned', lastReturned, answered, outcomes, reissued });
+  if (done === n) {
+    const returnCpuMs = cpuSince(returnStarted);
+    await stopProfile('holder-return');
+    send({ kind: 'returned', lastReturned, answered, outcomes, reissued, holdCpuMs, returnCpuMs });
+  }
 }
 
 process.on('message', async (message: { kind: string; from?: number; to?: number }) => {
   if (message.kind === 'hold') {
+    if (message.from === 0) {
+      await startProfile();
+      holdStarted = process.cpuUsage();
+    }
     for (let i = message.from!; i < message.to!; i += 1) void hold(i);
   } else if (message.kind === 'measure') {
     await new Promise((resolve) => setTimeout(resolve, 200));
+    holdCpuMs = cpuSince(holdStarted);
+    await stopProfile('holder-hold');
     send({ kind: 'held', during: memory() });
+  } else if (message.kind === 'answering') {
+    await startProfile();
+    returnStarted = process.cpuUsage();
   } else if (message.kind === 'close') {
     await rig.handler.close();
     process.exit(0);

@@ -16,6 +16,7 @@ import type { ReplayedResponse } from '../replay-child.js';
 import { closeChildren, forkBench, message, type RuntimeReady } from './children.js';
 import { ADAPTER_OVERHEAD_MAX, ANSWER_LATENCY_OVER_RTT_MS, atMostTimes } from './goals.js';
 import { callTool, resultOf, SURFACE, sessHandler, toolCall, trivialServer } from './mcp.js';
+import { profiling, startProfile, stopProfile } from './profile.js';
 import { type Cost, costPerCall, interleave, median, medianOf, now, percentile, procCpuMs } from './stats.js';
 import { ms, type Row, times, yesNo } from './table.js';
 
@@ -140,6 +141,17 @@ export async function adapterOverhead(): Promise<Row[]> {
     for (let i = 0; i < 40; i += 1) {
       await subject();
       await baseline();
+    }
+    if (profiling) {
+      // SESS_BENCH_PROFILE: one profile of each side, outside the timed trials.
+      for (const [name, side] of [
+        ['adapter-subject', subject],
+        ['adapter-baseline', baseline],
+      ] as const) {
+        await startProfile();
+        for (let i = 0; i < 500; i += 1) await side();
+        await stopProfile(name);
+      }
     }
     // Each helper idles while the other side runs, so its CPU over all trials is its own side's.
     const runtimeCpu = procCpuMs(runtime.pid!);

@@ -29,10 +29,9 @@ import {
   type SessEngine,
   type StdioBinding,
 } from '../../src/index.js';
-import { createSessClient } from '../../src/sess/client.js';
+import { createSessClient } from '../../src/sess/index.js';
 import { createFileHandleStore } from '../../src/store/file.js';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
-import { encodeEnvelope, encodeRecord } from '../../src/store/record-codec.js';
 import { LIST_MEDIAN_MAX_MS } from './goals.js';
 import { type SampleRecordSet, sampleRecordSet } from './sample-record.js';
 import { cpuMs, median, now, percentile } from './stats.js';
@@ -107,9 +106,12 @@ async function fill(store: HandleStore, records: readonly InteractionRecord[]): 
   }
 }
 
-/** The text the file store's `create` writes for `record` (version 1). */
+/**
+ * The text the file store's `create` writes for `record` (version 1): its envelope around the
+ * record's JSON. Checked against a file `create` wrote before it is used (`fillFiles`).
+ */
 function fileTextOf(record: InteractionRecord): string {
-  return encodeEnvelope(1, encodeRecord(record));
+  return `{"format":1,"version":1,"record":${JSON.stringify(record)}}\n`;
 }
 
 /**

@@ -55,7 +55,7 @@ export function toolCall(name: string, args: unknown, principal = 'alice'): Requ
 
 /** What a `tools/call` result carries that the benchmarks read. */
 export interface ToolResult {
-  structuredContent?: { interaction?: InteractionResult; error?: { code: string } };
+  structuredContent?: { interaction?: InteractionResult; error?: { code: string; reason?: string } };
   isError?: boolean;
 }
 

@@ -14,7 +14,7 @@ import {
   type StdioBinding,
   type ToolName,
 } from '../../src/index.js';
-import { createSessClient } from '../../src/sess/client.js';
+import { createSessClient } from '../../src/sess/index.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { callTool, SURFACE, sessHandler } from './mcp.js';
 

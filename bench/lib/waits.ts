@@ -83,9 +83,15 @@ async function holdWaits(n: number): Promise<Row[]> {
       answered: number;
       reissued: number;
       outcomes: Record<string, number>;
+      holdCpuMs: number;
+      returnCpuMs: number;
     }>(holder, 'returned');
+    holder.send({ kind: 'answering' });
     runtime.send({ kind: 'answer', urls: created.urls });
-    const answered = await message<{ started: number; done: number; refused: number }>(runtime, 'answered');
+    const answered = await message<{ started: number; done: number; refused: number; cpuMs: number }>(
+      runtime,
+      'answered',
+    );
     trace('answered');
     const back = await returned;
     trace(`returned: ${JSON.stringify(back.outcomes)}, ${back.reissued} called again after the ceiling`);
@@ -110,6 +116,14 @@ async function holdWaits(n: number): Promise<Row[]> {
         ratio: answeredSummary(back.answered, n, back.outcomes, answered.refused),
         goal: `≤ ${ms(WAIT_LAST_RETURN_MAX_MS)}`,
         met: yesNo(after <= WAIT_LAST_RETURN_MAX_MS && back.answered === n && answered.refused === 0),
+      },
+      {
+        measure: `${label}: handler CPU per wait`,
+        subject: `${ms(back.returnCpuMs / n)} returning`,
+        baseline: `${ms(back.holdCpuMs / n)} starting`,
+        ratio: `runtime ${ms(answered.cpuMs / n)} per answer`,
+        goal: '—',
+        met: '—',
       },
     ];
   } finally {

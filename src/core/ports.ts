@@ -203,6 +203,8 @@ export interface SessApiErrorDetails {
   limit?: number;
   length?: number;
   reason?: VerificationReason;
+  /** For `protocol`: which check the response failed, a fixed snake_case word (never data). */
+  protocolReason?: string;
   /** For `not_sent`: `configuration` (a deterministic client check) or `transport`. */
   notSentKind?: 'configuration' | 'transport';
   cause?: unknown;
@@ -218,6 +220,7 @@ export class SessApiError extends Error {
   readonly limit?: number;
   readonly length?: number;
   readonly reason?: VerificationReason;
+  readonly protocolReason?: string;
   readonly notSentKind?: 'configuration' | 'transport';
 
   constructor(kind: SessApiErrorKind, message: string, details: SessApiErrorDetails = {}) {
@@ -229,6 +232,7 @@ export class SessApiError extends Error {
     if (details.limit !== undefined) this.limit = details.limit;
     if (details.length !== undefined) this.length = details.length;
     if (details.reason !== undefined) this.reason = details.reason;
+    if (details.protocolReason !== undefined) this.protocolReason = details.protocolReason;
     if (details.notSentKind !== undefined) this.notSentKind = details.notSentKind;
   }
 }

@@ -4,15 +4,33 @@
  * process for stdio, one per request for HTTP); this module only builds the server around it.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { registerSessTools, type SessEngine, serverInstructions, type ToolSet } from '../index.js';
+import {
+  type McpServerLike,
+  registerSessTools,
+  type SessEngine,
+  serverInstructions,
+  TOOL_NAMES,
+  TOOLS_V5,
+  type ToolSet,
+} from '../index.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-info.js';
 
 /**
  * A server with the Sess tools of `tools` (every tool by default) over `engine`. Without an engine
  * it has no tools: the HTTP face uses that for a request it answers before any principal is known
  * (a body that is not JSON).
+ *
+ * With `only`, one tool name of that set, only that tool is registered: the HTTP face builds a
+ * server per request, and a request that is one `tools/call` can reach no other tool, so the
+ * other registrations (the SDK's per-tool objects and closures) would be built for nothing. Any
+ * other name (an unknown tool, or one outside the set) registers the whole set, so the SDK
+ * answers it as it always does.
  */
-export function createSessMcpServer(engine: SessEngine | undefined, tools?: ToolSet): McpServer {
+export function createSessMcpServer(
+  engine: SessEngine | undefined,
+  tools?: ToolSet,
+  only?: string,
+): McpServer {
   const server = new McpServer(
     { name: PACKAGE_NAME, version: PACKAGE_VERSION },
     {
@@ -20,6 +38,17 @@ export function createSessMcpServer(engine: SessEngine | undefined, tools?: Tool
       ...(engine === undefined ? {} : { instructions: serverInstructions(tools) }),
     },
   );
-  if (engine !== undefined) registerSessTools(server, { engine, ...(tools === undefined ? {} : { tools }) });
+  if (engine === undefined) return server;
+  const options = { engine, ...(tools === undefined ? {} : { tools }) };
+  const set: readonly string[] = tools === 'sess-mcp-tools/5' ? TOOLS_V5 : TOOL_NAMES;
+  if (only === undefined || !set.includes(only)) {
+    registerSessTools(server, options);
+    return server;
+  }
+  const one: McpServerLike = {
+    registerTool: (name, config, handler) =>
+      name === only ? server.registerTool(name, config, handler) : undefined,
+  };
+  registerSessTools(one, options);
   return server;
 }

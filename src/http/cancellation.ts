@@ -36,24 +36,26 @@ export function cancelledIdOf(body: unknown): string | number | undefined {
 
 /** In-flight requests by caller and id. */
 export class CancellationRegistry {
-  readonly #entries = new Map<string, Set<AbortController>>();
+  readonly #entries = new Map<string, Set<() => void>>();
 
-  /** Register a request; `signal` aborts when the caller cancels it. Call `release` when done. */
-  register(caller: string, id: string | number): { signal: AbortSignal; release(): void } {
+  /**
+   * Register a request; `onCancel` runs when the caller cancels it (it must be safe to run more
+   * than once). Call `release` when done. A callback rather than a signal of its own: the request
+   * already has a controller to abort.
+   */
+  register(caller: string, id: string | number, onCancel: () => void): { release(): void } {
     const key = `${caller}\u0000${typeof id}:${String(id)}`;
-    const controller = new AbortController();
     let set = this.#entries.get(key);
     if (set === undefined) {
       set = new Set();
       this.#entries.set(key, set);
     }
-    set.add(controller);
+    set.add(onCancel);
     return {
-      signal: controller.signal,
       release: () => {
         const current = this.#entries.get(key);
         if (current === undefined) return;
-        current.delete(controller);
+        current.delete(onCancel);
         if (current.size === 0) this.#entries.delete(key);
       },
     };
@@ -63,7 +65,7 @@ export class CancellationRegistry {
   cancel(caller: string, id: string | number): number {
     const set = this.#entries.get(`${caller}\u0000${typeof id}:${String(id)}`);
     if (set === undefined) return 0;
-    for (const controller of set) controller.abort();
+    for (const cancel of [...set]) cancel();
     return set.size;
   }
 

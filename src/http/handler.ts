@@ -257,6 +257,7 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
           scope,
         ),
         resolved.tools,
+        scope.tool,
       ),
     () => createSessMcpServer(undefined),
   );

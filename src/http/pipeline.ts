@@ -39,6 +39,11 @@ export interface RequestScope {
   waitSignal: AbortSignal;
   /** Keep `close()` from resolving until `work` has settled. */
   track<T>(work: Promise<T>): Promise<T>;
+  /**
+   * The tool a body of one `tools/call` request names, so the server may register that tool
+   * alone; undefined for anything else (a batch, another method, a body that is not JSON).
+   */
+  tool?: string;
 }
 
 /** Builds the server for one request. */
@@ -105,21 +110,15 @@ const HOP_HEADERS = [
   'trailer',
 ];
 
-/** An AbortSignal that aborts when any of `signals` does (`AbortSignal.any` is Node ≥ 20.3). */
-export function anySignal(signals: AbortSignal[]): AbortSignal {
-  const controller = new AbortController();
-  for (const signal of signals) {
-    if (signal.aborted) {
-      controller.abort();
-      return controller.signal;
-    }
+/** The tool name of a body that is one `tools/call` request. */
+function singleToolCall(parsed: ReturnType<typeof parseBody> | undefined): string | undefined {
+  if (parsed?.ok !== true) return undefined;
+  const body = parsed.value as { method?: unknown; params?: { name?: unknown } } | null;
+  if (body === null || typeof body !== 'object' || Array.isArray(body) || body.method !== 'tools/call') {
+    return undefined;
   }
-  const onAbort = () => {
-    controller.abort();
-    for (const signal of signals) signal.removeEventListener('abort', onAbort);
-  };
-  for (const signal of signals) signal.addEventListener('abort', onAbort, { once: true });
-  return controller.signal;
+  const name = body.params?.name;
+  return typeof name === 'string' ? name : undefined;
 }
 
 type Raced<T> = { kind: 'value'; value: T } | { kind: 'threw' } | { kind: 'stopped' };
@@ -239,26 +238,37 @@ export function createPipeline(
       diagnostics({ event: 'http.closed' });
       return { response: answer.handlerClosed(), closeConnection: true };
     }
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), options.requestTimeoutMs);
-    // close() reaches this request through one listener, removed when the request is done, so
-    // the handler-wide signal does not collect a listener per request.
-    const closed = new AbortController();
-    const onClose = () => closed.abort();
-    onCloseCallbacks.add(onClose);
+    // Two signals per request, each one controller that the timer, close(), a disconnect and a
+    // cancellation abort directly: `stop` ends the pre-SDK stages (deadline or close()), `waits`
+    // also ends on a disconnect or a cancellation. No combined signals, no listener per source.
+    const stopper = new AbortController();
+    const waits = new AbortController();
+    const stop = stopper.signal;
+    const endAll = () => {
+      stopper.abort();
+      waits.abort();
+    };
+    const endWaits = () => waits.abort();
+    const timer = setTimeout(endAll, options.requestTimeoutMs);
+    // close() reaches this request through its entry in a set, removed when the request is done,
+    // so the handler-wide signal does not collect a listener per request.
+    onCloseCallbacks.add(endAll);
     let settled = false;
-    let cancellation: { signal: AbortSignal; release(): void } | undefined;
+    let cancellation: { release(): void } | undefined;
     const finish = () => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       cancellation?.release();
-      onCloseCallbacks.delete(onClose);
-      incoming.disconnected.removeEventListener('abort', finish);
+      onCloseCallbacks.delete(endAll);
+      incoming.disconnected.removeEventListener('abort', onDisconnect);
       diagnostics({ event: 'http.request_done', ms: Date.now() - entered });
     };
-    // Ends pre-SDK stages: the deadline or close().
-    const stop = anySignal([deadline.signal, closed.signal]);
+    // A disconnect ends the waits first, then the request.
+    const onDisconnect = () => {
+      endWaits();
+      finish();
+    };
     const reject = (response: Response, event: string, closeConnection: boolean): PipelineResult => {
       diagnostics({ event, ms: Date.now() - entered });
       finish();
@@ -365,7 +375,7 @@ export function createPipeline(
         diagnostics({ event: 'http.cancelled' });
       }
       const id = answer.requestIdOf(parsed.value);
-      if (id !== undefined) cancellation = cancellations.register(caller, id);
+      if (id !== undefined) cancellation = cancellations.register(caller, id, endWaits);
     }
 
     // 4. The SDK, with a fresh server per request.
@@ -376,21 +386,20 @@ export function createPipeline(
       headers: forwardHeaders,
       // The SDK tears a 2025-era exchange down when this aborts: only a disconnect may do that.
       signal: incoming.disconnected,
-      ...(bytes === undefined ? {} : { body: bytes as Uint8Array<ArrayBuffer> }),
+      // A parsed body reaches the SDK as `parsedBody`, which it reads instead of the stream: only
+      // a body that is not JSON (which the SDK answers itself) is forwarded as bytes.
+      ...(bytes === undefined || parsed?.ok === true ? {} : { body: bytes as Uint8Array<ArrayBuffer> }),
     });
+    const tool = singleToolCall(parsed);
     const scope: RequestScope = {
       principal,
-      waitSignal: anySignal([
-        deadline.signal,
-        incoming.disconnected,
-        closed.signal,
-        ...(cancellation === undefined ? [] : [cancellation.signal]),
-      ]),
+      waitSignal: waits.signal,
       track,
+      ...(tool === undefined ? {} : { tool }),
     };
     scopes.set(forward, scope);
-    // Registered after the wait signal's own link, so a disconnect reaches the wait first.
-    incoming.disconnected.addEventListener('abort', finish, { once: true });
+    if (incoming.disconnected.aborted) endWaits();
+    else incoming.disconnected.addEventListener('abort', onDisconnect, { once: true });
     try {
       const response = await sdk.fetch(
         forward,

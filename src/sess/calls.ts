@@ -88,12 +88,24 @@ export function createCaller(settings: CallerSettings): Caller {
     const header = headers.get(HEADERS.workspaceId);
     if (header === null) return undefined;
     if (!SESS_ID_RULE.test(header))
-      throw protocol(what, 'the Sess-Workspace-Id header is not a workspace id');
+      throw protocol(
+        what,
+        'the Sess-Workspace-Id header is not a workspace id',
+        'workspace_header_malformed',
+      );
     if (settings.expectedWorkspaceId !== undefined && header !== settings.expectedWorkspaceId) {
-      throw protocol(what, 'the Sess-Workspace-Id header names another workspace than the expected one');
+      throw protocol(
+        what,
+        'the Sess-Workspace-Id header names another workspace than the expected one',
+        'workspace_header_foreign',
+      );
     }
     if (seen !== undefined && header !== seen) {
-      throw protocol(what, 'the Sess-Workspace-Id header changed between responses');
+      throw protocol(
+        what,
+        'the Sess-Workspace-Id header changed between responses',
+        'workspace_header_changed',
+      );
     }
     seen = header;
     return header;
@@ -132,15 +144,16 @@ export function createCaller(settings: CallerSettings): Caller {
     const workspaceId = noteWorkspace(response.headers, call.what);
     if (response.status !== call.expectStatus) {
       if (response.status >= 400) throw apiError(response.status, response.text, call.what);
-      throw protocol(call.what, `unexpected HTTP ${response.status}`);
+      throw protocol(call.what, `unexpected HTTP ${response.status}`, 'unexpected_status');
     }
     const contentType = response.headers.get('content-type') ?? '';
-    if (!/^application\/json\s*(;|$)/i.test(contentType)) throw protocol(call.what, 'the body is not JSON');
+    if (!/^application\/json\s*(;|$)/i.test(contentType))
+      throw protocol(call.what, 'the body is not JSON', 'content_type_not_json');
     let json: unknown;
     try {
       json = JSON.parse(response.text);
     } catch {
-      throw protocol(call.what, 'the body is not JSON');
+      throw protocol(call.what, 'the body is not JSON', 'body_not_json');
     }
     return workspaceId === undefined
       ? { json, headers: response.headers }
@@ -161,7 +174,14 @@ function apiError(status: number, text: string, what: string): SessApiError {
   if (parsed === undefined || !parsed.success) {
     // A proxy's 5xx page is still an unavailable server; a 4xx without Sess's body is not Sess.
     if (status >= 500) return new SessApiError('api', `Sess failed to ${what} (HTTP ${status}).`, { status });
-    return protocol(what, `HTTP ${status} without a Sess error body`);
+    // `408`: a server (Node's own, or a proxy) that did not receive the whole request in time
+    // answers so before any handler runs. An overloaded Sess sends it; it contradicts nothing.
+    if (status === 408) {
+      return new SessApiError('api', `Sess did not receive the request to ${what} in time (HTTP 408).`, {
+        status,
+      });
+    }
+    return protocol(what, `HTTP ${status} without a Sess error body`, 'error_body_missing');
   }
   const { limit, length } = parsed.output.error;
   // A code or pointer of another shape is dropped (then the status alone classifies the error):

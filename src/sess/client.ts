@@ -233,7 +233,11 @@ export function createSessClient(options: SessClientOptions): SessApi {
     const known = expectedWorkspaceId ?? caller.seenWorkspaceId();
     if (known !== undefined) {
       if (given !== undefined && given !== known) {
-        throw protocol(what, "the caller's workspace is not the one this client talks to");
+        throw protocol(
+          what,
+          "the caller's workspace is not the one this client talks to",
+          'caller_workspace',
+        );
       }
       return known;
     }
@@ -293,10 +297,10 @@ export function createSessClient(options: SessClientOptions): SessApi {
       return { response_event_id: eventId, ...call.body };
     });
     if (wire.revision !== input.expectedRevision + call.step || wire.status !== call.status) {
-      throw protocol(what, call.notThere);
+      throw protocol(what, call.notThere, 'mutation_not_applied');
     }
     if (responseAt(wire, input.expectedRevision)?.event_id !== eventId) {
-      throw protocol(what, call.otherAnswer);
+      throw protocol(what, call.otherAnswer, 'mutation_other_answer');
     }
     return toSessionView(wire);
   }
@@ -343,7 +347,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
       if (input.expiresIn !== undefined) body.expires_in = input.expiresIn;
       const wire = session(await create(PATHS.sessions, body, idempotencyKey, what, callOptions), what);
       if (wire.revision !== 1 || wire.status !== 'active' || wire.responses.length > 0) {
-        throw protocol(what, 'a new Session that is not active at revision 1');
+        throw protocol(what, 'a new Session that is not active at revision 1', 'create_not_new');
       }
       return toSessionView(wire);
     },
@@ -373,7 +377,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
       const result = await get(path, what, callOptions, waitMs + connection.requestTimeoutMs);
       const wire = session(result, what, id);
       const problem = regression(known, wire.revision, wire.status);
-      if (problem !== undefined) throw protocol(what, problem);
+      if (problem !== undefined) throw protocol(what, problem, 'wait_regressed');
       return toSessionView(wire);
     },
 
@@ -409,7 +413,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
         reasonBody(input.reason, what),
       );
       if (wire.status !== 'withdrawn' || wire.revision !== input.expectedRevision) {
-        throw protocol(what, 'the Session is not withdrawn at the expected revision');
+        throw protocol(what, 'the Session is not withdrawn at the expected revision', 'withdraw_not_applied');
       }
       return toSessionView(wire);
     },
@@ -431,7 +435,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
       });
       const view = decodeAsk(result, what, { id, workspaceId: expectedWorkspaceId });
       if (view.status !== 'closed' || view.respondents.some((r) => r.status === 'started')) {
-        throw protocol(what, 'the Ask is not closed, or a respondent page is still open');
+        throw protocol(what, 'the Ask is not closed, or a respondent page is still open', 'ask_not_closed');
       }
       return view;
     },
@@ -458,7 +462,7 @@ export function createSessClient(options: SessClientOptions): SessApi {
       const result = await create(PATHS.asks, body, idempotencyKey, what, callOptions);
       const view = decodeAsk(result, what, { workspaceId: expectedWorkspaceId });
       if (view.respondents.length > 0 || view.max !== r.max) {
-        throw protocol(what, 'a new Ask that already has respondents or another cap');
+        throw protocol(what, 'a new Ask that already has respondents or another cap', 'ask_not_new');
       }
       return view;
     },

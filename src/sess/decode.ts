@@ -80,10 +80,14 @@ function checkWorkspace(
   what: string,
 ): void {
   if (result.workspaceId !== undefined && bodyWorkspace !== result.workspaceId) {
-    throw protocol(what, 'the body names another workspace than the Sess-Workspace-Id header');
+    throw protocol(
+      what,
+      'the body names another workspace than the Sess-Workspace-Id header',
+      'workspace_body_header',
+    );
   }
   if (expectedWorkspaceId !== undefined && bodyWorkspace !== expectedWorkspaceId) {
-    throw protocol(what, 'the body names another workspace than the expected one');
+    throw protocol(what, 'the body names another workspace than the expected one', 'workspace_body_foreign');
   }
 }
 
@@ -106,11 +110,13 @@ function decodeView<S extends typeof WireSessionViewSchema | typeof WireAskViewS
   expect: ViewExpectation,
 ): v.InferOutput<S> {
   const parsed = v.safeParse(schema, result.json);
-  if (!parsed.success) throw protocol(what, `malformed ${noun} at ${issuePath(parsed.issues)}`);
+  if (!parsed.success)
+    throw protocol(what, `malformed ${noun} at ${issuePath(parsed.issues)}`, 'view_malformed');
   const view = parsed.output;
   const problem = problemOf(view);
-  if (problem !== undefined) throw protocol(what, problem);
-  if (expect.id !== undefined && view.id !== expect.id) throw protocol(what, `a view of another ${noun}`);
+  if (problem !== undefined) throw protocol(what, problem, 'view_inconsistent');
+  if (expect.id !== undefined && view.id !== expect.id)
+    throw protocol(what, `a view of another ${noun}`, 'view_other_object');
   checkWorkspace(view.workspace_id, result, expect.workspaceId, what);
   return view;
 }
@@ -120,7 +126,7 @@ export function decodeSession(result: DecodeInput, what: string, expect: ViewExp
   const wire = decodeView(WireSessionViewSchema, sessionViewProblem, 'Session', result, what, expect);
   const etag = result.headers.get(HEADERS.etag);
   if (etag !== null && etag !== `"${wire.revision}"` && etag !== `W/"${wire.revision}"`) {
-    throw protocol(what, 'the ETag disagrees with the revision');
+    throw protocol(what, 'the ETag disagrees with the revision', 'etag_revision');
   }
   return wire;
 }

@@ -95,8 +95,12 @@ export function base64UrlDecode(text: string): Uint8Array<ArrayBuffer> | undefin
  * bytes of its {@link canonicalJson}: 43 characters after the prefix.
  */
 export async function digestJson(value: unknown): Promise<string> {
-  const bytes = new TextEncoder().encode(canonicalJson(value));
-  const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  return digestCanonicalJson(canonicalJson(value));
+}
+
+/** The `sha-256:` digest of text that already is canonical JSON (`canonicalJson`'s output). */
+export async function digestCanonicalJson(text: string): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
   return DIGEST_PREFIX + base64UrlEncode(hash);
 }
 

@@ -45,9 +45,14 @@ export function refuseReceipt(reason: VerificationReason, cause?: unknown): Sess
   });
 }
 
-/** A response that breaks the wire (malformed, self-contradictory, of another object): fail closed. */
-export function protocol(what: string, problem: string): SessApiError {
-  return new SessApiError('protocol', `Sess sent an invalid response to ${what}: ${problem}.`);
+/**
+ * A response that breaks the wire (malformed, self-contradictory, of another object): fail closed.
+ * `reason` names the check that failed in one fixed word, for diagnostics (`problem` is prose).
+ */
+export function protocol(what: string, problem: string, reason: string): SessApiError {
+  return new SessApiError('protocol', `Sess sent an invalid response to ${what}: ${problem}.`, {
+    protocolReason: reason,
+  });
 }
 
 /**

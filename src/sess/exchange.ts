@@ -80,6 +80,7 @@ export async function runExchange(request: ExchangeRequest): Promise<ExchangeRes
       throw new SessApiError(
         'protocol',
         `Sess answered the request to ${what} with a redirect; it is not followed.`,
+        { protocolReason: 'redirect' },
       );
     }
     const text = await Promise.race([readBounded(response, request.maxBytes, what), ended]);
@@ -110,7 +111,10 @@ async function readBounded(response: Response, maxBytes: number, what: string): 
     size += value.byteLength;
     if (size > maxBytes) {
       void reader.cancel().catch(() => {});
-      throw new SessApiError('protocol', `Sess sent an oversized response to ${what}.`, { limit: maxBytes });
+      throw new SessApiError('protocol', `Sess sent an oversized response to ${what}.`, {
+        limit: maxBytes,
+        protocolReason: 'oversized_body',
+      });
     }
     chunks.push(value);
   }
@@ -123,6 +127,8 @@ async function readBounded(response: Response, maxBytes: number, what: string): 
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(all);
   } catch {
-    throw new SessApiError('protocol', `Sess sent a response to ${what} that is not UTF-8.`);
+    throw new SessApiError('protocol', `Sess sent a response to ${what} that is not UTF-8.`, {
+      protocolReason: 'body_not_utf8',
+    });
   }
 }

@@ -12,12 +12,56 @@ import * as v from 'valibot';
 import { readOptions } from '../core/options.js';
 import type { VerifiedReceipt, VerifyResponseInput } from '../core/ports.js';
 import { SessApiError } from '../core/ports.js';
-import { digestJson } from './digest.js';
+import { canonicalJson, digestCanonicalJson } from './digest.js';
 import { verificationAborted as aborted, refuseReceipt as refuse } from './errors.js';
-import { parseCompactJws, verifyCompactJwsSignature } from './jws.js';
+import { type ParsedCompactJws, parseCompactJws, verifyCompactJwsSignature } from './jws.js';
 import { createKeySetCache } from './key-set.js';
 import { type ConnectionOptions, type ConnectionSettings, readConnectionOptions } from './settings.js';
 import { ReceiptClaimsSchema, ReceiptHeaderSchema } from './wire.js';
+
+/** How many verified receipts one verifier remembers (the oldest go first). */
+const MAX_REMEMBERED_RECEIPTS = 1_024;
+
+/** How many digested values one verifier remembers (the oldest go first). */
+const MAX_REMEMBERED_DIGESTS = 256;
+
+/** Canonical JSON longer than this is digested every time rather than kept as a memo key. */
+const MAX_REMEMBERED_JSON_LENGTH = 16_384;
+
+/** Add `key → value` to an insertion-ordered memo, dropping its oldest entry past `max`. */
+function remember<K, V>(memo: Map<K, V>, max: number, key: K, value: V): void {
+  memo.delete(key);
+  memo.set(key, value);
+  if (memo.size > max) memo.delete(memo.keys().next().value as K);
+}
+
+/** A receipt's parts, read and checked for shape (before its signature is). */
+interface ReadReceipt {
+  jws: ParsedCompactJws;
+  kid: string;
+  claims: v.InferOutput<typeof ReceiptClaimsSchema>;
+  actMatches: boolean;
+}
+
+/** Parse a receipt and check its header and claims for shape; `malformed` otherwise. */
+function readReceipt(receipt: string): ReadReceipt {
+  const jws = parseCompactJws(receipt);
+  if (jws === undefined) throw refuse('malformed');
+  const header = v.safeParse(ReceiptHeaderSchema, jws.header);
+  // Another actor assurance is a well-formed receipt for something else: a claims mismatch
+  // (decided after the signature), not a malformed receipt.
+  const act = jws.payload.act;
+  const claims = v.safeParse(
+    ReceiptClaimsSchema,
+    typeof act === 'string' ? { ...jws.payload, act: 'link_holder' } : jws.payload,
+  );
+  if (!header.success || !claims.success) throw refuse('malformed');
+  if (Object.keys(jws.header).some((name) => name !== 'alg' && name !== 'kid' && name !== 'typ')) {
+    // `crit`, `jwk`, `x5u` and friends would change what the signature means: refuse them.
+    throw refuse('malformed');
+  }
+  return { jws, kid: header.output.kid, claims: claims.output, actMatches: act === 'link_holder' };
+}
 
 /** The largest `iat` a `Date` can hold, in seconds. */
 const MAX_IAT_SECONDS = 8_640_000_000_000;
@@ -108,42 +152,45 @@ export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptV
 /** A verifier over checked settings (the client builds its own with its settings). */
 export function receiptVerifier(config: ConnectionSettings, issuer: string): ReceiptVerifier {
   const keys = createKeySetCache(config);
+  // Receipts whose signature verified, each with the key object it verified under: the same
+  // bytes under the same key verify the same way, so a repeat (`sess_response` on a saved
+  // answer) is not parsed or checked again. The claims are compared on every call, and a key set
+  // fetched again brings new key objects, whose receipts verify afresh.
+  const signed = new Map<string, { key: CryptoKey; read: ReadReceipt }>();
+  // Digests by the canonical JSON they hash: the Surface of a saved record is digested once.
+  const digests = new Map<string, string>();
+  const digest = async (value: unknown): Promise<string> => {
+    const text = canonicalJson(value);
+    const known = digests.get(text);
+    if (known !== undefined) return known;
+    const computed = await digestCanonicalJson(text);
+    if (text.length <= MAX_REMEMBERED_JSON_LENGTH) remember(digests, MAX_REMEMBERED_DIGESTS, text, computed);
+    return computed;
+  };
   return {
     async verify(check, signal) {
       if (signal?.aborted) throw aborted();
       if (check.workspaceId === undefined) throw refuse('context_missing');
-      const jws = parseCompactJws(check.receipt);
-      if (jws === undefined) throw refuse('malformed');
-      const header = v.safeParse(ReceiptHeaderSchema, jws.header);
-      // Another actor assurance is a well-formed receipt for something else: a claims mismatch
-      // (decided after the signature), not a malformed receipt.
-      const act = jws.payload.act;
-      const actMatches = act === 'link_holder';
-      const claims = v.safeParse(
-        ReceiptClaimsSchema,
-        typeof act === 'string' ? { ...jws.payload, act: 'link_holder' } : jws.payload,
-      );
-      if (!header.success || !claims.success) throw refuse('malformed');
-      if (Object.keys(jws.header).some((name) => name !== 'alg' && name !== 'kid' && name !== 'typ')) {
-        // `crit`, `jwk`, `x5u` and friends would change what the signature means: refuse them.
-        throw refuse('malformed');
-      }
-      const kid = header.output.kid;
+      const known = signed.get(check.receipt);
+      const read = known?.read ?? readReceipt(check.receipt);
+      const { kid, claims: c, actMatches } = read;
       const key = await keys.keyFor(kid, signal);
       if (key.workspaceId !== check.workspaceId) throw refuse('foreign_key');
-      if (!(await verifyCompactJwsSignature(jws, key.key))) throw refuse('bad_signature');
+      if (known?.key !== key.key) {
+        if (!(await verifyCompactJwsSignature(read.jws, key.key))) throw refuse('bad_signature');
+        remember(signed, MAX_REMEMBERED_RECEIPTS, check.receipt, { key: key.key, read });
+      }
       let surfaceDigest: string;
       let answerDigest: string;
       try {
-        surfaceDigest = await digestJson(check.surface);
-        answerDigest = await digestJson({ action: check.answer.action, values: check.answer.values });
+        surfaceDigest = await digest(check.surface);
+        answerDigest = await digest({ action: check.answer.action, values: check.answer.values });
       } catch {
         throw new SessApiError(
           'configuration',
           'The Surface or answer to verify is not JSON; nothing was verified.',
         );
       }
-      const c = claims.output;
       // A time `Date` cannot hold is not a receipt Sess could have issued.
       if (c.iat > MAX_IAT_SECONDS) throw refuse('malformed');
       const matches =

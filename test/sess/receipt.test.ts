@@ -379,6 +379,49 @@ describe('a shared verifier', () => {
     }
   });
 
+  it('skips the signature of a receipt it verified, yet compares claims and the key set on every repeat', async () => {
+    const local = await startLocalSess();
+    try {
+      const clock = manualClock();
+      const verifier = createReceiptVerifier({
+        origin: local.origin,
+        allowInsecureLocalhost: true,
+        clock,
+        keyRefreshCooldownMs: 1_000,
+        keySetMaxAgeMs: 1_000,
+      });
+      const client = clientFor(local, { receiptVerifier: verifier });
+      const { answered, surface: s } = await answeredSession(local, client);
+      const input = proofOf(answered, s);
+      expect((await client.verifyResponse(input)).eventId).toBe(input.eventId);
+      expect((await client.verifyResponse(input)).eventId).toBe(input.eventId);
+      // A remembered signature proves nothing about another Surface or answer.
+      await expectSessError(
+        client.verifyResponse({ ...input, surface: surface('Another title') }),
+        'verification',
+        {
+          reason: 'claims_mismatch',
+        },
+      );
+      await expectSessError(
+        client.verifyResponse({ ...input, answer: answer('another value') }),
+        'verification',
+        {
+          reason: 'claims_mismatch',
+        },
+      );
+      // Nor does it outlive its key: once the set is fetched again without it, the receipt fails.
+      const oldKid = local.keys.activeKid();
+      await local.keys.rotate();
+      local.keys.remove(oldKid);
+      clock.advance(1_001);
+      await expectSessError(client.verifyResponse(input), 'verification', { reason: 'unknown_key_id' });
+      expect(local.stats.requests.jwks).toBe(2);
+    } finally {
+      await local.close();
+    }
+  });
+
   it('refuses bad options with a TypeError naming the option', () => {
     const bad: Array<[string, Partial<ReceiptVerifierOptions>]> = [
       ['origin', { origin: 'http://127.0.0.1:1' }],

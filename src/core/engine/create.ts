@@ -89,6 +89,7 @@ export async function create(call: Call, op: CreateOperation): Promise<EngineRes
     throw new SessMcpError(
       'SESS_PROTOCOL_ERROR',
       'Sess answered the create request with something else than was asked for. Do not repeat the request; ask the owner to check Sess.',
+      { reason: 'create_other_object' },
     );
   }
   await call.step('create.before_record_saved');

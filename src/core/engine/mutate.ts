@@ -226,7 +226,7 @@ async function withdrawOtherwise(state: InteractionState, op: WithdrawOperation)
       throw withdrawFinished(state.kind);
     default:
       // The Session and Ask states that start or hold a withdraw never get here.
-      throw protocolMismatch();
+      throw protocolMismatch('mutation_contradicts_record');
   }
 }
 
@@ -260,7 +260,7 @@ const WITHDRAW: Mutation<'waiting', 'withdraw_pending', WithdrawOperation, Sessi
     event: { type: 'withdraw_refused' },
     async exists(call, state) {
       const view = await call.auth.sess.getSession(state.session.sessionId, call.signalOptions());
-      if (view.sessionId !== state.session.sessionId) throw protocolMismatch();
+      if (view.sessionId !== state.session.sessionId) throw protocolMismatch('other_session');
     },
   },
 };
@@ -294,7 +294,7 @@ const CLOSE_ASK: Mutation<'ask_open', 'ask_close_pending', WithdrawOperation, As
     event: { type: 'ask_close_refused' },
     async exists(call, state) {
       const view = await call.auth.sess.getAsk(state.askId, call.signalOptions());
-      if (view.askId !== state.askId) throw protocolMismatch();
+      if (view.askId !== state.askId) throw protocolMismatch('other_ask');
     },
   },
 };
@@ -358,7 +358,10 @@ async function dispatch<F extends Kind, K extends PendingKind, Op extends Target
   }
   await call.step(`${mutation.step}.after_response`);
   if (!mutation.confirms(view, state)) {
-    throw protocolMismatch('the request stays saved; repeat the identical call after the owner checked Sess');
+    throw protocolMismatch(
+      'mutation_contradicts_record',
+      'the request stays saved; repeat the identical call after the owner checked Sess',
+    );
   }
   const next = await mutation.next(view, state);
   await call.step(`${mutation.step}.before_record_saved`);

@@ -161,15 +161,20 @@ export function blockedError(state: State<'blocked'>): SessMcpError {
   );
 }
 
-export function protocolMismatch(extra = 'nothing was changed'): SessMcpError {
+/**
+ * A view of Sess that contradicts the record. `reason` is a fixed word naming the contradiction,
+ * for diagnostics; it never carries data.
+ */
+export function protocolMismatch(reason: string, extra = 'nothing was changed'): SessMcpError {
   return new SessMcpError(
     'SESS_PROTOCOL_ERROR',
     `Sess reported a Session that contradicts this interaction's record; ${extra}. Ask the owner to check the Sess origin.`,
+    { reason },
   );
 }
 
 export function checkSameSession(view: SessionView, sessionId: string): void {
-  if (view.sessionId !== sessionId) throw protocolMismatch();
+  if (view.sessionId !== sessionId) throw protocolMismatch('other_session');
 }
 
 /** A state that waits for something else than this call: an unknown create, the owner, or a saved mutation. */

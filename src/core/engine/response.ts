@@ -112,7 +112,7 @@ async function wait(call: Call, loaded: Waiting, op: ResponseOperation): Promise
       // This waiter's time ran out before anything changed.
       if (view === undefined) return { handle: op.handle, revision: state.revision, state: 'waiting' };
       checkSameSession(view, sessionId);
-      if (view.revision < state.revision) throw protocolMismatch();
+      if (view.revision < state.revision) throw protocolMismatch('revision_behind_record');
       if (view.revision > state.revision)
         return await call.block(loaded, 'RECOVERY_BLOCKED', 'session_moved_on');
       const event = view.responses.find((r) => r.revision === state.revision);
@@ -132,7 +132,7 @@ async function wait(call: Call, loaded: Waiting, op: ResponseOperation): Promise
           return await call.block(loaded, 'RECOVERY_BLOCKED', 'session_moved_on');
         case 'answered':
           // An answered Session must list its answer; a client that let this through is wrong.
-          throw protocolMismatch();
+          throw protocolMismatch('answered_without_answer');
         case 'active':
         case 'lapsed': {
           // A lapsed link may still be extended: keep waiting on the new status while time remains.
@@ -278,7 +278,7 @@ async function confirmCurrent(
     return call.readFailed(loaded, classifyReadFailure(error, 'confirming the answer'));
   }
   checkSameSession(view, sessionId);
-  if (view.workspaceId !== session.workspaceId) throw protocolMismatch();
+  if (view.workspaceId !== session.workspaceId) throw protocolMismatch('other_workspace');
   const listed = view.responses.find((r) => r.revision === revision);
   const current =
     view.revision === revision &&
@@ -299,7 +299,7 @@ async function readAsk(
   } catch (error) {
     return call.readFailed(loaded, classifyReadFailure(error, 'reading the Ask'));
   }
-  if (view.askId !== state.askId) throw protocolMismatch();
+  if (view.askId !== state.askId) throw protocolMismatch('other_ask');
   const { surface } = state;
   const workspaceId = state.workspaceId ?? view.workspaceId;
   const answers: AskAnswerResult[] = [];

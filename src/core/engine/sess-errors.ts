@@ -34,10 +34,13 @@ function notConfigured(): SessMcpError {
 }
 
 /**
+/**
  * Sess answered something this server cannot trust. For a read nothing changed; for a mutation
  * (`tool`) Sess may have applied it, and its saved request waits for the identical repeat.
+ * `reason` is a fixed word for the check that failed: the client's word for a `protocol` error,
+ * the verification reason for a receipt, `protocol` when neither names one. Never data.
  */
-function protocolError(tool?: string): SessMcpError {
+function protocolError(err: SessApiError, tool?: string): SessMcpError {
   const outcome =
     tool === undefined
       ? 'nothing was changed'
@@ -45,6 +48,7 @@ function protocolError(tool?: string): SessMcpError {
   return new SessMcpError(
     'SESS_PROTOCOL_ERROR',
     `Sess sent a response this server cannot trust (malformed or self-contradictory); ${outcome}. Ask the owner to check the Sess origin and version.`,
+    { reason: err.protocolReason ?? err.reason ?? 'protocol' },
   );
 }
 
@@ -100,8 +104,8 @@ export function classifyCreateFailure(error: unknown): CreateFailure {
             ),
           };
         }
-        if (status === 429) {
-          // Rate limited: certainly not created, and it may work later.
+        if (status === 429 || status === 408) {
+          // Rate limited, or the request not received in time: certainly not created, and it may work later.
           return { kind: 'not_created', error: unavailable('creating the link', err) };
         }
         const details: { field?: string; limit?: number; length?: number } = {};
@@ -172,7 +176,7 @@ export function classifyReadFailure(error: unknown, what: string): ReadFailure {
     case 'configuration':
       return { kind: 'fail', error: notConfigured() };
     case 'protocol':
-      return { kind: 'fail', error: protocolError() };
+      return { kind: 'fail', error: protocolError(err) };
     case 'api':
       // A rejected key is the owner's to fix, not a passing outage.
       if (err.status === 401) return { kind: 'fail', error: notConfigured() };
@@ -246,7 +250,8 @@ export function classifyMutationFailure(
       };
     case 'api': {
       const status = err.status ?? 0;
-      if (status === 429) {
+      // Rate limited, or the request not received in time (408): nothing was applied.
+      if (status === 429 || status === 408) {
         return {
           kind: 'pending',
           error: unavailable(`sending ${tool}`, err, stillSaved(tool)),
@@ -268,7 +273,7 @@ export function classifyMutationFailure(
       return { kind: 'pending', error: notConfigured() };
     case 'protocol':
     case 'verification':
-      return { kind: 'pending', error: protocolError(tool) };
+      return { kind: 'pending', error: protocolError(err, tool) };
   }
 }
 
