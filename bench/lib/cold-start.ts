@@ -1,6 +1,6 @@
 /**
  * Measure 5 (cold start): spawn `sess-mcp` (bundled from source) until its answer to
- * `tools/list`, against a bare `serveStdio` server with five trivial tools bundled the same way.
+ * `tools/list`, against a bare `serveStdio` server with seven trivial tools bundled the same way.
  *
  * Each trial is a fresh `node` process; the two kinds alternate.
  */
@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TOOL_NAMES } from '../../src/index.js';
 import { atMostTimes, COLD_START_MAX } from './goals.js';
 import { interleave, median, now } from './stats.js';
 import { ms, type Row, times, yesNo } from './table.js';
@@ -62,8 +63,8 @@ export async function coldStartBench(): Promise<Row[]> {
   const env = { PATH: process.env.PATH, HOME: state };
   const sessEnv = { ...env, SESS_API_KEY: 'sk_bench_not_used', SESS_MCP_STATE_DIR: state };
   try {
-    const subject = () => coldStart(join(dir, 'sess-mcp.mjs'), sessEnv, 5);
-    const baseline = () => coldStart(join(dir, 'bare-stdio.mjs'), env, 5);
+    const subject = () => coldStart(join(dir, 'sess-mcp.mjs'), sessEnv, TOOL_NAMES.length);
+    const baseline = () => coldStart(join(dir, 'bare-stdio.mjs'), env, TOOL_NAMES.length);
     await subject();
     await baseline();
     const r = await interleave(10, subject, baseline);
