@@ -61,7 +61,17 @@ export function createPageRoutes(model: LocalModel, counts: { page: number }): R
     const status = model.status(s);
     switch (status) {
       case 'active':
-        return [200, { kind: 'form', surface, revision: s.revision, actionUrl: paths.page, ...formExtra }];
+        return [
+          200,
+          {
+            kind: 'form',
+            surface,
+            revision: s.revision,
+            actionUrl: paths.page,
+            watchUrl: paths.watch(status),
+            ...formExtra,
+          },
+        ];
       case 'answered':
         return [200, { kind: 'waiting', title, pageUrl: paths.page, watchUrl: paths.watch(status) }];
       case 'completed':
@@ -101,6 +111,7 @@ export function createPageRoutes(model: LocalModel, counts: { page: number }): R
         surface,
         revision,
         actionUrl: sessionPaths(s).page,
+        watchUrl: sessionPaths(s).watch('active'),
         values: input.values,
         errors: check.errors,
       });

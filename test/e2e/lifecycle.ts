@@ -2,8 +2,8 @@
  * The lifecycle of `sess-mcp-tools/6`, end to end, as one scenario both faces run: an agent creates
  * two interactions, the server restarts, `sess_list` finds both (right states, no link), the person
  * answers one on the real page after the restart, `sess_response` on the listed handle returns the
- * verified answer, `sess_withdraw` on the other makes the person's open page refuse a submit and
- * show the withdrawn state, the record ends `withdrawn` and the cap of unfinished records counts
+ * verified answer, `sess_withdraw` on the other makes the person's open page show the withdrawn
+ * state in place and refuse a submit, the record ends `withdrawn` and the cap of unfinished records counts
  * one fewer.
  *
  * A face (`lifecycle-stdio.test.ts`, `lifecycle-http.test.ts`) brings its real MCP client, its
@@ -178,7 +178,11 @@ export async function runLifecycle(face: LifecycleFace, person: Person): Promise
     },
   });
 
-  // 6. sess_withdraw on the other, with a reason the person sees.
+  // 6. sess_withdraw on the other, with a reason the person sees. The page stays open: mark its
+  // document to prove the withdrawn state arrives in place, not by a reload.
+  await withdrawPage.evaluate(() => {
+    (window as { __samePage?: boolean }).__samePage = true;
+  });
   const before = await face.unfinished();
   expect(before).toBe(2);
   const withdrawn = await ok(face, 'sess_withdraw', {
@@ -189,9 +193,16 @@ export async function runLifecycle(face: LifecycleFace, person: Person): Promise
   expect(withdrawn.interaction).toMatchObject({ handle: toWithdraw.handle, revision: 1, state: 'withdrawn' });
   expectNoLink(withdrawn, links);
 
-  // 7. The open page refuses the submit and shows the withdrawn state, with the reason.
-  expect(await person.answer(withdrawPage, {}, 'Approve')).toBe(410);
+  // 7. The open page shows the withdrawn state in place (its own watch), with the reason, and
+  // refuses the submit of the form the person had started.
   await expectWithdrawnPage(withdrawPage, WITHDRAWN_TITLE, WITHDRAW_REASON);
+  expect(await withdrawPage.evaluate(() => (window as { __samePage?: boolean }).__samePage)).toBe(true);
+  const refused = await withdrawPage.request.post(links[1]!, {
+    form: { _revision: '1', message: 'Merge it after the tests, osprey' },
+    maxRedirects: 0,
+  });
+  expect(refused.status()).toBe(410);
+  expect(await refused.text()).toContain(PAGE_TEXT.withdrawn);
   await person.shot(withdrawPage, `${face.name}-withdrawn`);
   // Opened again, the link shows the same and takes no answer.
   const reopened = await person.open(links[1]!, 410);

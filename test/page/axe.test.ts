@@ -93,6 +93,17 @@ describeWithChromium('answer page accessibility audit (axe-core, WCAG 2.1 A/AA)'
       'This question was withdrawn.',
     ],
     [
+      'withdrawn while the form is open (in place)',
+      async (page) => {
+        const session = await createSession(suite.runtime, SHORT_ASK);
+        await page.goto(session.url);
+        await page.getByRole('button', { name: 'Send' }).waitFor();
+        await expect.poll(() => suite.runtime.pendingWaits(session.id)).toBe(1);
+        await api(suite.runtime, `/v1/sessions/${session.id}/withdraw`, { reason: 'We found a date.' }, 1);
+      },
+      'This question was withdrawn.',
+    ],
+    [
       'unknown link',
       async (page) => void (await page.goto(`${suite.runtime.origin}/s/nope`)),
       'This link does not work.',

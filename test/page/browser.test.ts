@@ -14,6 +14,7 @@ import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { answerToForm } from '../../src/testing/page/index.js';
+import { LIVE_SCRIPT } from '../../src/testing/page/live.js';
 import {
   type AgentSession,
   api,
@@ -168,7 +169,10 @@ describeWithChromium('answer page in a real browser', () => {
     const watches: string[] = [];
     page.on('framenavigated', (f) => navigations.push(f.url()));
     page.on('request', (r) => {
-      if (new URL(r.url()).pathname.endsWith('/state')) watches.push(r.url());
+      // The waiting page's watches (the form before it watches for a final state only).
+      const url = new URL(r.url());
+      if (url.pathname.endsWith('/state') && url.searchParams.get('status') === 'answered')
+        watches.push(r.url());
     });
     await page.goto(session.url);
     await page.getByLabel('Monday').check();
@@ -297,9 +301,10 @@ describeWithChromium('answer page in a real browser', () => {
     await expectFitsPhone(page2);
     await shot(page2, '07-expired');
 
-    // A form left open past the end is refused on submit, not silently taken.
+    // A form left open past the end is refused on submit, not silently taken (without script: with
+    // it, the form's watch shows the closed link in place before any submit).
     const late = await createSession(suite.runtime, SHORT_ASK);
-    const page3 = await phone();
+    const page3 = await phone({ javaScriptEnabled: false });
     await page3.goto(late.url);
     await page3.getByLabel('Monday').check();
     suite.runtime.clock.advance(DAY_MS + 1_000);
@@ -315,9 +320,69 @@ describeWithChromium('answer page in a real browser', () => {
     await unknown.getByRole('heading', { name: 'This link does not work.' }).waitFor();
   });
 
-  it('a form left open when the agent withdraws the question is refused on submit and says so', async () => {
+  it('a form left open when the agent withdraws shows it in place, without a reload, and keeps nothing to send', async () => {
     const session = await createSession(suite.runtime, SHORT_ASK);
     const page = await phone({ colorScheme: 'dark' });
+    const navigations: string[] = [];
+    page.on('framenavigated', (f) => navigations.push(f.url()));
+    await page.goto(session.url);
+    await page.getByLabel('Monday').check();
+    const loaded = navigations.length;
+    // The open form holds one watch, for a final state only.
+    await expect.poll(() => suite.runtime.pendingWaits(session.id)).toBe(1);
+    await page.evaluate(() => {
+      (window as { __samePage?: boolean }).__samePage = true;
+    });
+    await api(suite.runtime, `/v1/sessions/${session.id}/withdraw`, { reason: 'We found a date.' }, 1);
+    const heading = page.getByRole('heading', { name: 'This question was withdrawn.' });
+    await heading.waitFor({ timeout: 10_000 });
+    expect(await page.evaluate(() => (window as { __samePage?: boolean }).__samePage)).toBe(true);
+    expect(navigations).toHaveLength(loaded);
+    expect(await page.getByText('We found a date.').count()).toBe(1);
+    expect(await page.getByRole('button').count()).toBe(0);
+    expect(await page.getByRole('radio').count()).toBe(0);
+    // Focus moves to the new heading, so a screen reader reads the change.
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
+    expect(session.answers()).toEqual([]);
+    expect(suite.runtime.pendingWaits(session.id)).toBe(0);
+    await expectFitsPhone(page);
+    await shot(page, '12-withdrawn-in-place');
+  });
+
+  it("an open form's watch that comes back unchanged keeps what the person typed and watches again", async () => {
+    const session = await createSession(suite.runtime, SHORT_ASK);
+    const page = await phone();
+    const watches: string[] = [];
+    let answered = false;
+    // The first watch answers at once "nothing changed" (as the server does when its hold runs out).
+    await page.route('**/state?*', async (route) => {
+      watches.push(route.request().url());
+      if (!answered) {
+        answered = true;
+        await route.fulfill({
+          status: 200,
+          contentType: 'application/json',
+          body: '{"changed":false,"final":false}',
+        });
+      } else {
+        await route.continue();
+      }
+    });
+    await page.goto(session.url);
+    await page.getByLabel('Monday').check();
+    await expect.poll(() => watches.length).toBeGreaterThanOrEqual(2);
+    expect(await page.getByLabel('Monday').isChecked()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Send' }).count()).toBe(1);
+    // The kept form still sends what the person chose.
+    await page.unroute('**/state?*');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    expect(session.answers()).toEqual([{ action: 'submit', values: { day: 'mon' } }]);
+  });
+
+  it('without script, a form left open when the agent withdraws the question is refused on submit and says so', async () => {
+    const session = await createSession(suite.runtime, SHORT_ASK);
+    const page = await phone({ colorScheme: 'dark', javaScriptEnabled: false });
     await page.goto(session.url);
     await page.getByLabel('Monday').check();
     await api(suite.runtime, `/v1/sessions/${session.id}/withdraw`, { reason: 'We found a date.' }, 1);
@@ -410,7 +475,11 @@ describeWithChromium('answer page in a real browser', () => {
     expect(await page.locator('dd').textContent()).toBe(EVIL);
     expect(await page.getByRole('textbox', { name: EVIL, exact: true }).inputValue()).toBe(EVIL);
     expect(await page.getByRole('radio', { name: EVIL, exact: true }).count()).toBe(1);
-    expect(await page.locator('img, b, script').count()).toBe(0);
+    expect(await page.locator('img, b').count()).toBe(0);
+    // The only script is the page's own watch, exactly as its CSP hash allows.
+    expect(await page.locator('script').evaluateAll((els) => els.map((e) => e.textContent))).toEqual([
+      LIVE_SCRIPT,
+    ]);
     expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined();
     await expectFitsPhone(page);
     // Submitting the hostile prefilled value returns it unchanged.

@@ -8,8 +8,10 @@
  * every watching page also carries a plain link that re-requests it.
  *
  * Any page can opt in by rendering a `data-watch` element: the watch reports every change of the
- * Session (revision or status), so a state added later — a question the agent takes back, say —
- * reaches an open page the same way.
+ * Session (revision or status). An open form marks its element `data-watch-final` as well: only a
+ * final state (the agent withdrew the question, it expired or was completed) replaces it, so what
+ * the person typed is never thrown away for a change that still lets them answer; after any other
+ * change the form stops watching and its submit shows where things are.
  *
  * The script is a constant so the Content-Security-Policy can allow exactly it by its SHA-256
  * hash (no `'unsafe-inline'`). It renders nothing else.
@@ -33,12 +35,13 @@ export const LIVE_SCRIPT = `(function () {
   function watch() {
     var root = document.querySelector('[data-watch]');
     if (!root || !window.fetch || !window.DOMParser) return;
+    var finalOnly = root.hasAttribute('data-watch-final');
     request(root.getAttribute('data-watch'))
       .then(function (r) { return r.json(); })
       .then(function (state) {
         delay = 1000;
-        if (state.changed) return swap();
-        if (!state.final) watch();
+        if (state.changed && (state.final || !finalOnly)) return swap();
+        if (!state.changed && !state.final) watch();
       })
       .catch(function () {
         setTimeout(watch, delay);

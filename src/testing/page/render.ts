@@ -24,7 +24,12 @@ import { ACTION_ERROR_KEY } from './validate.js';
 
 /** What the answer page shows. The runtime picks the view; {@link renderPage} draws it. */
 export type PageView =
-  /** The Surface at `revision`, posting to `actionUrl`; `values`/`errors` after a refused submit. */
+  /**
+   * The Surface at `revision`, posting to `actionUrl`; `values`/`errors` after a refused submit.
+   * With `watchUrl` the page's script asks it whether the Session reached a final state (the
+   * agent withdrew the question, or it expired) and then shows that state in place; any other
+   * change leaves the form and what the person typed alone.
+   */
   | {
       kind: 'form';
       surface: Surface;
@@ -32,6 +37,7 @@ export type PageView =
       actionUrl: string;
       values?: Record<string, unknown>;
       errors?: Record<string, string>;
+      watchUrl?: string;
     }
   /**
    * Answered; waiting for the agent to publish a follow-up or complete. `pageUrl` is the page's
@@ -227,7 +233,10 @@ function renderForm(view: FormView): string {
   parts.push('</form>');
   // The page's own address is a bearer capability (for an Ask, the respondent's own page).
   parts.push('<p class="muted">Anyone with the address of this page can answer it. Keep it to yourself.</p>');
-  return documentHtml({ title: surface.title, body: parts.join('\n') });
+  // The watch of an open form: only a final state replaces it (`data-watch-final`, `live.ts`).
+  if (view.watchUrl !== undefined)
+    parts.push(`<div hidden data-watch="${esc(view.watchUrl)}" data-watch-final></div>`);
+  return documentHtml({ title: surface.title, live: view.watchUrl !== undefined, body: parts.join('\n') });
 }
 
 function errorSummary(
