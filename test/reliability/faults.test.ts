@@ -43,6 +43,7 @@ import {
   startForwardingHarness,
   switchProfile,
 } from '../engine/harness.js';
+import { FAULT_KINDS, WITHDRAW_WIRE_CALLS, type WithdrawWireCall } from '../support/fault-kinds.js';
 
 /** The client's own per-request deadline in this file: a delay fault beyond it is a timeout. */
 const REQUEST_TIMEOUT_MS = 500;
@@ -372,25 +373,8 @@ describe('Sess fault matrix through the engine', () => {
 // -----------------------------------------------------------------------------------------------
 // The withdraw and Ask close wire calls × every fault, through the real client
 
-/** The wire calls of this matrix, by the runtime endpoint a fault targets. */
-const WIRE_CALLS = ['withdraw', 'closeAsk'] as const satisfies readonly LocalEndpoint[];
-type WireCall = (typeof WIRE_CALLS)[number];
-
-/**
- * Every fault kind the runtime can inject: a kind added to `LocalFault` fails the type check here
- * until it is listed, and the matrix then fails until it has a row.
- */
-const FAULT_KINDS: Record<LocalFault['kind'], true> = {
-  status: true,
-  transport: true,
-  delay: true,
-  commit_then_drop: true,
-  commit_then_status: true,
-  malformed: true,
-  contradictory: true,
-  tamper_receipt: true,
-  hold: true,
-};
+const WIRE_CALLS = WITHDRAW_WIRE_CALLS;
+type WireCall = WithdrawWireCall;
 
 /** One row: a fault, what the client must report for it, and whether Sess made the change. */
 interface WireFaultRow {

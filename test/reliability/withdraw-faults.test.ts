@@ -24,29 +24,13 @@ import {
   startForwardingHarness,
   startHarness,
 } from '../engine/harness.js';
+import { FAULT_KINDS, WITHDRAW_WIRE_CALLS, type WithdrawWireCall } from '../support/fault-kinds.js';
 
 /** The client's own per-request deadline in the timeout row. */
 const REQUEST_TIMEOUT_MS = 500;
 
-/** The wire calls of `sess_withdraw`, by the runtime endpoint a fault targets. */
-const WIRE_CALLS = ['withdraw', 'closeAsk'] as const;
-type WireCall = (typeof WIRE_CALLS)[number];
-
-/**
- * Every fault kind the runtime can inject: a kind added to `LocalFault` fails the type check here
- * until it is listed, and the matrix then fails until it has a row.
- */
-const FAULT_KINDS: Record<LocalFault['kind'], true> = {
-  status: true,
-  transport: true,
-  delay: true,
-  commit_then_drop: true,
-  commit_then_status: true,
-  malformed: true,
-  contradictory: true,
-  tamper_receipt: true,
-  hold: true,
-};
+const WIRE_CALLS = WITHDRAW_WIRE_CALLS;
+type WireCall = WithdrawWireCall;
 
 /** What the tool answers under a fault: a result, or an error with its code and retry rule. */
 type ToolAnswer = 'ok' | { code: string; retryable: boolean };
