@@ -25,11 +25,12 @@ import {
 const sess = useRuntime();
 
 describe('runtime faults', () => {
-  it('a truncated body on a read is protocol', async () => {
+  it('a truncated body on a read is protocol, with the reason body_not_json', async () => {
     const client = clientFor(sess);
     const created = await client.createSession({ surface: surface(), idempotencyKey: idemKey() });
     sess.faults.malformed('get');
-    await expectSessError(client.getSession(created.sessionId), 'protocol');
+    const error = await expectSessError(client.getSession(created.sessionId), 'protocol');
+    expect(error.protocolReason).toBe('body_not_json');
   });
 
   it('a malformed body on a create is protocol (the Session exists)', async () => {
