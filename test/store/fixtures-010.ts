@@ -3,11 +3,13 @@
  * how a test puts them where this version finds them, unchanged: the record files into a profile's
  * handles directory, the rows into a table made as 0.1.0's `migrate()` made it.
  */
+
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Binding } from '../../src/core/ports.js';
 import type { InteractionRecord, InteractionStateKind } from '../../src/core/record.js';
+import { FORMAT_1_KINDS } from './fixtures.js';
 
 /** The fixture directory. */
 export const FIXTURES_010 = fileURLToPath(new URL('../fixtures/records-0.1.0/', import.meta.url));
@@ -36,20 +38,8 @@ export interface Row010 {
   written_at: string;
 }
 
-/** Every state kind 0.1.0 writes, as the fixtures hold them. */
-export const KINDS_010: readonly InteractionStateKind[] = [
-  'create_intent',
-  'create_unknown',
-  'waiting',
-  'answered',
-  'publish_pending',
-  'complete_pending',
-  'completed',
-  'expired',
-  'blocked',
-  'ask_open',
-  'ask_closed',
-];
+/** Every state kind 0.1.0 writes, as the fixtures hold them: the kinds of record format 1. */
+export const KINDS_010: readonly InteractionStateKind[] = FORMAT_1_KINDS;
 
 export async function manifest010(): Promise<Manifest010> {
   return JSON.parse(await readFile(join(FIXTURES_010, 'manifest.json'), 'utf8')) as Manifest010;
