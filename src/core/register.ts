@@ -14,8 +14,8 @@ import type { ToolCallContext } from './engine/types.js';
 import type { SessEngine } from './engine.js';
 import { readOptions } from './options.js';
 import type { ToolResult } from './result.js';
-import { TOOL_SET_RULE, type ToolSet } from './rules.js';
-import { TOOL_DEFINITIONS, toolsOf } from './tool-definitions.js';
+import { INPUT_SCHEMAS_RULE, type InputSchemas, TOOL_SET_RULE, type ToolSet } from './rules.js';
+import { toolDefinitionsOf, toolsOf } from './tool-definitions.js';
 
 /**
  * A Standard Schema with a JSON Schema converter (`StandardSchemaWithJSON` of the MCP SDK),
@@ -81,6 +81,16 @@ export interface RegisterSessToolsOptions {
    * @default 'sess-mcp-tools/6' (every tool)
    */
   tools?: ToolSet;
+  /**
+   * How `tools/list` shows each tool's `inputSchema`: `'exact'`, the schemas as generated, or
+   * `'flat'`, the same schemas without `anyOf`/`oneOf` (each union merged into one schema that
+   * accepts every value of its variants), for a host that rewrites unions before it validates,
+   * such as LangChain.js's `@langchain/mcp-adapters`. The engine validates every call the same
+   * way with either: a flat schema only lets the host pass arguments the server then refuses
+   * with `INVALID_ARGUMENTS`.
+   * @default 'exact'
+   */
+  inputSchemas?: 'exact' | 'flat';
 }
 
 /** A Standard Schema that lets any arguments through and publishes `jsonSchema` in `tools/list`. */
@@ -118,7 +128,8 @@ export function toolCallContextFrom(ctx: ToolHandlerContextLike | undefined): To
 }
 
 /**
- * Add the Sess tools to `server` (every tool, or the set named by `options.tools`). Every call runs `engine.call`, so a failure is a tool
+ * Add the Sess tools to `server` (every tool, or the set named by `options.tools`), with the input
+ * schemas `options.inputSchemas` names. Every call runs `engine.call`, so a failure is a tool
  * error result with the contract's `{ code, message, retryable, … }`, never a protocol error.
  *
  * @example
@@ -140,8 +151,11 @@ export function registerSessTools(server: McpServerLike, options: RegisterSessTo
     read.fail('engine', 'is required and must be a Sess engine (createSessEngine)');
   }
   const tools = toolsOf(read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined);
+  const definitions = toolDefinitionsOf(
+    read.optionalRule('inputSchemas', options.inputSchemas, INPUT_SCHEMAS_RULE) as InputSchemas | undefined,
+  );
   for (const tool of tools) {
-    const definition = TOOL_DEFINITIONS[tool];
+    const definition = definitions[tool];
     const config: SessToolConfig = {
       title: definition.title,
       description: definition.description,

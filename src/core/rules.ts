@@ -74,3 +74,18 @@ export const TOOL_SET_RULE: ValueRule<ToolSet> = {
   text: '"sess-mcp-tools/5" or "sess-mcp-tools/6"',
   test: (value): value is ToolSet => value === 'sess-mcp-tools/5' || value === 'sess-mcp-tools/6',
 };
+
+/**
+ * How a server publishes each tool's `inputSchema` (the `inputSchemas` option of
+ * `registerSessTools` and of the HTTP handler, `SESS_MCP_INPUT_SCHEMAS` for stdio): `exact`, the
+ * schemas as generated (the default), or `flat`, the same schemas without `anyOf`/`oneOf`, for a
+ * host that rewrites unions before it validates (`flattenUnions` in `json-schema.ts`). The server
+ * validates every call the same way with either.
+ */
+export type InputSchemas = 'exact' | 'flat';
+
+/** An input-schema form, as every entry that takes one checks it. */
+export const INPUT_SCHEMAS_RULE: ValueRule<InputSchemas> = {
+  text: '"exact" or "flat"',
+  test: (value): value is InputSchemas => value === 'exact' || value === 'flat',
+};

@@ -20,6 +20,8 @@ import { PACKAGE_NAME, PACKAGE_VERSION } from './package-info.js';
  * it has no tools: the HTTP face uses that for a request it answers before any principal is known
  * (a body that is not JSON).
  *
+ * `inputSchemas` is the form of the listed input schemas (`registerSessTools`'s option).
+ *
  * With `only`, one tool name of that set, only that tool is registered: the HTTP face builds a
  * server per request, and a request that is one `tools/call` can reach no other tool, so the
  * other registrations (the SDK's per-tool objects and closures) would be built for nothing. Any
@@ -30,6 +32,7 @@ export function createSessMcpServer(
   engine: SessEngine | undefined,
   tools?: ToolSet,
   only?: string,
+  inputSchemas?: 'exact' | 'flat',
 ): McpServer {
   const server = new McpServer(
     { name: PACKAGE_NAME, version: PACKAGE_VERSION },
@@ -39,7 +42,11 @@ export function createSessMcpServer(
     },
   );
   if (engine === undefined) return server;
-  const options = { engine, ...(tools === undefined ? {} : { tools }) };
+  const options = {
+    engine,
+    ...(tools === undefined ? {} : { tools }),
+    ...(inputSchemas === undefined ? {} : { inputSchemas }),
+  };
   const set: readonly string[] = tools === 'sess-mcp-tools/5' ? TOOLS_V5 : TOOL_NAMES;
   if (only === undefined || !set.includes(only)) {
     registerSessTools(server, options);

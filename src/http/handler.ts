@@ -258,6 +258,7 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
         ),
         resolved.tools,
         scope.tool,
+        resolved.inputSchemas,
       ),
     () => createSessMcpServer(undefined),
   );

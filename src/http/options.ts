@@ -7,7 +7,7 @@
  */
 
 import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
-import { SESS_ID_RULE, TOOL_SET_RULE, WAIT_MS_RULE } from '../core/rules.js';
+import { INPUT_SCHEMAS_RULE, SESS_ID_RULE, TOOL_SET_RULE, WAIT_MS_RULE } from '../core/rules.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 
@@ -119,6 +119,14 @@ export interface SessMcpHttpHandlerOptions {
    */
   tools?: ToolSet;
   /**
+   * How `tools/list` shows each tool's `inputSchema`: `'exact'`, the schemas as generated, or
+   * `'flat'`, the same schemas without `anyOf`/`oneOf`, for a client that rewrites unions before
+   * it validates (LangChain.js's `@langchain/mcp-adapters`). Every call is validated the same way
+   * with either.
+   * @default 'exact'
+   */
+  inputSchemas?: 'exact' | 'flat';
+  /**
    * Where diagnostics go: fixed event names, codes and durations only, never a link, token,
    * header or answer. Besides the engine's own events (`tool_result`, `tool_error`, …) the handler
    * reports `http.request_done` (with `ms`) for every request and, when it refuses one,
@@ -151,6 +159,7 @@ export interface ResolvedHttpOptions {
   maxWaitMs: number | undefined;
   maxConcurrentWaits: number | undefined;
   tools: ToolSet | undefined;
+  inputSchemas: 'exact' | 'flat' | undefined;
   diagnostics: DiagnosticsSink;
 }
 
@@ -306,6 +315,10 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     max: 10_000,
   });
   const tools = read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined;
+  const inputSchemas = read.optionalRule('inputSchemas', options.inputSchemas, INPUT_SCHEMAS_RULE) as
+    | 'exact'
+    | 'flat'
+    | undefined;
   const allowInsecureLocalhost = read.boolean(
     'allowInsecureLocalhost',
     options.allowInsecureLocalhost,
@@ -352,6 +365,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     maxWaitMs: options.maxWaitMs,
     maxConcurrentWaits,
     tools,
+    inputSchemas,
     diagnostics,
   };
 }

@@ -10,6 +10,7 @@
 import { homedir as osHomedir } from 'node:os';
 import { posix as posixPath, win32 as win32Path } from 'node:path';
 import {
+  INPUT_SCHEMAS_RULE,
   PROFILE_NAME_RULE,
   profileDirectory,
   SESS_ID_RULE,
@@ -30,6 +31,7 @@ export const STDIO_ENV = {
   receiptIssuer: 'SESS_RECEIPT_ISSUER',
   expectedWorkspaceId: 'SESS_EXPECTED_WORKSPACE_ID',
   tools: 'SESS_MCP_TOOLS',
+  inputSchemas: 'SESS_MCP_INPUT_SCHEMAS',
   allowInsecureLocalhost: 'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST',
   crashAt: 'SESS_MCP_TEST_CRASH_AT',
 } as const;
@@ -64,6 +66,11 @@ export interface StdioConfig {
    * Unset: every tool.
    */
   tools?: ToolSet;
+  /**
+   * The form of the listed input schemas (`SESS_MCP_INPUT_SCHEMAS`): `flat` lists them without
+   * `anyOf`/`oneOf`, for a client that rewrites unions before it validates. Unset: `exact`.
+   */
+  inputSchemas?: 'exact' | 'flat';
   /** Testing only (`SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1`): allow `http://` loopback origins. */
   allowInsecureLocalhost: boolean;
   /**
@@ -165,6 +172,16 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
       );
     }
     config.tools = tools;
+  }
+
+  const inputSchemas = optional(env, STDIO_ENV.inputSchemas);
+  if (inputSchemas !== undefined) {
+    if (!INPUT_SCHEMAS_RULE.test(inputSchemas)) {
+      throw notConfigured(
+        `${STDIO_ENV.inputSchemas} must be ${INPUT_SCHEMAS_RULE.text.replaceAll('"', '')}, or unset for exact.`,
+      );
+    }
+    config.inputSchemas = inputSchemas;
   }
 
   const crashAt = optional(env, STDIO_ENV.crashAt);

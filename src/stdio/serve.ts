@@ -83,13 +83,17 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
   });
 
   const tools = config instanceof Error ? undefined : config.tools;
-  const handle: StdioServerHandle = serveStdio(() => createSessMcpServer(engine, tools), {
-    ...(options.stdin !== undefined || options.stdout !== undefined
-      ? { transport: new StdioServerTransport(options.stdin, options.stdout) }
-      : {}),
-    // The SDK's error may quote a message body: report that it happened, nothing more.
-    onerror: () => diagnostics({ event: 'transport_error' }),
-  });
+  const inputSchemas = config instanceof Error ? undefined : config.inputSchemas;
+  const handle: StdioServerHandle = serveStdio(
+    () => createSessMcpServer(engine, tools, undefined, inputSchemas),
+    {
+      ...(options.stdin !== undefined || options.stdout !== undefined
+        ? { transport: new StdioServerTransport(options.stdin, options.stdout) }
+        : {}),
+      // The SDK's error may quote a message body: report that it happened, nothing more.
+      onerror: () => diagnostics({ event: 'transport_error' }),
+    },
+  );
   diagnostics({ event: 'server_started' });
   return {
     async close() {
