@@ -15,7 +15,11 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
 import { createMemoryHandleStore } from '../../src/core/memory-store.js';
-import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../../src/http/index.js';
+import {
+  createSessMcpHttpHandler,
+  type SessHttpPrincipal,
+  type SessMcpHttpHandlerOptions,
+} from '../../src/http/index.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import type { FlowName } from './script.js';
 import type { GuidanceReach, ResultShape } from './stand-in-log.js';
@@ -86,8 +90,12 @@ export interface HostHttpServer {
 /**
  * The HTTP face as `examples/node-http.ts` mounts it, at `/mcp`, with one bearer token for the
  * runtime's workspace; the body is read first so the tap can log it, then given to `fetch`.
+ * `options` adds handler options as an app would set them (`inputSchemas: 'flat'`).
  */
-export async function startHostHttpServer(sess: LocalSess): Promise<HostHttpServer> {
+export async function startHostHttpServer(
+  sess: LocalSess,
+  options: Pick<SessMcpHttpHandlerOptions, 'inputSchemas'> = {},
+): Promise<HostHttpServer> {
   const stores = createMemoryHandleStore();
   const principal: SessHttpPrincipal = {
     workspaceId: sess.workspaceId,
@@ -106,6 +114,7 @@ export async function startHostHttpServer(sess: LocalSess): Promise<HostHttpServ
     requiredScopes: ['sess'],
     sessOrigin: sess.origin,
     allowInsecureLocalhost: true,
+    ...options,
   });
   const messages: TappedMessage[] = [];
   const statuses: number[] = [];

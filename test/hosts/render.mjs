@@ -16,13 +16,14 @@ const ORDER = [
   'codex-stdio',
   'ai-sdk-http',
   'langchain-http',
+  'langchain-http-exact',
   'langchain-http-own-tools',
 ];
 const FLOW_NAMES = {
   ask: '`sess_ask`, answered after the second wait',
   request: '`sess_request` → follow-up (`sess_publish`) → complete',
   respondents: '`sess_ask` with two respondents',
-  ask_rating: '`sess_ask` with one rating field (the shape LangChain lets through)',
+  ask_rating: '`sess_ask` with one rating field',
   lifecycle: '`sess_list` → inspect → `sess_request` → `sess_withdraw` → `sess_list`',
 };
 
@@ -90,15 +91,19 @@ if (failing.length > 0) {
 if (results.some((r) => r.slug === 'langchain-http')) {
   lines.push('');
   lines.push(
-    '**LangChain.js users:** `@langchain/mcp-adapters` 1.1.4 merges every `anyOf` of a tool’s input schema',
-    'into one object (a later variant’s property replaces an earlier one’s, so a field’s `type` allows only',
-    '`rating` and a component’s only `field`) and checks the arguments against that before calling the',
-    'server: `sess_request` and `sess_ask` (and `sess_publish`, which takes a Surface too) are refused in',
-    'the host, while `sess_list`, `sess_response` and `sess_complete` pass. Workaround: make one',
-    '`DynamicStructuredTool` per tool of the MCP SDK client’s `listTools()`, with `schema` its `inputSchema`',
-    'unchanged and `func` calling `callTool` and returning the text content (the “tools built from the',
-    'server’s schemas” row: every flow passes). No reshape of the schemas avoids the merge while leaving',
-    'them unchanged for the other hosts, so they stay as published.',
+    "**LangChain.js users: pass `inputSchemas: 'flat'`** to `createSessMcpHttpHandler` or",
+    "`registerSessTools` (`SESS_MCP_INPUT_SCHEMAS=flat` for the stdio server). `@langchain/mcp-adapters`",
+    '1.1.4 merges every `anyOf`/`oneOf` of a tool’s input schema into one object (a later variant’s',
+    'property replaces an earlier one’s, so a field’s `type` allows only `rating` and a component’s only',
+    '`field`) and checks the arguments against that before calling the server: with the default exact',
+    'schemas `sess_ask` and `sess_request` (and `sess_publish`, which takes a Surface too) are refused in',
+    'the host and never reach the server (the “default `inputSchemas: \'exact\'`” row). The flat schemas',
+    'have no union to merge: each union is already one object whose `type` lists every variant, and',
+    'every flow passes through the adapter itself (the “LangChain.js” row). The server validates every',
+    'call exactly as before, so an argument only the flat schema lets through comes back as',
+    '`INVALID_ARGUMENTS` naming its path. The other hosts need nothing: the exact schemas stay the',
+    'default. Building one `DynamicStructuredTool` per tool of the MCP SDK client’s `listTools()` from the',
+    'exact schemas works too (the “tools built from the server’s schemas” row).',
   );
 }
 lines.push('');
