@@ -92,12 +92,12 @@ if (results.some((r) => r.slug === 'langchain-http')) {
   lines.push('');
   lines.push(
     "**LangChain.js users: pass `inputSchemas: 'flat'`** to `createSessMcpHttpHandler` or",
-    "`registerSessTools` (`SESS_MCP_INPUT_SCHEMAS=flat` for the stdio server). `@langchain/mcp-adapters`",
+    '`registerSessTools` (`SESS_MCP_INPUT_SCHEMAS=flat` for the stdio server). `@langchain/mcp-adapters`',
     '1.1.4 merges every `anyOf`/`oneOf` of a tool’s input schema into one object (a later variant’s',
     'property replaces an earlier one’s, so a field’s `type` allows only `rating` and a component’s only',
     '`field`) and checks the arguments against that before calling the server: with the default exact',
     'schemas `sess_ask` and `sess_request` (and `sess_publish`, which takes a Surface too) are refused in',
-    'the host and never reach the server (the “default `inputSchemas: \'exact\'`” row). The flat schemas',
+    "the host and never reach the server (the “default `inputSchemas: 'exact'`” row). The flat schemas",
     'have no union to merge: each union is already one object whose `type` lists every variant, and',
     'every flow passes through the adapter itself (the “LangChain.js” row). The server validates every',
     'call exactly as before, so an argument only the flat schema lets through comes back as',
