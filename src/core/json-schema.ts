@@ -9,6 +9,9 @@
  * `propertyNames` guard against unsafe keys on every open object (records, free-form values). Depth and the 32 KiB size, and the
  * rules that span values (`validate.ts`, pass 4), are not expressible and are enforced only by
  * `parseToolArguments`.
+ *
+ * {@link flattenUnions} derives the union-free form some hosts need (`inputSchemas: 'flat'`) from
+ * the generated schema; it only widens, and validation never reads either form.
  */
 import { type ConversionConfig, type JsonSchema, toJsonSchema } from '@valibot/to-json-schema';
 import { RESERVED_NAMES, UNSAFE_KEYS } from './limits.js';
