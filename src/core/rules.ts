@@ -79,7 +79,7 @@ export const TOOL_SET_RULE: ValueRule<ToolSet> = {
  * How a server publishes each tool's `inputSchema` (the `inputSchemas` option of
  * `registerSessTools` and of the HTTP handler, `SESS_MCP_INPUT_SCHEMAS` for stdio): `exact`, the
  * schemas as generated (the default), or `flat`, the same schemas without `anyOf`/`oneOf`, for a
- * host that rewrites unions before it validates (`flattenUnions` in `json-schema.ts`). The server
+ * host that rewrites unions before it validates (`flattenUnions` in `flat-schema.ts`). The server
  * validates every call the same way with either.
  */
 export type InputSchemas = 'exact' | 'flat';
