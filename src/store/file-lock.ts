@@ -359,7 +359,15 @@ export class ProfileLease {
       }, HEARTBEAT_MS);
       beat.unref();
       const seen = { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs };
-      this.held = { token, file, seen, beat, beating: undefined, renewedAt: performance.now(), grace: undefined };
+      this.held = {
+        token,
+        file,
+        seen,
+        beat,
+        beating: undefined,
+        renewedAt: performance.now(),
+        grace: undefined,
+      };
       holders.add(this);
       return true;
     } catch (error) {

@@ -191,7 +191,8 @@ export class ProfileFiles {
   private async changeKey(tenure?: string): Promise<string> {
     const known = tenure !== undefined && this.gen?.tenure === tenure ? this.gen.text : undefined;
     const [gen, dir] = await Promise.all([
-      known ?? this.io.readSmallFile(this.io.genPath, 'read the change token').then((g) => g?.text.trim() ?? 'none'),
+      known ??
+        this.io.readSmallFile(this.io.genPath, 'read the change token').then((g) => g?.text.trim() ?? 'none'),
       this.directoryKey(),
     ]);
     if (tenure !== undefined && known === undefined) this.gen = { tenure, text: gen, written: false };
@@ -245,11 +246,21 @@ export class ProfileFiles {
 
   /** A copy of the decoded record file, or `undefined`; unreadable files throw (non-retryable). */
   async read(handle: string): Promise<VersionedRecord | undefined> {
+    const value = await this.peek(handle);
+    return value === undefined ? undefined : structuredClone(value);
+  }
+
+  /**
+   * The decoded record file itself (shared: read it at once, never change or hand it out), or
+   * `undefined`; unreadable files throw (non-retryable). For a check such as a compare-and-set's
+   * version, which needs no copy.
+   */
+  async peek(handle: string): Promise<Readonly<VersionedRecord> | undefined> {
     const value = await this.load(handle);
     if (value instanceof SessMcpError) {
       throw storeError(value.message, value.retryable, storeReasonOf(value));
     }
-    return value === undefined ? undefined : structuredClone(value);
+    return value;
   }
 
   async exists(handle: string): Promise<boolean> {
