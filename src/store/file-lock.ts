@@ -155,8 +155,9 @@ interface HeldLease {
   file: FileStoreFileLike;
   seen: LockSeen;
   beat: NodeJS.Timeout;
-  /** The heartbeat in flight (its renewal changes the file's mtime). */
+  /** The heartbeat in flight (its renewal changes the file's mtime), and how many have started. */
   beating: Promise<void> | undefined;
+  beats: number;
   renewedAt: number;
   /** Set while the queue is empty and the lease is kept for {@link LEASE_GRACE_MS}. */
   grace: NodeJS.Timeout | undefined;
@@ -200,21 +201,26 @@ export class ProfileLease {
     if (held !== undefined) {
       if (held.grace !== undefined) clearTimeout(held.grace);
       held.grace = undefined;
-      if (held.beating !== undefined) await held.beating;
-      // Only a holder that stood still past its heartbeat can have lost the lease; the file is
-      // then read to tell its own lock from another's that got the same inode. Otherwise one
-      // status tells whether the file is still the one this lease wrote and last renewed.
-      const overdue = performance.now() - held.renewedAt > 2 * HEARTBEAT_MS;
-      const lock = overdue
-        ? await this.io.readSmallFile(this.io.lockPath, 'take the profile lock')
-        : undefined;
-      const stats = await this.io.fileStatus(this.io.lockPath, 'take the profile lock');
-      const kept = overdue
-        ? stats?.ino === held.seen.ino && parseLease(lock?.text ?? '')?.token === held.token
-        : sameLock(stats, held.seen);
-      if (kept && this.held === held) {
-        if (stats !== undefined) held.seen = { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs };
-        return;
+      // A heartbeat renewing the file while it is looked at changes its mtime: look again then.
+      for (let look = 0; look < 3; look++) {
+        if (held.beating !== undefined) await held.beating;
+        const beats = held.beats;
+        // Only a holder that stood still past its heartbeat can have lost the lease; the file is
+        // then read to tell its own lock from another's that got the same inode. Otherwise one
+        // status tells whether the file is still the one this lease wrote and last renewed.
+        const overdue = performance.now() - held.renewedAt > 2 * HEARTBEAT_MS;
+        const lock = overdue
+          ? await this.io.readSmallFile(this.io.lockPath, 'take the profile lock')
+          : undefined;
+        const stats = await this.io.fileStatus(this.io.lockPath, 'take the profile lock');
+        const kept = overdue
+          ? stats?.ino === held.seen.ino && parseLease(lock?.text ?? '')?.token === held.token
+          : sameLock(stats, held.seen);
+        if (kept && this.held === held) {
+          if (stats !== undefined) held.seen = { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs };
+          return;
+        }
+        if (this.held !== held || (held.beats === beats && held.beating === undefined)) break;
       }
       // Lost (this process stood still longer than the heartbeat allows, or the file was
       // replaced): take it again, leaving the file alone.
@@ -353,6 +359,7 @@ export class ProfileLease {
       const beat = setInterval(() => {
         const held = this.held;
         if (held?.token !== token || held.beating !== undefined) return;
+        held.beats++;
         held.beating = this.renew(held).finally(() => {
           held.beating = undefined;
         });
@@ -365,6 +372,7 @@ export class ProfileLease {
         seen,
         beat,
         beating: undefined,
+        beats: 0,
         renewedAt: performance.now(),
         grace: undefined,
       };
