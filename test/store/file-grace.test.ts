@@ -15,7 +15,7 @@ import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js
 import { nodeFileStoreFs, ProfileIo } from '../../src/store/file-io.js';
 import { LEASE_GRACE_MS, lockTakeovers, ProfileLease } from '../../src/store/file-lock.js';
 import { httpA, makeRecord, stdioA } from './fixtures.js';
-import { runWorkers, sumTallies } from './spawn-worker.js';
+import { holdLease, runWorkers, sumTallies } from './spawn-worker.js';
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -99,6 +99,36 @@ describe('file store lease grace', () => {
     await view.update(record, version);
     expect(opens.get('handles.lock')).toBe(1);
     expect((await view.get(record.handle))?.version).toBe(version + 1);
+  });
+
+  it('keeps the lease across its heartbeat: commits for longer than a heartbeat open the lock file once', async () => {
+    const { counting, opens, reset } = countingFs();
+    const { view, record } = await profile({ fs: counting });
+    await sleep(LEASE_GRACE_MS + 50);
+    reset();
+    const before = lockTakeovers();
+    let version = 1;
+    const started = performance.now();
+    // The heartbeat renews the lock file every 2 s: its new mtime is this lease's own, not a
+    // replaced lock (which would be taken again, as a leftover of this pid).
+    while (performance.now() - started < 2_600) {
+      version = (await view.update(record, version)).version;
+      await sleep(20);
+    }
+    expect(opens.get('handles.lock')).toBe(1);
+    expect(lockTakeovers()).toEqual(before);
+  });
+
+  it('a process that exits within the grace leaves no lock behind', async () => {
+    const { stateDir, lock } = await profile();
+    await sleep(LEASE_GRACE_MS + 50);
+    const before = lockTakeovers();
+    const holder = await holdLease(stateDir, 'default');
+    expect((await fs.readFile(lock, 'utf8')).split(' ')[0]).toBe(String(holder.pid));
+    // It lets go (kept for the grace) and its event loop empties at once: released before exit.
+    await holder.release();
+    expect(await lockExists(lock)).toBe(false);
+    expect(lockTakeovers()).toEqual(before);
   });
 
   it('hands an idle holder’s lease to a waiter within the grace and the waiter’s poll, with no takeover', async () => {
