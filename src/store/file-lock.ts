@@ -163,18 +163,28 @@ interface HeldLease {
   grace: NodeJS.Timeout | undefined;
 }
 
-/** The leases this module copy holds now, released when the process is about to exit. */
-const holders = new Set<ProfileLease>();
+/**
+ * The leases held now, released when the process is about to exit. Shared by every copy of this
+ * module in the process (like the tokens), so the process listeners are added once.
+ */
+const HOLDERS_KEY = Symbol.for('@sess.si/mcp/store/file#holders');
+const holderRegistry = globalThis as { [HOLDERS_KEY]?: Set<ProfileLease> };
+const holders: Set<ProfileLease> = holderRegistry[HOLDERS_KEY] ?? watchExit();
 
-// The event loop is empty: release every lease kept for its grace (the timers do not keep a
-// process alive), so the next process finds no leftover lock to take over.
-process.on('beforeExit', () => {
-  for (const lease of holders) void lease.release();
-});
-// `process.exit()`: no more asynchronous work runs; remove the lock files synchronously.
-process.on('exit', () => {
-  for (const lease of holders) lease.releaseNow();
-});
+function watchExit(): Set<ProfileLease> {
+  const all = new Set<ProfileLease>();
+  holderRegistry[HOLDERS_KEY] = all;
+  // The event loop is empty: release every lease kept for its grace (the timers do not keep a
+  // process alive), so the next process finds no leftover lock to take over.
+  process.on('beforeExit', () => {
+    for (const lease of all) void lease.release();
+  });
+  // `process.exit()`: no more asynchronous work runs; remove the lock files synchronously.
+  process.on('exit', () => {
+    for (const lease of all) lease.releaseNow();
+  });
+  return all;
+}
 
 /** The lease of one profile as one store object holds it. */
 export class ProfileLease {
