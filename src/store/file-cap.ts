@@ -4,9 +4,11 @@
  * unfinished records and choosing a listing page do not read every file of the profile on every
  * call (completed records stay until the owner retires them).
  *
- * A summary is only as good as the key it was taken under: the token in `handles.gen` that every
- * change renews, plus the handles directory's inode and mtime (which catch what bypasses the
- * lock, such as the owner deleting a file by hand). It is reused while the key is unchanged and
+ * A summary is only as good as the key it was taken under: the token in `handles.gen`, renewed
+ * before the first change of every holding of the lease (a summary is kept only when taken
+ * under the lease, so any later holder's change renews it first), plus the handles directory's
+ * inode and mtime (which catch what bypasses the lock, such as the owner deleting a file by
+ * hand). It is reused while the key is unchanged and
  * for at most {@link SNAPSHOT_MAX_AGE_MS}. A decoded file is reused while its inode, mtime and size
  * are unchanged: the store never rewrites a file in place.
  *

@@ -5,10 +5,13 @@
  * line `<pid> <token> <identity> <host>`: a random owner token, the holder's process identity
  * (Linux: the boot id and the process start time, field 22 of `/proc/<pid>/stat`; `-` elsewhere)
  * and its host name. It keeps the lease for a burst of commits (every change its in-process queue
- * holds), renews the file's mtime as a heartbeat while it holds it, and removes the file when the
- * queue is empty. A waiting process announces itself in `handles.lock.next`; the holder sees that
- * between commits and hands the lease over, and a taker that sees another live process announced
- * steps back for a moment first, so two busy processes take turns.
+ * holds, and for {@link LEASE_GRACE_MS} after the queue is empty, so commits an agent awaits one
+ * after the other take it once), renews the file's mtime as a heartbeat while it holds it, and
+ * removes the file when the grace ends, when the process is about to exit, or at once when another
+ * process waits. A waiting process announces itself in `handles.lock.next`; the holder looks for
+ * that after every commit and hands the lease over, and a taker that sees another live process
+ * announced steps back for a moment first, so two busy processes take turns. A process that waits
+ * for an idle holder gets the lease within the grace and its own poll.
  *
  * A lease is taken over exactly when its file:
  * - was written on this host with this process's pid but a token this process does not hold (a
@@ -22,10 +25,15 @@
  * guard, which counts as abandoned after two seconds. On Windows there is no `/proc`: there a
  * lease is taken over when its pid is not running or its heartbeat is stale.
  *
+ * While it holds the lease, a holder checks before every change that the lock file is still the
+ * one it wrote (one `lstat`: inode, size and mtime), so a lock replaced by hand is never written
+ * over or removed.
+ *
  * It deliberately does not order waiters beyond the one announcement, and keeps no lease while
- * idle (a process with nothing queued holds nothing).
+ * idle beyond the grace (a process with nothing queued holds nothing after it).
  */
 import { randomBytes } from 'node:crypto';
+import { lstatSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { SessMcpError } from '../core/errors.js';
@@ -44,6 +52,11 @@ const LOCK_UNWRITTEN_STALE_MS = 1_000;
 const NEXT_FRESH_MS = 1_000;
 /** A takeover guard older than this was left by a process that died inside a takeover. */
 const GUARD_STALE_MS = 2_000;
+/**
+ * How long a holder keeps the lease after its queue is empty: the next commit within it takes
+ * no lock file. Another process waiting for the lease gets it within this and its own poll.
+ */
+export const LEASE_GRACE_MS = 100;
 
 /** Why a lease was taken over. */
 export type TakeoverReason =
@@ -126,59 +139,169 @@ function parseLease(text: string): LeaseLine | undefined {
   return { pid, token, identity: known(identity), host: known(host) };
 }
 
+/** What a holder knows of the lock file it wrote: its status as last seen. */
+interface LockSeen {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+const sameLock = (a: LockSeen | undefined, b: LockSeen) =>
+  a !== undefined && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs;
+
+/** One lease held: its token, its lock file and what was last seen of it, its timers. */
+interface HeldLease {
+  token: string;
+  file: FileStoreFileLike;
+  seen: LockSeen;
+  beat: NodeJS.Timeout;
+  /** The heartbeat in flight (its renewal changes the file's mtime), and how many have started. */
+  beating: Promise<void> | undefined;
+  beats: number;
+  renewedAt: number;
+  /** Set while the queue is empty and the lease is kept for {@link LEASE_GRACE_MS}. */
+  grace: NodeJS.Timeout | undefined;
+}
+
+/**
+ * The leases held now, released when the process is about to exit. Shared by every copy of this
+ * module in the process (like the tokens), so the process listeners are added once.
+ */
+const HOLDERS_KEY = Symbol.for('@sess.si/mcp/store/file#holders');
+const holderRegistry = globalThis as { [HOLDERS_KEY]?: Set<ProfileLease> };
+const holders: Set<ProfileLease> = holderRegistry[HOLDERS_KEY] ?? watchExit();
+
+function watchExit(): Set<ProfileLease> {
+  const all = new Set<ProfileLease>();
+  holderRegistry[HOLDERS_KEY] = all;
+  // The event loop is empty: release every lease kept for its grace (the timers do not keep a
+  // process alive), so the next process finds no leftover lock to take over.
+  process.on('beforeExit', () => {
+    for (const lease of all) void lease.release();
+  });
+  // `process.exit()`: no more asynchronous work runs; remove the lock files synchronously.
+  process.on('exit', () => {
+    for (const lease of all) lease.releaseNow();
+  });
+  return all;
+}
+
 /** The lease of one profile as one store object holds it. */
 export class ProfileLease {
-  private held:
-    | { token: string; ino: number; file: FileStoreFileLike; beat: NodeJS.Timeout; renewedAt: number }
-    | undefined;
+  private held: HeldLease | undefined;
+  /** A release in progress: taking the lease again waits for it. */
+  private dropping: Promise<void> | undefined;
   /** The token this object announces while it waits (its own announcement is no other waiter). */
   private waitingToken: string | undefined;
 
   constructor(private readonly io: ProfileIo) {}
 
+  /**
+   * The token of the lease held now, or `undefined`: a new token is a new tenure, in which
+   * another process may have changed the profile before.
+   */
+  get token(): string | undefined {
+    return this.held?.token;
+  }
+
   /** Make sure this object holds the lease (take it, or check it was not taken over meanwhile). */
   async enter(): Promise<void> {
+    if (this.dropping !== undefined) await this.dropping;
     const held = this.held;
     if (held !== undefined) {
-      // Only a holder that stood still past its heartbeat can have lost the lease; the file is
-      // then read to tell its own lock from another's that got the same inode.
-      const overdue = performance.now() - held.renewedAt > 2 * HEARTBEAT_MS;
-      const lock = overdue
-        ? await this.io.readSmallFile(this.io.lockPath, 'take the profile lock')
-        : undefined;
-      const stats = await this.io.fileStatus(this.io.lockPath, 'take the profile lock');
-      if (stats?.ino === held.ino && (!overdue || parseLease(lock?.text ?? '')?.token === held.token)) return;
-      // Lost (this process stood still longer than the heartbeat allows): take it again.
+      if (held.grace !== undefined) clearTimeout(held.grace);
+      held.grace = undefined;
+      // A heartbeat renewing the file while it is looked at changes its mtime: look again then.
+      for (let look = 0; look < 3; look++) {
+        if (held.beating !== undefined) await held.beating;
+        const beats = held.beats;
+        // Only a holder that stood still past its heartbeat can have lost the lease; the file is
+        // then read to tell its own lock from another's that got the same inode. Otherwise one
+        // status tells whether the file is still the one this lease wrote and last renewed.
+        const overdue = performance.now() - held.renewedAt > 2 * HEARTBEAT_MS;
+        const lock = overdue
+          ? await this.io.readSmallFile(this.io.lockPath, 'take the profile lock')
+          : undefined;
+        const stats = await this.io.fileStatus(this.io.lockPath, 'take the profile lock');
+        const kept = overdue
+          ? stats?.ino === held.seen.ino && parseLease(lock?.text ?? '')?.token === held.token
+          : sameLock(stats, held.seen);
+        if (kept && this.held === held) {
+          if (stats !== undefined) held.seen = { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs };
+          return;
+        }
+        if (this.held !== held || (held.beats === beats && held.beating === undefined)) break;
+      }
+      // Lost (this process stood still longer than the heartbeat allows, or the file was
+      // replaced): take it again, leaving the file alone.
       await this.drop(false);
     }
     await this.acquire();
   }
 
   /**
-   * After one commit: keep the lease when `more` of this object's work is queued and no other
-   * process waits for it; otherwise release it.
+   * After one commit: keep the lease when `more` of this object's work is queued, or for the
+   * grace when nothing is, as long as no other process waits for it; otherwise release it.
    */
   async leave(more: boolean): Promise<void> {
-    if (this.held === undefined) return;
-    if (more && !(await this.anotherIsNext().catch(() => true))) return;
-    await this.drop(true);
+    const held = this.held;
+    if (held === undefined) return;
+    if (await this.anotherIsNext().catch(() => true)) return this.drop(true);
+    if (more || this.held !== held) return;
+    if (held.grace !== undefined) clearTimeout(held.grace);
+    held.grace = setTimeout(() => {
+      held.grace = undefined;
+      if (this.held === held) void this.release();
+    }, LEASE_GRACE_MS);
+    held.grace.unref();
   }
 
-  private async drop(unlink: boolean): Promise<void> {
+  /** Release the lease now, if this object holds it. */
+  release(): Promise<void> {
+    return this.drop(true);
+  }
+
+  /** Remove the lock file synchronously (the process is exiting: nothing asynchronous runs). */
+  releaseNow(): void {
     const held = this.held;
     if (held === undefined) return;
     this.held = undefined;
-    clearInterval(held.beat);
-    liveTokens.delete(held.token);
+    holders.delete(this);
     try {
-      // Remove the file only while it is still this lease's (a takeover replaced it otherwise).
+      if (sameLock(lstatSync(this.io.lockPath), held.seen)) unlinkSync(this.io.lockPath);
+    } catch {
+      // Left behind, it is a leftover the next taker recognises (its pid is not running).
+    }
+  }
+
+  private drop(unlink: boolean): Promise<void> {
+    if (this.dropping !== undefined) return this.dropping;
+    const held = this.held;
+    if (held === undefined) return Promise.resolve();
+    this.dropping = this.dropHeld(held, unlink).finally(() => {
+      this.dropping = undefined;
+    });
+    return this.dropping;
+  }
+
+  private async dropHeld(held: HeldLease, unlink: boolean): Promise<void> {
+    this.held = undefined;
+    holders.delete(this);
+    clearInterval(held.beat);
+    if (held.grace !== undefined) clearTimeout(held.grace);
+    try {
+      if (held.beating !== undefined) await held.beating;
+      // Remove the file only while it is still this lease's (a takeover or a hand replaced it
+      // otherwise).
       const stats = unlink
         ? await this.io.fileStatus(this.io.lockPath, 'release the profile lock')
         : undefined;
-      if (stats?.ino === held.ino) await this.io.fs.unlink(this.io.lockPath);
+      if (stats !== undefined && sameLock(stats, held.seen)) await this.io.fs.unlink(this.io.lockPath);
     } catch {
       // Left behind, it is a leftover the next taker recognises (this token is no longer live).
     } finally {
+      // Only now: while the file may still be there, this process's own lock is not a leftover.
+      liveTokens.delete(held.token);
       await held.file.close().catch(() => undefined);
     }
   }
@@ -244,21 +367,48 @@ export class ProfileLease {
       if (stats === undefined) throw Object.assign(new Error('lock vanished'), { code: 'ENOENT' });
       liveTokens.add(token);
       const beat = setInterval(() => {
-        const now = Date.now() / 1000;
-        file.utimes(now, now).then(
-          () => {
-            if (this.held?.token === token) this.held.renewedAt = performance.now();
-          },
-          () => undefined,
-        );
+        const held = this.held;
+        if (held?.token !== token || held.beating !== undefined) return;
+        held.beats++;
+        held.beating = this.renew(held).finally(() => {
+          held.beating = undefined;
+        });
       }, HEARTBEAT_MS);
       beat.unref();
-      this.held = { token, ino: stats.ino, file, beat, renewedAt: performance.now() };
+      const seen = { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs };
+      this.held = {
+        token,
+        file,
+        seen,
+        beat,
+        beating: undefined,
+        beats: 0,
+        renewedAt: performance.now(),
+        grace: undefined,
+      };
+      holders.add(this);
       return true;
     } catch (error) {
       await file.close().catch(() => undefined);
       await this.io.fs.unlink(this.io.lockPath).catch(() => undefined);
       throw ioError(error, 'take the profile lock');
+    }
+  }
+
+  /** The heartbeat: renew the lock file's mtime, and note the file's status after it. */
+  private async renew(held: HeldLease): Promise<void> {
+    const now = Date.now() / 1000;
+    try {
+      const before = await this.io.fileStatus(this.io.lockPath, 'renew the profile lock');
+      await held.file.utimes(now, now);
+      const after = await this.io.fileStatus(this.io.lockPath, 'renew the profile lock');
+      // Only the file this lease last saw is renewed as its own; any other change stays visible.
+      if (after !== undefined && sameLock(before, held.seen) && after.ino === held.seen.ino) {
+        held.seen = { ino: after.ino, size: after.size, mtimeMs: after.mtimeMs };
+        held.renewedAt = performance.now();
+      }
+    } catch {
+      // Not renewed: the next change checks the file again.
     }
   }
 

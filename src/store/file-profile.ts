@@ -85,10 +85,16 @@ interface QueuedChange {
  * The running change is first; a lease is kept across changes while the next one is its own.
  */
 const queues = new Map<string, QueuedChange[]>();
+/** The lease that ran the last change per profile directory (it may be kept for its grace). */
+const lastLeases = new Map<string, ProfileLease>();
 
 async function drain(dir: string, queue: QueuedChange[]): Promise<void> {
   while (queue.length > 0) {
     const change = queue[0] as QueuedChange;
+    // Another store object of this process kept the lease for its grace: it is not needed there.
+    const last = lastLeases.get(dir);
+    if (last !== undefined && last !== change.lease) await last.release().catch(() => undefined);
+    lastLeases.set(dir, change.lease);
     await change.run(() => queue[1]?.lease === change.lease);
     queue.shift();
   }
@@ -103,6 +109,12 @@ export class ProfileFiles {
   private tempSwept = false;
   /** The change key read when the current change started; set only while a change runs. */
   private heldKey: string | undefined;
+  /**
+   * The change token in `handles.gen` as this object knows it within one tenure of the lease
+   * (`tenure` is the lease's token): only the holder changes it, so while the lease stays held
+   * it is not read again, and it is written once, before the tenure's first change (`written`).
+   */
+  private gen: { tenure: string; text: string; written: boolean } | undefined;
 
   constructor(
     readonly io: ProfileIo,
@@ -160,7 +172,7 @@ export class ProfileFiles {
       await this.io.sweepTempFiles();
       this.tempSwept = true;
     }
-    this.heldKey = await this.changeKey();
+    this.heldKey = await this.changeKey(this.lease.token);
     try {
       return await work();
     } catch (error) {
@@ -171,13 +183,20 @@ export class ProfileFiles {
     }
   }
 
-  /** The token of the last change and the directory's identity: equal keys, equal contents. */
-  private async changeKey(): Promise<string> {
+  /**
+   * The token of the last change and the directory's identity: equal keys, equal contents.
+   * Under the lease (`tenure`, its token) the token is read once per tenure; the directory's
+   * status is taken every time (it shows what bypasses the lease, such as a file removed by hand).
+   */
+  private async changeKey(tenure?: string): Promise<string> {
+    const known = tenure !== undefined && this.gen?.tenure === tenure ? this.gen.text : undefined;
     const [gen, dir] = await Promise.all([
-      this.io.readSmallFile(this.io.genPath, 'read the change token'),
+      known ??
+        this.io.readSmallFile(this.io.genPath, 'read the change token').then((g) => g?.text.trim() ?? 'none'),
       this.directoryKey(),
     ]);
-    return `${gen?.text.trim() ?? 'none'}|${dir}`;
+    if (tenure !== undefined && known === undefined) this.gen = { tenure, text: gen, written: false };
+    return `${gen}|${dir}`;
   }
 
   private async directoryKey(): Promise<string> {
@@ -227,11 +246,21 @@ export class ProfileFiles {
 
   /** A copy of the decoded record file, or `undefined`; unreadable files throw (non-retryable). */
   async read(handle: string): Promise<VersionedRecord | undefined> {
+    const value = await this.peek(handle);
+    return value === undefined ? undefined : structuredClone(value);
+  }
+
+  /**
+   * The decoded record file itself (shared: read it at once, never change or hand it out), or
+   * `undefined`; unreadable files throw (non-retryable). For a check such as a compare-and-set's
+   * version, which needs no copy.
+   */
+  async peek(handle: string): Promise<Readonly<VersionedRecord> | undefined> {
     const value = await this.load(handle);
     if (value instanceof SessMcpError) {
       throw storeError(value.message, value.retryable, storeReasonOf(value));
     }
-    return value === undefined ? undefined : structuredClone(value);
+    return value;
   }
 
   async exists(handle: string): Promise<boolean> {
@@ -367,17 +396,25 @@ export class ProfileFiles {
   }
 
   /**
-   * Make one change: announce it first with a fresh token in `handles.gen` (if that cannot be
-   * written, nothing is changed), then make it, then move the cap index along (or drop it when
-   * the change failed).
+   * Make one change: announce the lease's tenure of changes first with a fresh token in
+   * `handles.gen`, once, before its first change (if that cannot be written, nothing is changed;
+   * every other process's summary was taken under an older token, so it is not used again),
+   * then make it, then move the cap index along (or drop it when the change failed).
    */
   private async change(
     handle: string,
     summary: FileSummary | undefined,
     make: () => Promise<void>,
   ): Promise<void> {
-    const token = randomBytes(12).toString('hex');
-    await this.io.writeSmallFile(this.io.genPath, `${token}\n`, 'write a record');
+    // Changes run under the lease; without a tenure (never expected) the token is not kept.
+    const tenure = this.lease.token ?? '';
+    let gen = this.gen;
+    if (gen === undefined || gen.tenure !== tenure || !gen.written || tenure === '') {
+      const token = randomBytes(12).toString('hex');
+      await this.io.writeSmallFile(this.io.genPath, `${token}\n`, 'write a record');
+      gen = { tenure, text: token, written: true };
+      this.gen = tenure === '' ? undefined : gen;
+    }
     this.decoded.delete(handle);
     try {
       await make();
@@ -387,7 +424,7 @@ export class ProfileFiles {
     }
     let nextKey: string;
     try {
-      nextKey = `${token}|${await this.directoryKey()}`;
+      nextKey = `${gen.text}|${await this.directoryKey()}`;
     } catch {
       this.cap.drop();
       return;

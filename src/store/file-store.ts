@@ -70,6 +70,15 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
     return current !== undefined && bindingScope(current.record.binding) === scope ? current : undefined;
   }
 
+  /** The version of this scope's record under `handle` (no copy is made), or undefined. */
+  async function ownVersion(handle: string, scope: string): Promise<number | undefined> {
+    if (!isStoreHandle(handle)) return undefined;
+    const current = await files.peek(handle);
+    return current !== undefined && bindingScope(current.record.binding) === scope
+      ? current.version
+      : undefined;
+  }
+
   return {
     directory: files.handlesDir,
     forBinding(binding: Binding): ListingHandleStore {
@@ -96,9 +105,9 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
           const record = checkRecordForScope(given, scope);
           const json = encodeRecord(record);
           return files.exclusive(async () => {
-            const current = await own(record.handle, scope);
-            if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
-            const version = current.version + 1;
+            const current = await ownVersion(record.handle, scope);
+            if (current === undefined || current !== expectedVersion) throw staleVersionError();
+            const version = current + 1;
             const summary = summaryOf(record);
             const kept = { version, record: JSON.parse(json) as InteractionRecord };
             await files.write(record.handle, encodeEnvelope(version, json), summary, kept);
@@ -108,9 +117,9 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
         delete: async (handle, expectedVersion) => {
           if (!isStoreHandle(handle)) return false;
           return files.exclusive(async () => {
-            const current = await own(handle, scope);
+            const current = await ownVersion(handle, scope);
             if (current === undefined) return false;
-            if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
+            if (expectedVersion !== undefined && current !== expectedVersion) return false;
             return files.remove(handle);
           });
         },

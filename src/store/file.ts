@@ -7,12 +7,12 @@
  * directories 0700), holding the envelope `{ format, version, record }`. Every change is written
  * whole or not at all (temp file, `fsync`, `rename`, `fsync` of the directory). Changes of one
  * profile are serialised in the process by a queue and across processes by a lease
- * (`handles.lock`, held for a burst of changes, with a heartbeat), so compare-and-set and the cap
- * of unfinished records are exact even when two processes share a profile. Beside `handles/`:
- * `handles.lock`, `handles.lock.next` (a waiting process asks for its turn),
- * `handles.lock.takeover` (present for the instant a leftover lock is taken over) and
- * `handles.gen` (a token every change renews, so a process knows when its summary of the
- * profile is current).
+ * (`handles.lock`, held for a burst of changes and a short grace after it, with a heartbeat), so
+ * compare-and-set and the cap of unfinished records are exact even when two processes share a
+ * profile. Beside `handles/`: `handles.lock`, `handles.lock.next` (a waiting process asks for its
+ * turn), `handles.lock.takeover` (present for the instant a leftover lock is taken over) and
+ * `handles.gen` (a token renewed before the first change of every holding of the lease, so a
+ * process knows when its summary of the profile is current).
  *
  * The store refuses a state directory (or a directory below it) that another user owns or that
  * group or others may write, and never writes through a symbolic link; a leftover lock (a crash,

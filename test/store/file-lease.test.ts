@@ -12,7 +12,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { HandleStore } from '../../src/core/ports.js';
 import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js';
 import { nodeFileStoreFs } from '../../src/store/file-io.js';
-import { LEASE_STALE_MS, lockTakeovers, type TakeoverReason } from '../../src/store/file-lock.js';
+import {
+  LEASE_GRACE_MS,
+  LEASE_STALE_MS,
+  lockTakeovers,
+  type TakeoverReason,
+} from '../../src/store/file-lock.js';
 import { makeRecord, stdioA } from './fixtures.js';
 import { holdLease, raceCompareAndSet } from './spawn-worker.js';
 
@@ -55,6 +60,12 @@ async function expectTakenOverAtOnce(view: HandleStore, reason: TakeoverReason):
   expect(ms).toBeLessThan(1_000);
 }
 
+/** The lease is released within its grace once nothing is queued: the lock file is gone. */
+async function expectReleased(lock: string): Promise<void> {
+  await sleep(LEASE_GRACE_MS + 50);
+  await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+}
+
 /** True when `promise` is still pending after `ms`. */
 async function stillPending(promise: Promise<unknown>, ms: number): Promise<boolean> {
   let settled = false;
@@ -87,7 +98,7 @@ describe('file store lease takeover', () => {
       if (line === '') await fs.utimes(lock, new Date(Date.now() - 2_000), new Date(Date.now() - 2_000));
       await expectTakenOverAtOnce(view, reason);
       expect(await view.countUnfinished()).toBe(2);
-      await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+      await expectReleased(lock);
     });
   }
 
@@ -148,11 +159,13 @@ describe('file store lease across a burst', () => {
       },
     };
     const { view, lock } = await profile({ fs: counting });
+    // The setup's create keeps the lease for its grace: start once it is released.
+    await expectReleased(lock);
     lockOpens = 0;
     const records = Array.from({ length: 100 }, () => makeRecord(stdioA, 'completed'));
     await Promise.all(records.map((record) => view.create(record)));
     expect(lockOpens).toBe(1);
-    await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expectReleased(lock);
     for (const record of records) expect((await view.get(record.handle))?.version).toBe(1);
   });
 });

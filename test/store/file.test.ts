@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindingScope, MAX_UNFINISHED } from '../../src/core/ports.js';
 import { createFileHandleStore, type FileStoreFs, openProfileRecords } from '../../src/store/file.js';
+import { LEASE_GRACE_MS } from '../../src/store/file-lock.js';
 import { describeHandleStoreContract, listPage, storeFailure } from './contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
 import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './spawn-worker.js';
@@ -295,6 +296,8 @@ describe('file store', () => {
     await fs.writeFile(lock, `${deadPid}\n`);
     await view.create(makeRecord(binding, 'waiting'));
     expect(await view.countUnfinished()).toBe(3);
+    // Released once the lease's grace after the last change is over.
+    await new Promise((resolve) => setTimeout(resolve, LEASE_GRACE_MS + 50));
     await expect(fs.stat(lock)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
