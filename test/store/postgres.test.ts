@@ -157,6 +157,32 @@ if (url === undefined || url === '') {
       for (const [text, escaped] of cases) expect(escapeToAscii(text)).toBe(escaped);
     });
 
+    it('reads a row whose state is not an object, or whose kind is a name every object has, as corrupt', async () => {
+      const view = store.forBinding(httpA);
+      for (const [state, where] of [
+        ['waiting', 'state'],
+        [{ kind: 'constructor' }, 'state.kind'],
+        [{ kind: 'toString' }, 'state.kind'],
+        [{ kind: '__proto__' }, 'state.kind'],
+        [{ kind: 'hasOwnProperty' }, 'state.kind'],
+      ] as const) {
+        const { format, handle, ...rest } = makeRecord(httpA, 'waiting');
+        await admin.query(
+          `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record, record_text) VALUES ($1, $2, 1, true, '2026', $3::jsonb, $4)`,
+          [
+            handle,
+            bindingScope(httpA),
+            RECORD_TEXT_MARKER_JSON,
+            JSON.stringify({ format, handle, ...rest, state }),
+          ],
+        );
+        const error = await storeFailure(view.get(handle));
+        expect([error.reason, error.retryable]).toEqual(['corrupt', false]);
+        expect(error.message).toContain(`at ${where})`);
+        await view.delete(handle);
+      }
+    });
+
     it('writes format and handle first whatever order the record’s keys come in; the other keys keep theirs', async () => {
       const view = store.forBinding(stdioA);
       const { format, handle, ...rest } = makeRecord(stdioA, 'waiting');
