@@ -17,6 +17,7 @@
  * It deliberately knows no SQL and no connection: it maps a record to column values and a row's
  * columns to a checked record.
  */
+import { Buffer } from 'node:buffer';
 import type { VersionedRecord } from '../core/ports.js';
 import {
   type InteractionRecord,
@@ -42,13 +43,21 @@ export const RECORD_TEXT_MARKER_JSON = JSON.stringify(RECORD_TEXT_MARKER);
 /** Characters a stored text never holds raw: U+0000 and everything outside ASCII. */
 const NOT_PLAIN_ASCII = /[\u0000\u0080-\uffff]/g;
 
+function unitEscape(unit: string): string {
+  return `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
 /**
  * `text` with U+0000 and every character outside ASCII written as a `\uXXXX` escape (a UTF-16
  * code unit each, so an astral character is two escapes and a lone surrogate one). Applied to
  * JSON text it gives JSON text of the same value: outside strings, JSON text is ASCII already.
  */
 export function escapeToAscii(text: string): string {
-  return text.replace(NOT_PLAIN_ASCII, (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  // A text of ASCII only (its UTF-8 is one byte a character, found without a scan in JavaScript)
+  // and without U+0000, as most are, is returned as it is.
+  return Buffer.byteLength(text, 'utf8') === text.length && !text.includes('\u0000')
+    ? text
+    : text.replace(NOT_PLAIN_ASCII, unitEscape);
 }
 
 /**
@@ -73,23 +82,41 @@ export interface RecordColumns {
   readonly copy: InteractionRecord;
 }
 
+/** {@link RecordColumns} with the copy parsed only when a caller reads it (a create does). */
+class EncodedColumns implements RecordColumns {
+  readonly text: string;
+  readonly createdAt: string;
+  readonly kind: InteractionStateKind;
+  readonly group: ListGroup;
+  readonly #json: string;
+
+  constructor(json: string, record: InteractionRecord) {
+    this.#json = json;
+    this.text = escapeToAscii(json);
+    this.createdAt = escapeToAscii(record.createdAt);
+    this.kind = record.state.kind;
+    this.group = listGroupOf(record.state.kind);
+  }
+
+  get copy(): InteractionRecord {
+    return JSON.parse(this.#json) as InteractionRecord;
+  }
+}
+
 /**
  * Check `record` with the strict codec and return its column values. Throws a non-retryable
  * `STATE_STORE_ERROR` (reason `invalid_record`) for a record the codec refuses.
  */
 export function encodeRecordColumns(record: InteractionRecord): RecordColumns {
-  // `format` and `handle` first (see recordTextHead); the other keys keep their order.
-  const { format, handle, ...rest } = record;
-  const json = encodeRecord({ format, handle, ...rest });
-  return {
-    text: escapeToAscii(json),
-    createdAt: escapeToAscii(record.createdAt),
-    kind: record.state.kind,
-    group: listGroupOf(record.state.kind),
-    get copy() {
-      return JSON.parse(json) as InteractionRecord;
-    },
-  };
+  // `format` and `handle` first (see recordTextHead). The engine's records already begin so, and
+  // then their text is used as it is; any other is written again with those two keys moved to the
+  // front, the other keys keeping their order.
+  let json = encodeRecord(record);
+  if (!json.startsWith(recordTextHead(record.handle, record.format))) {
+    const { format, handle, ...rest } = record;
+    json = encodeRecord({ format, handle, ...rest });
+  }
+  return new EncodedColumns(json, record);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

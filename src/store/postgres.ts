@@ -252,8 +252,8 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
    */
   const decodedVersions = new Map<string, number>();
   const rowKey = (scope: string, handle: string) => `${scope}\u0000${handle}`;
-  function noteDecoded(scope: string, handle: string, version: number | undefined): void {
-    const key = rowKey(scope, handle);
+  /** Note the version of the row under `key` ({@link rowKey}), or forget it (`undefined`). */
+  function noteVersion(key: string, version: number | undefined): void {
     decodedVersions.delete(key);
     if (version === undefined) return;
     decodedVersions.set(key, version);
@@ -262,6 +262,8 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
       if (oldest.done !== true) decodedVersions.delete(oldest.value);
     }
   }
+  const noteDecoded = (scope: string, handle: string, version: number | undefined) =>
+    noteVersion(rowKey(scope, handle), version);
 
   /** Decode a row of `scope`; a row that is not exactly a record of that scope is corrupt. */
   function decodeRow(row: Record<string, unknown>, handle: string, scope: string): VersionedRecord {
@@ -274,6 +276,14 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
   }
 
   const columns = `version, record, record_text`;
+  // The statements an update runs, built once per store rather than once per update.
+  const selectRow = `SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`;
+  const updateSet = `UPDATE ${qualified}
+             SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
+                 state_kind = $8, list_group = $9::smallint, written_at = now()
+             WHERE handle = $1 AND scope = $2 AND version = $6`;
+  const updateFromDecoded = `${updateSet} RETURNING version`;
+  const updateChecked = `${updateSet}${FORMAT_CHECK} RETURNING version`;
 
   return {
     table: qualified,
@@ -304,10 +314,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
 
       return guardedView(scope, {
         async get(handle) {
-          const { rows } = await query(
-            `SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`,
-            [handle, scope],
-          );
+          const { rows } = await query(selectRow, [handle, scope]);
           return rows[0] === undefined ? undefined : decodeRow(rows[0], handle, scope);
         },
 
@@ -362,41 +369,33 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
           // The compare-and-set: one statement. From a version this store decoded or wrote the
           // row is known to be a record of this format; from any other it only overwrites a row
           // that reads as one, in either layout. A miss is classified below and left as it is.
-          const known = decodedVersions.get(rowKey(scope, record.handle)) === expectedVersion;
-          const { rows } = await query(
-            `UPDATE ${qualified}
-             SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
-                 state_kind = $8, list_group = $9::smallint, written_at = now()
-             WHERE handle = $1 AND scope = $2 AND version = $6${known ? '' : FORMAT_CHECK}
-             RETURNING version`,
-            [
-              record.handle,
-              scope,
-              RECORD_TEXT_MARKER_JSON,
-              row.text,
-              isUnfinished(record),
-              expectedVersion,
-              // The listing order follows the record as written, as in every other store.
-              row.createdAt,
-              row.kind,
-              row.group,
-              ...(known
-                ? []
-                : READABLE_RECORD_FORMATS.map((format) => recordTextHead(record.handle, format))),
-            ],
-          );
+          const key = rowKey(scope, record.handle);
+          const known = decodedVersions.get(key) === expectedVersion;
+          const values: unknown[] = [
+            record.handle,
+            scope,
+            RECORD_TEXT_MARKER_JSON,
+            row.text,
+            isUnfinished(record),
+            expectedVersion,
+            // The listing order follows the record as written, as in every other store.
+            row.createdAt,
+            row.kind,
+            row.group,
+          ];
+          if (!known) {
+            for (const format of READABLE_RECORD_FORMATS) values.push(recordTextHead(record.handle, format));
+          }
+          const { rows } = await query(known ? updateFromDecoded : updateChecked, values);
           const updated = rows[0];
           if (updated !== undefined) {
             const version = Number(updated.version);
-            noteDecoded(scope, record.handle, version);
+            noteVersion(key, version);
             // The record checked and written is the caller's: nothing is parsed back.
             return { version, record };
           }
-          noteDecoded(scope, record.handle, undefined);
-          const current = await query(
-            `SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`,
-            [record.handle, scope],
-          );
+          noteVersion(key, undefined);
+          const current = await query(selectRow, [record.handle, scope]);
           const stored = current.rows[0];
           // A row at the expected version that was not updated is unreadable: say so.
           if (stored !== undefined && stored.version === expectedVersion)

@@ -142,6 +142,68 @@ if (url === undefined || url === '') {
       expect(rows[0].record_text).toBe(escapeToAscii(JSON.stringify(completed)));
     });
 
+    it('escapes U+0000 and every code unit outside ASCII, and returns an ASCII text as it is', () => {
+      const cases: [string, string][] = [
+        ['', ''],
+        ['plain ~ ASCII \u007f', 'plain ~ ASCII \u007f'],
+        ['a\u0000b', 'a\\u0000b'],
+        ['\u0000', '\\u0000'],
+        ['é', '\\u00e9'],
+        ['\u0080', '\\u0080'],
+        ['\ud800', '\\ud800'],
+        ['x😀', 'x\\ud83d\\ude00'],
+        ['\uffff', '\\uffff'],
+      ];
+      for (const [text, escaped] of cases) expect(escapeToAscii(text)).toBe(escaped);
+    });
+
+    it('reads a row whose state is not an object, or whose kind is a name every object has, as corrupt', async () => {
+      const view = store.forBinding(httpA);
+      for (const [state, where] of [
+        ['waiting', 'state'],
+        [{ kind: 'constructor' }, 'state.kind'],
+        [{ kind: 'toString' }, 'state.kind'],
+        [{ kind: '__proto__' }, 'state.kind'],
+        [{ kind: 'hasOwnProperty' }, 'state.kind'],
+      ] as const) {
+        const { format, handle, ...rest } = makeRecord(httpA, 'waiting');
+        await admin.query(
+          `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record, record_text) VALUES ($1, $2, 1, true, '2026', $3::jsonb, $4)`,
+          [
+            handle,
+            bindingScope(httpA),
+            RECORD_TEXT_MARKER_JSON,
+            JSON.stringify({ format, handle, ...rest, state }),
+          ],
+        );
+        const error = await storeFailure(view.get(handle));
+        expect([error.reason, error.retryable]).toEqual(['corrupt', false]);
+        expect(error.message).toContain(`at ${where})`);
+        await view.delete(handle);
+      }
+    });
+
+    it('writes format and handle first whatever order the record’s keys come in; the other keys keep theirs', async () => {
+      const view = store.forBinding(stdioA);
+      const { format, handle, ...rest } = makeRecord(stdioA, 'waiting');
+      const reordered = { ...rest, handle, format } as InteractionRecord;
+      await view.create(reordered);
+      const textOf = async () =>
+        (await admin.query(`SELECT record_text FROM "public"."${table}" WHERE handle = $1`, [handle])).rows[0]
+          .record_text as string;
+      expect(await textOf()).toBe(JSON.stringify({ format, handle, ...rest }));
+      // A store that never read the row updates it through the format check, which reads that head.
+      const other = createPostgresHandleStore({ connectionString: url, table });
+      try {
+        const answered = { ...rest, state: makeRecord(stdioA, 'answered').state };
+        const next = { ...answered, handle, format } as InteractionRecord;
+        expect((await other.forBinding(stdioA).update(next, 1)).version).toBe(2);
+        expect(await textOf()).toBe(JSON.stringify({ format, handle, ...answered }));
+      } finally {
+        await other.close();
+      }
+    });
+
     it('migrates idempotently, also from several instances at once', async () => {
       const shared = freshTable();
       const stores = [1, 2, 3].map(() => createPostgresHandleStore({ connectionString: url, table: shared }));
