@@ -200,16 +200,16 @@ export async function adapterOverhead(): Promise<Row[]> {
   }
 }
 
-/** Median loopback round trip (a small POST to a trivial server), in ms. */
-async function loopbackRtt(url: string): Promise<number> {
+/** Loopback round trips (a small POST to a trivial server), in ms: `n` samples after `warm` unsampled. */
+async function loopbackRtts(url: string, n: number, warm = 0): Promise<number[]> {
   const samples: number[] = [];
-  for (let i = 0; i < 200; i += 1) {
+  for (let i = 0; i < warm + n; i += 1) {
     const t = now();
     const r = await fetch(url, { method: 'POST', body: '{}' });
     await r.text();
-    if (i >= 20) samples.push(now() - t);
+    if (i >= warm) samples.push(now() - t);
   }
-  return median(samples);
+  return samples;
 }
 
 /** The moments of one answer's way, in ms (`now()`), for the breakdown of measure 2. */
@@ -234,9 +234,8 @@ interface AnswerTimes {
   returned: number;
 }
 
-/** Trials of measure 2 (the breakdown runs as many again, separately). */
+/** Timed trials of measure 2 (half as many breakdown trials run between them). */
 const ANSWER_TRIALS = 150;
-const BREAKDOWN_TRIALS = 60;
 
 /**
  * Run `fn` with `globalThis.fetch` noting when the handler's Sess requests to `origin` for
@@ -333,32 +332,32 @@ export async function answerLatency(): Promise<Row[]> {
   };
   try {
     for (let i = 0; i < 10; i += 1) await waiting();
-    const rtt = await loopbackRtt(trivial.url);
+    const rtts = await loopbackRtts(trivial.url, 20, 20);
     if (profiling) {
       // SESS_BENCH_PROFILE: one profile of as many answers, outside the timed trials.
       await startProfile();
       for (let i = 0; i < ANSWER_TRIALS; i += 1) await waiting();
       await stopProfile('answer-latency');
     }
+    // The timed trials, a breakdown trial after every second one, and loopback round trips
+    // between them, so the three see the same load. A breakdown trial times the handler's Sess
+    // requests through a wrapped `fetch`; the timed trials run with the real one.
     const long: AnswerTimes[] = [];
-    for (let i = 0; i < ANSWER_TRIALS; i += 1) long.push(await waiting());
-    // The breakdown: the same trials again with the handler's Sess requests timed (a wrapped
-    // `fetch`), kept apart so the wrapper's own cost stays out of the table's figures.
     const broken: AnswerTimes[] = [];
-    await timingSess(
-      sess.origin,
-      (kind, path) => {
-        if (current.sessionId !== undefined && path.includes(current.sessionId)) current[kind] = now();
-      },
-      async () => {
-        for (let i = 0; i < BREAKDOWN_TRIALS; i += 1) broken.push(await waiting());
-      },
-    );
+    const noteSess = (kind: 'waitReturned' | 'confirmSent' | 'confirmReturned', path: string) => {
+      if (current.sessionId !== undefined && path.includes(current.sessionId)) current[kind] = now();
+    };
+    for (let i = 0; i < ANSWER_TRIALS; i += 1) {
+      long.push(await waiting());
+      if (i % 2 === 1) {
+        broken.push(await timingSess(sess.origin, noteSess, waiting));
+        rtts.push(...(await loopbackRtts(trivial.url, 10)));
+      }
+    }
     const polls: number[] = [];
     // Two polling clients at once halves the wall time; each still polls once a second.
     for (let i = 0; i < 8; i += 1) polls.push(...(await Promise.all([polling(), polling()])));
-    const rtt2 = await loopbackRtt(trivial.url);
-    const rttMedian = (rtt + rtt2) / 2;
+    const rttMedian = median(rtts);
     // The goal applies to the time from the runtime's commit of the answer: before it, the clock
     // counts the local runtime's own form handling (the page's form post, parsing, the receipt's
     // signing), work a real Sess does on its own servers before the answer exists.
