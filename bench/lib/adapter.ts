@@ -367,10 +367,13 @@ export async function answerLatency(): Promise<Row[]> {
     const p99 = percentile(fromCommit, 99);
     const submit50 = median(fromSubmit);
     const poll50 = median(polls);
-    const step = (from: keyof AnswerTimes, to: keyof AnswerTimes) =>
-      ms(median(broken.map((t) => t[to] - t[from])));
+    // Median and mean of each step: the means add up to the mean of the whole, the medians do not.
+    const step = (from: keyof AnswerTimes, to: keyof AnswerTimes) => {
+      const spans = broken.map((t) => t[to] - t[from]);
+      return `${ms(median(spans))} (${ms(spans.reduce((a, b) => a + b, 0) / spans.length)})`;
+    };
     process.stderr.write(
-      `\n  2 breakdown (median of ${broken.length}, ms): submit→commit ${step('submit', 'committed')}, ` +
+      `\n  2 breakdown (median (mean) of ${broken.length}): submit→commit ${step('submit', 'committed')}, ` +
         `commit→wait response at handler ${step('committed', 'waitReturned')}, ` +
         `→confirming read sent ${step('waitReturned', 'confirmSent')}, ` +
         `→its response ${step('confirmSent', 'confirmReturned')}, ` +
