@@ -1,7 +1,7 @@
 /**
  * Receipt verification: proves that one answer (Session, revision, event, Surface, answer, and
  * for an Ask respondent its Ask and name when the receipt states them) was signed by a receipt
- * key of the trusted workspace, with Ed25519 over WebCrypto, in the order `docs/sess-api.md`
+ * key of the trusted workspace, with Ed25519 (`jws.ts`), in the order `docs/sess-api.md`
  * ("Verifying a receipt") gives. The keys come from the key-set cache (`key-set.ts`), which
  * decides when the set is fetched.
  *
