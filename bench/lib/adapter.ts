@@ -7,8 +7,12 @@
  * responses the runtime sent (recorded once, replayed), so both sides read the same bytes. The
  * runtime runs in a process of its own as well (bench/runtime-child.ts), so its work (Session
  * views, signing) is not counted against the adapter: the CPU figure is this process's alone.
- * 2 times a person's submit on the answer page until the pending `sess_response` returns; it runs
- * the runtime in this process.
+ * 2 times the pending `sess_response` until it returns `answered`, from the moment the runtime
+ * committed the answer (`sess.onAnswer`: the goal applies to this figure, since before it the
+ * clock counts the local runtime's own form handling and receipt signing, Sess's work rather than
+ * the adapter's) and from the person's submit on the answer page; it runs the runtime in this
+ * process, so both moments are read from one clock. Breakdown trials between the timed ones note
+ * the handler's Sess requests and store write in between.
  */
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { startLocalSess } from '../../src/testing/index.js';
