@@ -10,12 +10,13 @@
  * 2 times the pending `sess_response` until it returns `answered`, from the moment the runtime
  * committed the answer (`sess.onAnswer`: the goal applies to this figure, since before it the
  * clock counts the local runtime's own form handling and receipt signing, Sess's work rather than
- * the adapter's) and from the person's submit on the answer page; it runs the runtime in this
- * process, so both moments are read from one clock. Breakdown trials between the timed ones note
- * the handler's Sess requests and store write in between.
+ * the adapter's) and from the person's submit on the answer page. The runtime runs in its own
+ * process here too (the runtime child notes the submit and the commit on the machine's monotonic
+ * clock, which this process reads as well), so the page's post and the runtime's work stay off
+ * the handler's thread. Breakdown trials between the timed ones note the handler's Sess requests
+ * and store write in between.
  */
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
-import { startLocalSess } from '../../src/testing/index.js';
 import type { ReplayedResponse } from '../replay-child.js';
 import { closeChildren, forkBench, message, type RuntimeReady } from './children.js';
 import { ADAPTER_OVERHEAD_MAX, ANSWER_LATENCY_OVER_RTT_MS, atMostTimes } from './goals.js';
@@ -269,51 +270,54 @@ async function timingSess<T>(
   }
 }
 
+/** Milliseconds on the machine's monotonic clock, the runtime child's clock too (measure 2). */
+const hr = () => Number(process.hrtime.bigint()) / 1e6;
+
 /** Measure 2. */
 export async function answerLatency(): Promise<Row[]> {
-  const sess = await startLocalSess({ plan: { maxOpenSessions: 10_000 } });
-  const rig = sessHandler(sess.origin, sess.workspaceId, sess.apiKey);
+  const runtime = forkBench('runtime-child');
+  const ready = await message<RuntimeReady>(runtime, 'ready');
+  const rig = sessHandler(ready.origin, ready.workspaceId, ready.apiKey);
   const trivial = await trivialServer();
   const fetchSess = rig.handler.fetch;
   let principal = 0;
   const fresh = async () => {
     const p = `p${principal++}`;
     const created = await callTool(fetchSess, 'sess_request', { interaction: SURFACE }, p);
-    const sessionId = sess.sessions.byUrl(created.humanUrl!)!.view.id;
-    return { p, created, sessionId };
+    return { p, created };
   };
   /**
-   * Long-poll: submit once the wait is held; note when the runtime committed the answer, when
-   * the submit was answered and when the wait returned (and, through `times`, the moments the
-   * breakdown pass notes in between).
+   * Long-poll: submit once the wait is held; the runtime child notes when the submit started,
+   * when it committed the answer and when the page answered, this process when the wait
+   * returned (and, through `current`, the moments a breakdown trial notes in between).
    */
   let current: Partial<AnswerTimes> & { sessionId?: string } = {};
-  const offAnswer = sess.onAnswer((sessionId) => {
-    if (sessionId === current.sessionId) current.committed = now();
-  });
   rig.onStore((phase) => {
-    if (current.sessionId !== undefined) current[phase === 'start' ? 'storeStarted' : 'storeDone'] = now();
+    if (current.sessionId !== undefined) current[phase === 'start' ? 'storeStarted' : 'storeDone'] = hr();
   });
   const waiting = async (): Promise<AnswerTimes> => {
-    const { p, created, sessionId } = await fresh();
+    const { p, created } = await fresh();
     const pending = callTool(
       fetchSess,
       'sess_response',
       { handle: created.handle, revision: 1, wait_ms: 30_000 },
       p,
     );
-    await sess.whenWaiting(sessionId, 1);
+    const held = message<{ sessionId: string }>(runtime, 'held');
+    runtime.send({ kind: 'hold', url: created.humanUrl });
+    const { sessionId } = await held;
     const times: Partial<AnswerTimes> & { sessionId?: string } = { sessionId };
     current = times;
     const returned = pending.then((result) => {
-      times.returned = now();
+      times.returned = hr();
       return result;
     });
-    times.submit = now();
-    await sess.submitAnswer(created.humanUrl!, { action: 'go', values: {} });
-    times.submitted = now();
+    runtime.send({ kind: 'submit', url: created.humanUrl });
     const result = await returned;
     current = {};
+    const reported = message<{ submit: number; committed: number; submitted: number }>(runtime, 'times');
+    runtime.send({ kind: 'times' });
+    Object.assign(times, await reported);
     if (result.state !== 'answered') throw new Error(`expected answered, got ${result.state}`);
     return times as AnswerTimes;
   };
@@ -325,7 +329,7 @@ export async function answerLatency(): Promise<Row[]> {
     const offset = Math.random() * 1000;
     setTimeout(() => {
       submitted = now();
-      void sess.submitAnswer(created.humanUrl!, { action: 'go', values: {} });
+      runtime.send({ kind: 'submit', url: created.humanUrl });
     }, offset);
     for (;;) {
       const started = now();
@@ -349,12 +353,12 @@ export async function answerLatency(): Promise<Row[]> {
     const long: AnswerTimes[] = [];
     const broken: AnswerTimes[] = [];
     const noteSess = (kind: 'waitReturned' | 'confirmSent' | 'confirmReturned', path: string) => {
-      if (current.sessionId !== undefined && path.includes(current.sessionId)) current[kind] = now();
+      if (current.sessionId !== undefined && path.includes(current.sessionId)) current[kind] = hr();
     };
     for (let i = 0; i < ANSWER_TRIALS; i += 1) {
       long.push(await waiting());
       if (i % 2 === 1) {
-        broken.push(await timingSess(sess.origin, noteSess, waiting));
+        broken.push(await timingSess(ready.origin, noteSess, waiting));
         rtts.push(...(await loopbackRtts(trivial.url, 10)));
       }
     }
@@ -421,9 +425,8 @@ export async function answerLatency(): Promise<Row[]> {
       },
     ];
   } finally {
-    offAnswer();
     await rig.handler.close();
     await trivial.close();
-    await sess.close();
+    await closeChildren([runtime]);
   }
 }
