@@ -1,8 +1,12 @@
 /**
- * The local Sess runtime in a process of its own for measure 3, so its memory and CPU are not
- * counted against the handler that holds the waits. Driven over IPC by bench/lib/waits.ts:
- * `{ kind: 'waiting', n }` answers once `n` waits are held; `{ kind: 'answer', urls }` submits an
- * answer on every link and reports when the last was accepted.
+ * The local Sess runtime in a process of its own (measures 1, 2 and 3), so its memory and CPU are
+ * not counted against the handler under test. Driven over IPC: `{ kind: 'waiting', n }` answers
+ * once `n` waits are held; `{ kind: 'answer', urls }` submits an answer on every link and reports
+ * when the last was accepted (bench/lib/waits.ts, measure 1). For measure 2, one answer at a
+ * time: `{ kind: 'hold', url }` answers `held` (with the Session id) once a wait on that link's
+ * Session is held; `{ kind: 'submit', url }` submits an answer on it; `{ kind: 'times' }` answers,
+ * once that submit is done, when it started, when the runtime committed the answer and when the
+ * page answered, on the machine's monotonic clock (`process.hrtime`, the same in every process).
  */
 import { startLocalSess } from '../src/testing/index.js';
 import { startProfile, stopProfile } from './lib/profile.js';
@@ -11,8 +15,29 @@ const sess = await startLocalSess({ plan: { maxOpenSessions: 50_000 } });
 const send = (message: unknown) => process.send!(message);
 let profiling = false;
 
-process.on('message', async (message: { kind: string; n?: number; urls?: string[] }) => {
-  if (message.kind === 'waiting') {
+/** Milliseconds on the machine's monotonic clock, comparable across processes. */
+const hr = () => Number(process.hrtime.bigint()) / 1e6;
+/** Measure 2's answer in progress: its Session, and when its submit started and it was committed. */
+let answer: { sessionId: string; submit: number; committed: number; submitted?: Promise<number> } | undefined;
+sess.onAnswer((sessionId) => {
+  if (answer?.sessionId === sessionId) answer.committed = hr();
+});
+
+process.on('message', async (message: { kind: string; n?: number; urls?: string[]; url?: string }) => {
+  if (message.kind === 'hold') {
+    const sessionId = sess.sessions.byUrl(message.url!)!.view.id;
+    await sess.whenWaiting(sessionId, 1);
+    send({ kind: 'held', sessionId });
+  } else if (message.kind === 'submit') {
+    const sessionId = sess.sessions.byUrl(message.url!)!.view.id;
+    const current: NonNullable<typeof answer> = { sessionId, submit: hr(), committed: Number.NaN };
+    answer = current;
+    current.submitted = sess.submitAnswer(message.url!, { action: 'go', values: {} }).then(() => hr());
+  } else if (message.kind === 'times') {
+    const current = answer!;
+    const submitted = await current.submitted!;
+    send({ kind: 'times', submit: current.submit, committed: current.committed, submitted });
+  } else if (message.kind === 'waiting') {
     if (!profiling) {
       profiling = true;
       await startProfile();

@@ -94,12 +94,15 @@ export interface SessHandlerRig {
   stores: HandleStoreFactory;
   /** The last record any store wrote. */
   lastSaved(): InteractionRecord | undefined;
+  /** Call `observer` when a store `update` starts and when it is done (measure 2's breakdown). */
+  onStore(observer: (phase: 'start' | 'done') => void): void;
 }
 
 /** Wire the Sess HTTP handler to a memory store; the bearer token is the principal id. */
 export function sessHandler(origin: string, workspaceId: string, apiKey: string): SessHandlerRig {
   const stores = createMemoryHandleStore();
   let last: InteractionRecord | undefined;
+  let observe: ((phase: 'start' | 'done') => void) | undefined;
   const watch = (store: HandleStore): HandleStore => ({
     ...store,
     get: (h) => store.get(h),
@@ -112,7 +115,10 @@ export function sessHandler(origin: string, workspaceId: string, apiKey: string)
     },
     update: async (r, v) => {
       last = r;
-      return store.update(r, v);
+      observe?.('start');
+      const saved = await store.update(r, v);
+      observe?.('done');
+      return saved;
     },
   });
   const handler = createSessMcpHttpHandler({
@@ -131,7 +137,14 @@ export function sessHandler(origin: string, workspaceId: string, apiKey: string)
     allowInsecureLocalhost: true,
     requestTimeoutMs: 120_000,
   });
-  return { handler, stores, lastSaved: () => last };
+  return {
+    handler,
+    stores,
+    lastSaved: () => last,
+    onStore: (observer) => {
+      observe = observer;
+    },
+  };
 }
 
 /** A loopback server answering every request with a tiny JSON body. */

@@ -3,9 +3,11 @@
  * revision, and `adg`, the answer). Both sides of the wire compute them the same way: the local
  * runtime when it signs, the client when it verifies.
  *
- * Uses only WebCrypto and `TextEncoder`, so it runs on Node and edge runtimes alike. It does not
- * decide *what* is digested (the receipt claims in `wire.ts` say that) and never logs its input.
+ * Uses WebCrypto (or the runtime's own SHA-256, `native-crypto.ts`) and `TextEncoder`, so it runs
+ * on Node and edge runtimes alike. It does not decide *what* is digested (the receipt claims in
+ * `wire.ts` say that) and never logs its input.
  */
+import { nativeSha256 } from './native-crypto.js';
 
 /** The prefix of every digest string: the algorithm, then base64url of the hash. */
 export const DIGEST_PREFIX = 'sha-256:';
@@ -98,9 +100,14 @@ export async function digestJson(value: unknown): Promise<string> {
   return digestCanonicalJson(canonicalJson(value));
 }
 
-/** The `sha-256:` digest of text that already is canonical JSON (`canonicalJson`'s output). */
+/**
+ * The `sha-256:` digest of text that already is canonical JSON (`canonicalJson`'s output). Hashed
+ * by the runtime's own synchronous SHA-256 where there is one (`native-crypto.ts`), else by
+ * WebCrypto; the bytes hashed are the same UTF-8 either way.
+ */
 export async function digestCanonicalJson(text: string): Promise<string> {
-  const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  const bytes = new TextEncoder().encode(text);
+  const hash = nativeSha256(bytes) ?? new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
   return DIGEST_PREFIX + base64UrlEncode(hash);
 }
 

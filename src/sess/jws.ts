@@ -3,12 +3,14 @@
  * check a signature against a public JWK. The local runtime signs with it; the client verifies
  * with it.
  *
- * Uses only WebCrypto (`crypto.subtle`, `{ name: 'Ed25519' }`) and `TextEncoder`, so it runs on
- * Node 20+ and edge runtimes. It knows nothing of receipt claims, key sets or caching: which key
+ * Uses WebCrypto (`crypto.subtle`, `{ name: 'Ed25519' }`) and `TextEncoder`, so it runs on Node 20+
+ * and edge runtimes; a signature is checked by the runtime's own synchronous Ed25519 where there is
+ * one (`native-crypto.ts`), which answers the same. It knows nothing of receipt claims, key sets or caching: which key
  * to trust and what the claims must say are decided by the caller (`wire.ts` describes the claims).
  */
 import { base64UrlDecode, base64UrlEncode } from './digest.js';
 import { isUsableEd25519PublicKey } from './ed25519-point.js';
+import { nativeEd25519Verify } from './native-crypto.js';
 
 /** The `typ` header of a Sess receipt. */
 export const RECEIPT_TYP = 'sess-receipt+jwt';
@@ -148,11 +150,17 @@ export async function importEd25519PublicKey(jwk: {
   return crypto.subtle.importKey('raw', raw, { name: 'Ed25519' }, false, ['verify']);
 }
 
-/** True when the signature of `jws` is valid under `publicKey`. Never throws for a bad signature. */
+/**
+ * True when the signature of `jws` is valid under `publicKey`. Never throws for a bad signature.
+ * Checked by the runtime's own synchronous Ed25519 where there is one (`native-crypto.ts`), else
+ * by WebCrypto.
+ */
 export async function verifyCompactJwsSignature(
   jws: ParsedCompactJws,
   publicKey: CryptoKey,
 ): Promise<boolean> {
+  const checked = nativeEd25519Verify(publicKey, jws.signature, jws.signingInput);
+  if (checked !== undefined) return checked;
   try {
     return await crypto.subtle.verify({ name: 'Ed25519' }, publicKey, jws.signature, jws.signingInput);
   } catch {

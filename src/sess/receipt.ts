@@ -1,7 +1,7 @@
 /**
  * Receipt verification: proves that one answer (Session, revision, event, Surface, answer, and
  * for an Ask respondent its Ask and name when the receipt states them) was signed by a receipt
- * key of the trusted workspace, with Ed25519 over WebCrypto, in the order `docs/sess-api.md`
+ * key of the trusted workspace, with Ed25519 (`jws.ts`), in the order `docs/sess-api.md`
  * ("Verifying a receipt") gives. The keys come from the key-set cache (`key-set.ts`), which
  * decides when the set is fetched.
  *
@@ -176,6 +176,14 @@ export function receiptVerifier(config: ConnectionSettings, issuer: string): Rec
       const { kid, claims: c, actMatches } = read;
       const key = await keys.keyFor(kid, signal);
       if (key.workspaceId !== check.workspaceId) throw refuse('foreign_key');
+      // The digests are taken while the signature is checked (with WebCrypto each is a job on
+      // another thread); a bad signature is still the error reported.
+      const digested = (async () =>
+        Promise.all([
+          digest(check.surface),
+          digest({ action: check.answer.action, values: check.answer.values }),
+        ]))();
+      digested.catch(() => {});
       if (known?.key !== key.key) {
         if (!(await verifyCompactJwsSignature(read.jws, key.key))) throw refuse('bad_signature');
         remember(signed, MAX_REMEMBERED_RECEIPTS, check.receipt, { key: key.key, read });
@@ -183,8 +191,7 @@ export function receiptVerifier(config: ConnectionSettings, issuer: string): Rec
       let surfaceDigest: string;
       let answerDigest: string;
       try {
-        surfaceDigest = await digest(check.surface);
-        answerDigest = await digest({ action: check.answer.action, values: check.answer.values });
+        [surfaceDigest, answerDigest] = await digested;
       } catch {
         throw new SessApiError(
           'configuration',

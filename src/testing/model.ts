@@ -68,6 +68,8 @@ export class LocalModel {
   readonly replies = new IdempotentReplies();
   /** Waits in progress; every commit below notifies them. */
   readonly waits: SessionWaits;
+  /** Called right after an answer is committed and its Session's waits are notified. */
+  readonly answerListeners = new Set<(sessionId: string, revision: number) => void>();
   readonly #openCandidates = new Map<string, Set<SessionRecord>>();
   #issuerOverride: string | undefined;
 
@@ -343,6 +345,7 @@ export class LocalModel {
     if (s.ask) s.completed = true;
     this.stats(s.workspaceId).answersSubmitted++;
     this.notify(s);
+    for (const listener of [...this.answerListeners]) listener(s.id, revision);
     return 'ok';
   }
 

@@ -141,6 +141,13 @@ export interface LocalSess {
   pendingWaits(sessionId?: string): number;
   /** Resolves once at least `count` waits are in progress on `sessionId` (or on all Sessions). */
   whenWaiting(sessionId?: string, count?: number): Promise<void>;
+  /**
+   * Call `listener` each time an answer is accepted, synchronously, right after it is committed
+   * (its receipt signed) and the waits on its Session are woken, before the answer page's post
+   * is answered: for timing what happens after an answer exists. Returns a function that removes
+   * the listener. What a listener throws is ignored.
+   */
+  onAnswer(listener: (sessionId: string, revision: number) => void): () => void;
   /** Stop the server, end every wait and drop every connection. */
   close(): Promise<void>;
 }
@@ -440,6 +447,19 @@ export async function startLocalSess(options?: LocalSessOptions): Promise<LocalS
           }
         });
       });
+    },
+    onAnswer(listener) {
+      const own = (sessionId: string, revision: number) => {
+        try {
+          listener(sessionId, revision);
+        } catch {
+          // A listener only observes: the answer is committed whatever it does.
+        }
+      };
+      model.answerListeners.add(own);
+      return () => {
+        model.answerListeners.delete(own);
+      };
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
