@@ -23,8 +23,14 @@ export interface TransportRequest {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
   body?: string;
-  /** Aborted when the exchange ends early (its deadline, the caller's signal, a refused body). */
-  signal: AbortSignal;
+}
+
+/** A request a {@link Transport} started. */
+export interface SentRequest {
+  /** The response head, or the transport's own error. */
+  response: Promise<OpenedResponse>;
+  /** End the request now, at any stage (the deadline passed, or the caller's signal fired). */
+  cancel(): void;
 }
 
 /** A response whose head has arrived and whose body is still to be read. */
@@ -43,10 +49,10 @@ export interface OpenedResponse {
 }
 
 /**
- * How the bytes travel: sends one request and resolves with its response head (never following
- * a redirect), or rejects with the transport's own error, which `classifyFailure` reads.
+ * How the bytes travel: starts one request whose response head resolves (never following a
+ * redirect) or rejects with the transport's own error, which `classifyFailure` reads.
  */
-export type Transport = (request: TransportRequest) => Promise<OpenedResponse>;
+export type Transport = (request: TransportRequest) => SentRequest;
 
 /** One request to run with {@link runExchange}. */
 export interface ExchangeRequest {
@@ -85,7 +91,7 @@ const ABORTED = Symbol('aborted');
 export async function runExchange(request: ExchangeRequest): Promise<ExchangeResponse> {
   const { signal, what } = request;
   if (signal?.aborted) throw new SessApiError('aborted', `The call to ${what} was aborted by the caller.`);
-  const controller = new AbortController();
+  let sent: SentRequest | undefined;
   let timedOut = false;
   let rejectAbort: (reason: typeof ABORTED) => void = () => {};
   // Settles when the call must end, even if a custom fetch ignores its signal.
@@ -94,7 +100,7 @@ export async function runExchange(request: ExchangeRequest): Promise<ExchangeRes
   });
   ended.catch(() => {});
   const end = () => {
-    controller.abort();
+    sent?.cancel();
     rejectAbort(ABORTED);
   };
   // A lagging event loop runs every due timer before it reads the sockets again, so the deadline
@@ -113,10 +119,10 @@ export async function runExchange(request: ExchangeRequest): Promise<ExchangeRes
       url: request.url,
       method: request.method,
       headers: request.headers,
-      signal: controller.signal,
     };
     if (request.body !== undefined) transportRequest.body = request.body;
-    const response = await Promise.race([transport(transportRequest), ended]);
+    sent = transport(transportRequest);
+    const response = await Promise.race([sent.response, ended]);
     responseStarted = true;
     if (response.redirect) {
       response.discard();
@@ -174,24 +180,29 @@ export function decodeBody(chunks: readonly Uint8Array[], size: number, what: st
 
 /** The transport of every runtime: `fetch`, with redirects left to the exchange to refuse. */
 function fetchTransport(fetchImpl: typeof fetch): Transport {
-  return async (request) => {
+  return (request) => {
+    const controller = new AbortController();
     const init: RequestInit = {
       method: request.method,
       headers: request.headers,
-      signal: request.signal,
+      signal: controller.signal,
       redirect: 'manual',
     };
     if (request.body !== undefined) init.body = request.body;
-    const response = await fetchImpl(request.url, init);
-    return {
-      status: response.status,
-      redirect: response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400),
-      headers: response.headers,
-      text: (maxBytes, what) => readBounded(response, maxBytes, what),
-      discard: () => {
-        void response.body?.cancel().catch(() => {});
-      },
-    };
+    return { response: opened(fetchImpl, request.url, init), cancel: () => controller.abort() };
+  };
+}
+
+async function opened(fetchImpl: typeof fetch, url: string, init: RequestInit): Promise<OpenedResponse> {
+  const response = await fetchImpl(url, init);
+  return {
+    status: response.status,
+    redirect: response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400),
+    headers: response.headers,
+    text: (maxBytes, what) => readBounded(response, maxBytes, what),
+    discard: () => {
+      void response.body?.cancel().catch(() => {});
+    },
   };
 }
 

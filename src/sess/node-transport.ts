@@ -11,7 +11,13 @@
  * module only moves bytes, and its errors are Node's own (`code` on the error, as
  * `classifyFailure` reads it).
  */
-import type { OpenedResponse, ResponseHeaders, Transport, TransportRequest } from './exchange.js';
+import type {
+  OpenedResponse,
+  ResponseHeaders,
+  SentRequest,
+  Transport,
+  TransportRequest,
+} from './exchange.js';
 import { decodeBody, oversizedBody } from './exchange.js';
 
 /** The response side of a Node request, typed by what this module uses of it. */
@@ -32,6 +38,7 @@ interface NodeOutgoing {
   on(event: 'error', listener: (error: unknown) => void): unknown;
   on(event: 'response', listener: (message: NodeIncoming) => void): unknown;
   end(body?: string): unknown;
+  destroy(): unknown;
 }
 
 interface NodeRequestOptions {
@@ -39,7 +46,6 @@ interface NodeRequestOptions {
   headers: Record<string, string>;
   agent: unknown;
   timeout: number;
-  signal: AbortSignal;
 }
 
 /** `node:http` or `node:https`, typed structurally so no `node:` type is imported. */
@@ -115,22 +121,22 @@ function headersOf(message: NodeIncoming): ResponseHeaders {
   };
 }
 
-function send(request: TransportRequest): Promise<OpenedResponse> {
+function send(request: TransportRequest): SentRequest {
   const node = nodeSide()!;
   const scheme = request.url.startsWith('https:') ? node.https : node.http;
-  return new Promise((resolve, reject) => {
-    // A body passed whole to `end()` is sent with its `Content-Length`, never chunked.
-    const outgoing = scheme.request(request.url, {
-      method: request.method,
-      headers: request.headers,
-      agent: scheme.agent,
-      // No idle timer while a request is out (a held wait is idle for up to 45 s by design); the
-      // agent's own applies again once the socket is free.
-      timeout: 0,
-      signal: request.signal,
-    });
+  const outgoing = scheme.request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    agent: scheme.agent,
+    // No idle timer while a request is out (a held wait is idle for up to 45 s by design); the
+    // agent's own applies again once the socket is free.
+    timeout: 0,
+  });
+  let incoming: NodeIncoming | undefined;
+  const response = new Promise<OpenedResponse>((resolve, reject) => {
     outgoing.on('error', reject);
     outgoing.on('response', (message) => {
+      incoming = message;
       const status = message.statusCode ?? 0;
       resolve({
         status,
@@ -140,8 +146,17 @@ function send(request: TransportRequest): Promise<OpenedResponse> {
         discard: () => message.destroy(),
       });
     });
-    outgoing.end(request.body);
   });
+  // A body passed whole to `end()` is sent with its `Content-Length`, never chunked.
+  outgoing.end(request.body);
+  return {
+    response,
+    cancel: () => {
+      // The exchange has already settled: whatever either side reports next is not read.
+      incoming?.destroy();
+      outgoing.destroy();
+    },
+  };
 }
 
 /**
