@@ -47,8 +47,9 @@ export interface SessClientOptions {
   credential: () => string | Promise<string>;
   /**
    * The `fetch` to use. When unset, Node sends over `node:http` / `node:https` with kept-alive
-   * sockets (fewer objects per request than `fetch`, the same behaviour) and every other runtime
-   * uses its `fetch`. @default globalThis.fetch (on Node: `node:http`)
+   * sockets (fewer objects per request than `fetch`, the same behaviour) unless `globalThis.fetch`
+   * was replaced after this package loaded (then that is used); every other runtime uses its
+   * `fetch`. @default globalThis.fetch (on Node: `node:http`)
    */
   fetch?: typeof fetch;
   /**

@@ -4,8 +4,9 @@
  * socket and Node's C++ parser, not `fetch`'s `Request`, `Response`, web streams and pool entry;
  * a returning one reads its body as buffers, not through a stream reader.
  *
- * It is chosen only on Node itself (not Deno, Bun or Workers, which also answer to `process`) and
- * only when the caller passed no `fetch` of their own. Node's modules are taken from
+ * It is chosen only on Node itself (not Deno, Bun or Workers, which also answer to `process`),
+ * only when the caller passed no `fetch` of their own, and only while the global `fetch` is the
+ * one this module found when it loaded. Node's modules are taken from
  * the runtime's `getBuiltinModule`, never imported (nor their types), so bundles for edge runtimes stay free of `node:`.
  * The deadline, the abort, the redirect refusal and the body limit stay `exchange.ts`'s; this
  * module only moves bytes, and its errors are Node's own (`code` on the error, as
@@ -73,6 +74,12 @@ const IDLE_SOCKET_MS = 4_000;
 
 let side: NodeSide | null | undefined;
 
+/**
+ * The global `fetch` as this module found it. One replaced later (an instrumentation, a test's
+ * recorder) is honoured: the client then sends through it, as through a `fetch` it was given.
+ */
+const globalFetchAtLoad: unknown = globalThis.fetch;
+
 interface RuntimeGlobals {
   process?: {
     release?: { name?: unknown };
@@ -104,8 +111,12 @@ function nodeSide(): NodeSide | null {
   return side;
 }
 
-/** The `node:http` transport when this is Node, else `undefined` (then `fetch` is used). */
+/**
+ * The `node:http` transport when this is Node and the global `fetch` is still the one this module
+ * found, else `undefined` (then `fetch` is used).
+ */
 export function nodeTransport(): Transport | undefined {
+  if (globalThis.fetch !== globalFetchAtLoad) return undefined;
   return nodeSide() === null ? undefined : send;
 }
 

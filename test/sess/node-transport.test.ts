@@ -106,6 +106,24 @@ describe('the Node transport', () => {
     expect(server.seen[0]?.['sec-fetch-mode']).toBe('cors');
   });
 
+  it('a global fetch replaced after the package loaded is used, as a given one is', async () => {
+    server = await double((_req, res) => json(res, view));
+    const realFetch = globalThis.fetch;
+    let calls = 0;
+    globalThis.fetch = (input, init) => {
+      calls += 1;
+      return realFetch(input, init);
+    };
+    try {
+      expect(nodeTransport()).toBeUndefined();
+      await client(server.origin).getSession(id());
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    expect(calls).toBe(1);
+    expect(nodeTransport()).toBeTypeOf('function');
+  });
+
   it('a body cut short is transport on a read and unknown_outcome on a mutation', async () => {
     server = await double((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
