@@ -24,8 +24,8 @@ import { decodeBody, oversizedBody } from './exchange.js';
 /** The response side of a Node request, typed by what this module uses of it. */
 interface NodeIncoming {
   statusCode?: number | undefined;
-  /** Lower-case names; repeats as an array (`set-cookie`) or already joined with `, `. */
-  headers: Record<string, string | string[] | undefined>;
+  /** Names and values as received, alternating. */
+  rawHeaders: string[];
   /** True once the whole body arrived. */
   complete: boolean;
   on(event: 'data', listener: (chunk: Uint8Array) => void): unknown;
@@ -120,14 +120,22 @@ export function nodeTransport(): Transport | undefined {
   return nodeSide() === null ? undefined : send;
 }
 
-/** Headers as Node parsed them (lower-case names, repeats joined with `, `), read like `Headers`. */
+/**
+ * The response headers read like `Headers`: every field of that name (any case), in order, joined
+ * with `, `. Built from the raw list, because Node's parsed `headers` keep only the first of a
+ * repeated `content-type` or `etag`, where `fetch` shows them all (and the client refuses them).
+ */
 function headersOf(message: NodeIncoming): ResponseHeaders {
-  const all = message.headers;
+  const raw = message.rawHeaders;
   return {
     get(name) {
-      const value = all[name.toLowerCase()];
-      if (value === undefined) return null;
-      return typeof value === 'string' ? value : value.join(', ');
+      const wanted = name.toLowerCase();
+      let value: string | null = null;
+      for (let i = 0; i + 1 < raw.length; i += 2) {
+        if (raw[i]!.toLowerCase() !== wanted) continue;
+        value = value === null ? raw[i + 1]! : `${value}, ${raw[i + 1]!}`;
+      }
+      return value;
     },
   };
 }

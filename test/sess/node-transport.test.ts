@@ -124,6 +124,28 @@ describe('the Node transport', () => {
     expect(nodeTransport()).toBeTypeOf('function');
   });
 
+  it('a repeated content-type or etag is read as fetch reads it (all of them), so refused alike', async () => {
+    for (const repeated of ['content-type', 'etag']) {
+      server = await double((_req, res) => {
+        const headers: Record<string, string | string[]> = {
+          'content-type': 'application/json',
+          etag: '"1"',
+        };
+        headers[repeated] = repeated === 'etag' ? ['"1"', '"2"'] : ['application/json', 'application/json'];
+        res.writeHead(200, headers);
+        res.end(JSON.stringify(view));
+      });
+      const viaNode = await expectSessError(client(server.origin).getSession(id()), 'protocol');
+      const viaFetch = await expectSessError(
+        client(server.origin, { fetch: (input, init) => fetch(input, init) }).getSession(id()),
+        'protocol',
+      );
+      expect(viaNode.protocolReason).toBe(viaFetch.protocolReason);
+      await server.close();
+      server = undefined;
+    }
+  });
+
   it('a body cut short is transport on a read and unknown_outcome on a mutation', async () => {
     server = await double((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
