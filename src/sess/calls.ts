@@ -10,7 +10,7 @@ import * as v from 'valibot';
 import { SessApiError } from '../core/ports.js';
 import { SESS_ID_RULE } from '../core/rules.js';
 import { protocol, refuseToSend } from './errors.js';
-import { runExchange } from './exchange.js';
+import { type ResponseHeaders, runExchange, type Transport } from './exchange.js';
 import { ErrorBodySchema, HEADERS } from './wire.js';
 
 /** The largest response body the client reads, in bytes. */
@@ -42,7 +42,7 @@ export interface Call {
 /** A successful call: its parsed JSON, headers, and the workspace its header named (if any). */
 export interface CallResult {
   json: unknown;
-  headers: Headers;
+  headers: ResponseHeaders;
   workspaceId?: string;
 }
 
@@ -51,6 +51,8 @@ export interface CallerSettings {
   origin: string;
   credential: () => string | Promise<string>;
   fetch: typeof fetch;
+  /** Sends the requests instead of `fetch` when set (`node-transport.ts`). */
+  transport?: Transport | undefined;
   expectedWorkspaceId: string | undefined;
   requestTimeoutMs: number;
 }
@@ -84,7 +86,7 @@ export function createCaller(settings: CallerSettings): Caller {
   }
 
   /** Check `Sess-Workspace-Id` against the expected and previously seen workspace. */
-  function noteWorkspace(headers: Headers, what: string): string | undefined {
+  function noteWorkspace(headers: ResponseHeaders, what: string): string | undefined {
     const header = headers.get(HEADERS.workspaceId);
     if (header === null) return undefined;
     if (!SESS_ID_RULE.test(header))
@@ -131,6 +133,7 @@ export function createCaller(settings: CallerSettings): Caller {
     if (body !== undefined) headers['content-type'] = 'application/json';
     const response = await runExchange({
       fetch: settings.fetch,
+      transport: settings.transport,
       url: settings.origin + call.path,
       method: call.method,
       headers,

@@ -28,7 +28,7 @@ import {
 /** A successful call's parts that decoding looks at. */
 export interface DecodeInput {
   json: unknown;
-  headers: Headers;
+  headers: Pick<Headers, 'get'>;
   /** The workspace the response's `Sess-Workspace-Id` named. */
   workspaceId?: string;
 }

@@ -69,7 +69,7 @@ export function createKeySetCache(config: ConnectionSettings): KeySetCache {
   async function refresh(): Promise<void> {
     const startedAt = config.clock.now();
     lastAttemptAt = startedAt;
-    let response: { status: number; headers: Headers; text: string };
+    let response: { status: number; headers: Pick<Headers, 'get'>; text: string };
     try {
       response = await runExchange({
         fetch: config.fetch,
