@@ -10,7 +10,7 @@
  */
 import { base64UrlDecode, base64UrlEncode } from './digest.js';
 import { isUsableEd25519PublicKey } from './ed25519-point.js';
-import { nativeEd25519Verify } from './native-crypto.js';
+import { nativeEd25519Verify, noteEd25519PublicKey } from './native-crypto.js';
 
 /** The `typ` header of a Sess receipt. */
 export const RECEIPT_TYP = 'sess-receipt+jwt';
@@ -147,7 +147,9 @@ export async function importEd25519PublicKey(jwk: {
   if (!isUsableEd25519PublicKey(raw)) {
     throw new TypeError('importEd25519PublicKey: x is not a valid Ed25519 key of large order');
   }
-  return crypto.subtle.importKey('raw', raw, { name: 'Ed25519' }, false, ['verify']);
+  const key = await crypto.subtle.importKey('raw', raw, { name: 'Ed25519' }, false, ['verify']);
+  noteEd25519PublicKey(key, jwk.x);
+  return key;
 }
 
 /**

@@ -14,7 +14,6 @@
 
 /** The part of Node's `crypto` module used here. */
 interface NativeCrypto {
-  KeyObject: { from(key: CryptoKey): unknown };
   createPublicKey(input: { key: Record<string, string>; format: 'jwk' }): unknown;
   verify(algorithm: null, data: Uint8Array, key: unknown, signature: Uint8Array): boolean;
   createHash(algorithm: 'sha256'): { update(data: Uint8Array): { digest(): Uint8Array } };
@@ -59,7 +58,6 @@ function findNativeCrypto(): NativeCrypto | undefined {
       typeof found?.verify === 'function' &&
       typeof found.createHash === 'function' &&
       typeof found.createPublicKey === 'function' &&
-      typeof found.KeyObject?.from === 'function' &&
       answersKnown(found as NativeCrypto)
     ) {
       return found as NativeCrypto;
@@ -77,13 +75,24 @@ function nativeCrypto(): NativeCrypto | undefined {
   return native;
 }
 
+/** The JWK `x` of each public key `importEd25519PublicKey` made, so a native key can be built. */
+const publicKeyX = new WeakMap<CryptoKey, string>();
 /** The native key object of each WebCrypto key verified with (made once per key). */
 const keyObjects = new WeakMap<CryptoKey, unknown>();
 
 /**
+ * Remembers the public bytes (`x`, base64url) of a WebCrypto Ed25519 key as it is imported, so the
+ * native check can use the same key: a non-extractable `CryptoKey` cannot be read back (and
+ * Node 24 deprecates converting one), so only keys noted here take the native path.
+ */
+export function noteEd25519PublicKey(publicKey: CryptoKey, x: string): void {
+  publicKeyX.set(publicKey, x);
+}
+
+/**
  * Whether `signature` is a valid Ed25519 signature of `data` under `publicKey`, checked
- * synchronously by the runtime's own crypto; `undefined` when there is none or it failed to
- * answer (then check with WebCrypto).
+ * synchronously by the runtime's own crypto; `undefined` when there is none, the key was not
+ * noted by `noteEd25519PublicKey`, or the check failed to answer (then check with WebCrypto).
  */
 export function nativeEd25519Verify(
   publicKey: CryptoKey,
@@ -95,7 +104,9 @@ export function nativeEd25519Verify(
   try {
     let key = keyObjects.get(publicKey);
     if (key === undefined) {
-      key = native.KeyObject.from(publicKey);
+      const x = publicKeyX.get(publicKey);
+      if (x === undefined) return undefined;
+      key = native.createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
       keyObjects.set(publicKey, key);
     }
     return native.verify(null, data, key, signature);

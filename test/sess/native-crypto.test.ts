@@ -5,12 +5,19 @@
  */
 import { describe, expect, it } from 'vitest';
 import { base64UrlEncode, digestCanonicalJson } from '../../src/sess/digest.js';
+import { importEd25519PublicKey } from '../../src/sess/jws.js';
 import { nativeEd25519Verify, nativeSha256 } from '../../src/sess/native-crypto.js';
 
 const encode = (text: string) => new TextEncoder().encode(text);
 
+/** A signing key, and its public key imported as the receipt check imports a key set's keys. */
 async function keyPair() {
-  return (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ name: 'Ed25519' }, true, [
+    'sign',
+    'verify',
+  ])) as CryptoKeyPair;
+  const jwk = await crypto.subtle.exportKey('jwk', pair.publicKey);
+  return { privateKey: pair.privateKey, publicKey: await importEd25519PublicKey(jwk) };
 }
 
 describe('native Ed25519 check', () => {
@@ -40,6 +47,16 @@ describe('native Ed25519 check', () => {
   it('answers undefined, not false, for a key it cannot use', async () => {
     const hmac = await crypto.subtle.generateKey({ name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
     expect(nativeEd25519Verify(hmac as CryptoKey, new Uint8Array(64), encode('x'))).toBeUndefined();
+  });
+
+  it('answers undefined for an Ed25519 key that was not imported by importEd25519PublicKey', async () => {
+    const pair = (await crypto.subtle.generateKey({ name: 'Ed25519' }, false, [
+      'sign',
+      'verify',
+    ])) as CryptoKeyPair;
+    const data = encode('x');
+    const signature = new Uint8Array(await crypto.subtle.sign({ name: 'Ed25519' }, pair.privateKey, data));
+    expect(nativeEd25519Verify(pair.publicKey, signature, data)).toBeUndefined();
   });
 });
 
