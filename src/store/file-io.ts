@@ -129,6 +129,11 @@ export class ProfileIo {
   readonly genPath: string;
   /** Set once every directory exists and passed its checks (they are private from then on). */
   private checked = false;
+  /**
+   * The handles directory kept open for its `fsync` while the lease is held, with its inode when
+   * it was opened (an open directory's inode is not reused, so an equal inode is the same one).
+   */
+  private directory: { file: FileStoreFileLike; ino: number } | undefined;
 
   constructor(
     readonly stateDir: string,
@@ -363,14 +368,38 @@ export class ProfileIo {
    */
   private async syncDirectory(): Promise<void> {
     if (IS_WINDOWS) return;
-    const dir = await this.fs.open(this.handlesDir, 'r');
+    const dir = await this.openDirectory();
     try {
       await dir.sync();
     } catch (error) {
       const code = errnoCode(error);
-      if (code !== 'EINVAL' && code !== 'ENOTSUP') throw error;
-    } finally {
-      await dir.close();
+      if (code !== 'EINVAL' && code !== 'ENOTSUP') {
+        await this.closeDirectory();
+        throw error;
+      }
     }
+  }
+
+  /**
+   * The handles directory, open for its `fsync`: opened at the first change of a holding of the
+   * lease and kept until the lease is released (two fewer file-system requests per commit), as
+   * long as the directory in its place is still the one opened.
+   */
+  private async openDirectory(): Promise<FileStoreFileLike> {
+    const now = await this.status(this.handlesDir);
+    const kept = this.directory;
+    if (kept !== undefined && now !== undefined && now.ino === kept.ino) return kept.file;
+    await this.closeDirectory();
+    const file = await this.fs.open(this.handlesDir, 'r');
+    // Without a status (removed meanwhile) it is kept under no inode: the next commit closes it.
+    this.directory = { file, ino: now?.ino ?? Number.NaN };
+    return file;
+  }
+
+  /** Close the handles directory kept open for its `fsync` (when the lease is released). */
+  async closeDirectory(): Promise<void> {
+    const kept = this.directory;
+    this.directory = undefined;
+    await kept?.file.close().catch(() => undefined);
   }
 }
