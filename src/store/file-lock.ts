@@ -303,6 +303,7 @@ export class ProfileLease {
       // Only now: while the file may still be there, this process's own lock is not a leftover.
       liveTokens.delete(held.token);
       await held.file.close().catch(() => undefined);
+      await this.io.closeDirectory();
     }
   }
 

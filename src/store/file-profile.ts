@@ -30,7 +30,7 @@ import {
   summaryOf,
   unfinishedIn,
 } from './file-cap.js';
-import { errnoCode, type FileStoreFs, ioError, nodeFileStoreFs, ProfileIo } from './file-io.js';
+import { type FileStoreFs, ioError, nodeFileStoreFs, ProfileIo } from './file-io.js';
 import { ProfileLease } from './file-lock.js';
 import { decodeEnvelope } from './record-codec.js';
 
@@ -201,10 +201,9 @@ export class ProfileFiles {
 
   private async directoryKey(): Promise<string> {
     try {
-      const stat = await this.io.fs.lstat(this.handlesDir);
-      return `${stat.ino}:${stat.mtimeMs}`;
+      const stat = await this.io.status(this.handlesDir);
+      return stat === undefined ? 'absent' : `${stat.ino}:${stat.mtimeMs}`;
     } catch (error) {
-      if (errnoCode(error) === 'ENOENT') return 'absent';
       throw ioError(error, 'list records');
     }
   }

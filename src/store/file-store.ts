@@ -26,7 +26,7 @@ import {
 } from '../core/store-kit.js';
 import { summaryOf } from './file-cap.js';
 import { type FileHandleStoreOptions, openProfileFiles } from './file-profile.js';
-import { encodeEnvelope, encodeRecord } from './record-codec.js';
+import { encodeEnvelope, encodeRecordWithCopy } from './record-codec.js';
 
 /** A file store backend of one profile. */
 export interface FileHandleStore extends HandleStoreFactory {
@@ -90,26 +90,26 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
         get: (handle) => own(handle, scope),
         create: async (given) => {
           const record = checkRecordForScope(given, scope);
-          const json = encodeRecord(record);
+          const { json, copy } = encodeRecordWithCopy(record);
           const summary = summaryOf(record);
           return files.exclusive(async () => {
             if (await files.exists(record.handle)) throw handleExistsError();
             if (summary.unfinished && (await files.unfinishedOf(scope)).length >= MAX_UNFINISHED)
               throw storeFullError();
-            const kept = { version: 1, record: JSON.parse(json) as InteractionRecord };
+            const kept = { version: 1, record: copy };
             await files.write(record.handle, encodeEnvelope(1, json), summary, kept);
             return { version: 1, record: JSON.parse(json) as InteractionRecord };
           });
         },
         update: async (given, expectedVersion) => {
           const record = checkRecordForScope(given, scope);
-          const json = encodeRecord(record);
+          const { json, copy } = encodeRecordWithCopy(record);
+          const summary = summaryOf(record);
           return files.exclusive(async () => {
             const current = await ownVersion(record.handle, scope);
             if (current === undefined || current !== expectedVersion) throw staleVersionError();
             const version = current + 1;
-            const summary = summaryOf(record);
-            const kept = { version, record: JSON.parse(json) as InteractionRecord };
+            const kept = { version, record: copy };
             await files.write(record.handle, encodeEnvelope(version, json), summary, kept);
             return { version, record: JSON.parse(json) as InteractionRecord };
           });

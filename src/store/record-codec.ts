@@ -254,6 +254,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
  * `STATE_STORE_ERROR` (reason `invalid_record`): nothing is written.
  */
 export function encodeRecord(record: InteractionRecord): string {
+  return encodeRecordWithCopy(record).json;
+}
+
+/**
+ * {@link encodeRecord}, and the checked record its JSON text decodes to: a new object the caller
+ * owns, equal to what reading that text back gives (the check makes it, so no extra parse does).
+ */
+export function encodeRecordWithCopy(record: InteractionRecord): { json: string; copy: InteractionRecord } {
   let json: string;
   try {
     json = JSON.stringify(record);
@@ -268,7 +276,7 @@ export function encodeRecord(record: InteractionRecord): string {
       'invalid_record',
     );
   }
-  return json;
+  return { json, copy: result.output as InteractionRecord };
 }
 
 /** True for a record format this version reads ({@link READABLE_RECORD_FORMATS}). */

@@ -4,7 +4,9 @@
  * the lease is released within the grace once nothing is queued; a waiter (another lease object,
  * as another process would be, or a real worker process) gets an idle holder's lease within the
  * grace and its poll, and gets it after at most a commit or two from a holder that keeps
- * committing; two processes alternating commits on one record both progress with no lost update.
+ * committing; two processes alternating commits on one record both progress with no lost update;
+ * the records directory, kept open for its fsync while the lease is held, is opened again when
+ * another directory took its place.
  */
 import * as fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -85,8 +87,9 @@ describe('file store lease grace', () => {
     expect(opens.get('handles.lock')).toBe(1);
     expect(opens.get('handles.gen')).toBe(1); // written once, before the first change
     expect(stats.get('handles.gen')).toBe(1); // read once, when the lease was taken
-    // Per commit: the record's temp file and the directory (for its fsync), nothing else opened.
-    expect(opens.get('handles')).toBe(20);
+    // Per commit: the record's temp file, nothing else opened; the directory (for its fsync)
+    // once, kept open while the lease is held.
+    expect(opens.get('handles')).toBe(1);
     const named = [...opens.keys()].filter((file) => !file.endsWith('.tmp'));
     expect(named.sort()).toEqual(['handles', 'handles.gen', 'handles.lock']);
     // A commit inside the grace takes no lock file either; one after it takes it again.
@@ -98,7 +101,29 @@ describe('file store lease grace', () => {
     expect(await lockExists(lock)).toBe(false);
     await view.update(record, version);
     expect(opens.get('handles.lock')).toBe(1);
+    // The directory kept open inside the grace was closed with the lease, and opened again.
+    expect(opens.get('handles')).toBe(1);
     expect((await view.get(record.handle))?.version).toBe(version + 1);
+  });
+
+  it('opens the records directory again for its fsync when another directory took its place', async () => {
+    const { counting, opens, reset } = countingFs();
+    const { view, record, profileDir } = await profile({ fs: counting });
+    const handles = join(profileDir, 'handles');
+    let version = (await view.update(record, 1)).version;
+    reset();
+    // Within the grace (the directory is kept open): the directory is replaced by a copy.
+    await fs.rename(handles, `${handles}.old`);
+    await fs.mkdir(handles, { mode: 0o700 });
+    const name = `${record.handle}.json`;
+    await fs.copyFile(join(`${handles}.old`, name), join(handles, name));
+    version = (await view.update(record, version)).version;
+    expect(opens.get('handles')).toBe(1);
+    // The change went to the directory in place, and the one kept is open no longer.
+    expect(JSON.parse(await fs.readFile(join(handles, name), 'utf8')).version).toBe(version);
+    expect(JSON.parse(await fs.readFile(join(`${handles}.old`, name), 'utf8')).version).toBe(version - 1);
+    await view.update(record, version);
+    expect(opens.get('handles')).toBe(1);
   });
 
   it('keeps the lease across its heartbeat: commits for longer than a heartbeat open the lock file once', async () => {
