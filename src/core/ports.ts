@@ -310,17 +310,42 @@ export interface HttpBinding {
 /** What a handle is bound to. */
 export type Binding = StdioBinding | HttpBinding;
 
+/** The scope last made from a binding object, with the identity fields it was made from. */
+const scopeMemos = new WeakMap<Binding, { kind: string; fields: unknown[]; scope: string }>();
+
 /**
  * The identity part of a binding (everything but the credential or grant generation), as a
  * stable string. Records are scoped by it: another scope never sees them (`HANDLE_NOT_FOUND`);
  * the same scope with another generation gets `BINDING_MISMATCH`.
  */
 export function bindingScope(binding: Binding): string {
-  const parts =
+  // A store asks this for the same binding object at every write: the scope made from it is
+  // kept beside it and used while every identity field is still the same string.
+  const memo = scopeMemos.get(binding);
+  if (memo !== undefined && memo.kind === binding.kind) {
+    const [a, b, c, d, e] = memo.fields;
+    if (
+      binding.kind === 'stdio'
+        ? binding.profile === a && binding.apiOrigin === b
+        : binding.origin === a &&
+          binding.workspaceId === b &&
+          binding.principalId === c &&
+          binding.clientId === d &&
+          binding.grantId === e
+    ) {
+      return memo.scope;
+    }
+  }
+  const fields =
     binding.kind === 'stdio'
-      ? ['stdio', binding.profile, binding.apiOrigin]
-      : ['http', binding.origin, binding.workspaceId, binding.principalId, binding.clientId, binding.grantId];
-  return JSON.stringify(parts);
+      ? [binding.profile, binding.apiOrigin]
+      : [binding.origin, binding.workspaceId, binding.principalId, binding.clientId, binding.grantId];
+  const scope = JSON.stringify([binding.kind === 'stdio' ? 'stdio' : 'http', ...fields]);
+  // Only strings are compared by value; a binding with anything else is not remembered.
+  if (fields.every((field) => typeof field === 'string')) {
+    scopeMemos.set(binding, { kind: binding.kind, fields, scope });
+  }
+  return scope;
 }
 
 /** The generation part of a binding. */

@@ -20,9 +20,16 @@ import { SessMcpError } from '../core/errors.js';
 import { readOptions } from '../core/options.js';
 import type { Binding, HandleStore, HandleStoreFactory, VersionedRecord } from '../core/ports.js';
 import { bindingScope, MAX_UNFINISHED } from '../core/ports.js';
-import { isUnfinished, type ListGroup, listGroupOf, READABLE_RECORD_FORMATS } from '../core/record.js';
+import {
+  type InteractionRecord,
+  isUnfinished,
+  type ListGroup,
+  listGroupOf,
+  READABLE_RECORD_FORMATS,
+} from '../core/record.js';
 import type { ValueRule } from '../core/rules.js';
 import {
+  checkRecordForScope,
   guardedView,
   handleExistsError,
   isStoreVersion,
@@ -202,20 +209,33 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
   const qualified = `"${schema}"."${table}"`;
   let poolPromise: Promise<PoolLike> | undefined =
     options.pool !== undefined ? Promise.resolve(options.pool) : undefined;
+  /** The pool once there is one, so a query need not wait on {@link poolPromise}. */
+  let ready: PoolLike | undefined = options.pool;
   const ownsPool = options.pool === undefined;
   let closed = false;
 
   const pool = (): Promise<PoolLike> => {
     if (closed) return Promise.reject(storeError('The PostgreSQL store is closed.', false, 'closed'));
-    poolPromise ??= makePool(options.connectionString!);
+    poolPromise ??= makePool(options.connectionString!).then((made) => {
+      ready = made;
+      return made;
+    });
     return poolPromise;
   };
 
-  async function query(text: string, values: unknown[]): Promise<PgResultLike> {
+  const failed = (error: unknown): never => {
+    throw pgStoreError(error);
+  };
+
+  function query(text: string, values: unknown[]): Promise<PgResultLike> {
+    if (ready === undefined || closed)
+      return pool()
+        .then((made) => made.query(text, values))
+        .then(undefined, failed);
     try {
-      return await (await pool()).query(text, values);
+      return Promise.resolve(ready.query(text, values)).then(undefined, failed);
     } catch (error) {
-      throw pgStoreError(error);
+      return Promise.reject(pgStoreError(error));
     }
   }
 
@@ -246,24 +266,38 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
   }
 
   /**
-   * The version of each row this store decoded or wrote, by scope and handle (bounded, the
-   * oldest forgotten first). Every write moves the version, so the row at a version noted here
-   * is a record of this format: an update from it needs no format check in its `UPDATE`.
+   * The version of each row this store decoded or wrote, by scope, then handle (at most
+   * {@link MAX_NOTED_VERSIONS}; the rows noted first, of the scope noted first, are forgotten
+   * first). Every write moves the version, so the row at a version noted here is a record of
+   * this format: an update from it needs no format check in its `UPDATE`. Keyed by the scope
+   * string a view keeps, so a look-up makes no key of its own.
    */
-  const decodedVersions = new Map<string, number>();
-  const rowKey = (scope: string, handle: string) => `${scope}\u0000${handle}`;
-  /** Note the version of the row under `key` ({@link rowKey}), or forget it (`undefined`). */
-  function noteVersion(key: string, version: number | undefined): void {
-    decodedVersions.delete(key);
-    if (version === undefined) return;
-    decodedVersions.set(key, version);
-    if (decodedVersions.size > MAX_NOTED_VERSIONS) {
-      const oldest = decodedVersions.keys().next();
-      if (oldest.done !== true) decodedVersions.delete(oldest.value);
+  const notedVersions = new Map<string, Map<string, number>>();
+  let notedCount = 0;
+  const notedVersion = (scope: string, handle: string) => notedVersions.get(scope)?.get(handle);
+  /** Note the version of the row of `scope` under `handle`, or forget it (`undefined`). */
+  function noteDecoded(scope: string, handle: string, version: number | undefined): void {
+    let noted = notedVersions.get(scope);
+    if (version === undefined) {
+      if (noted?.delete(handle) !== true) return;
+      notedCount -= 1;
+      if (noted.size === 0) notedVersions.delete(scope);
+      return;
     }
+    if (noted === undefined) {
+      noted = new Map();
+      notedVersions.set(scope, noted);
+    }
+    const before = noted.size;
+    noted.set(handle, version);
+    if (noted.size === before) return;
+    notedCount += 1;
+    if (notedCount <= MAX_NOTED_VERSIONS) return;
+    const [firstScope, first] = notedVersions.entries().next().value as [string, Map<string, number>];
+    first.delete(first.keys().next().value as string);
+    notedCount -= 1;
+    if (first.size === 0) notedVersions.delete(firstScope);
   }
-  const noteDecoded = (scope: string, handle: string, version: number | undefined) =>
-    noteVersion(rowKey(scope, handle), version);
 
   /** Decode a row of `scope`; a row that is not exactly a record of that scope is corrupt. */
   function decodeRow(row: Record<string, unknown>, handle: string, scope: string): VersionedRecord {
@@ -278,12 +312,14 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
   const columns = `version, record, record_text`;
   // The statements an update runs, built once per store rather than once per update.
   const selectRow = `SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`;
+  // Sent at every update, so without the layout's runs of blanks: fewer bytes to encode and send.
+  const compact = (statement: string) => statement.replace(/\s+/g, ' ').trim();
   const updateSet = `UPDATE ${qualified}
              SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
                  state_kind = $8, list_group = $9::smallint, written_at = now()
              WHERE handle = $1 AND scope = $2 AND version = $6`;
-  const updateFromDecoded = `${updateSet} RETURNING version`;
-  const updateChecked = `${updateSet}${FORMAT_CHECK} RETURNING version`;
+  const updateFromDecoded = compact(`${updateSet} RETURNING version`);
+  const updateChecked = compact(`${updateSet}${FORMAT_CHECK} RETURNING version`);
 
   return {
     table: qualified,
@@ -312,7 +348,54 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
       const scope = bindingScope(binding);
       const lockKey = `sess-mcp cap ${qualified} ${scope}`;
 
-      return guardedView(scope, {
+      /**
+       * The compare-and-set. It makes the guarded view's checks itself (`checkRecordForScope`,
+       * before anything else), so a view's `update` is this function: one promise fewer per
+       * update than through the view's wrapper.
+       */
+      async function update(given: InteractionRecord, expectedVersion: number): Promise<VersionedRecord> {
+        const record = checkRecordForScope(given, scope);
+        const row = encodeRecordColumns(record);
+        if (!isStoreVersion(expectedVersion)) throw staleVersionError();
+        // One statement. From a version this store decoded or wrote the row is known to be a
+        // record of this format; from any other it only overwrites a row that reads as one, in
+        // either layout. A miss is classified below and left as it is.
+        const known = notedVersion(scope, record.handle) === expectedVersion;
+        const values: unknown[] = [
+          record.handle,
+          scope,
+          RECORD_TEXT_MARKER_JSON,
+          row.text,
+          isUnfinished(record),
+          expectedVersion,
+          // The listing order follows the record as written, as in every other store.
+          row.createdAt,
+          row.kind,
+          row.group,
+        ];
+        if (!known) {
+          for (const format of READABLE_RECORD_FORMATS) values.push(recordTextHead(record.handle, format));
+        }
+        const { rows } = await query(known ? updateFromDecoded : updateChecked, values);
+        const updated = rows[0];
+        if (updated !== undefined) {
+          const version = Number(updated.version);
+          noteDecoded(scope, record.handle, version);
+          // The record checked and written is the caller's: nothing is parsed back.
+          return { version, record };
+        }
+        noteDecoded(scope, record.handle, undefined);
+        const current = await query(selectRow, [record.handle, scope]);
+        const stored = current.rows[0];
+        // A row at the expected version that was not updated is unreadable: say so.
+        if (stored !== undefined && stored.version === expectedVersion)
+          decodeRow(stored, record.handle, scope);
+        throw staleVersionError();
+      }
+
+      const view = guardedView(scope, {
+        update,
+
         async get(handle) {
           const { rows } = await query(selectRow, [handle, scope]);
           return rows[0] === undefined ? undefined : decodeRow(rows[0], handle, scope);
@@ -361,46 +444,6 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
           if (inserted === 'full') throw storeFullError();
           noteDecoded(scope, record.handle, 1);
           return { version: 1, record: row.copy };
-        },
-
-        async update(record, expectedVersion) {
-          const row = encodeRecordColumns(record);
-          if (!isStoreVersion(expectedVersion)) throw staleVersionError();
-          // The compare-and-set: one statement. From a version this store decoded or wrote the
-          // row is known to be a record of this format; from any other it only overwrites a row
-          // that reads as one, in either layout. A miss is classified below and left as it is.
-          const key = rowKey(scope, record.handle);
-          const known = decodedVersions.get(key) === expectedVersion;
-          const values: unknown[] = [
-            record.handle,
-            scope,
-            RECORD_TEXT_MARKER_JSON,
-            row.text,
-            isUnfinished(record),
-            expectedVersion,
-            // The listing order follows the record as written, as in every other store.
-            row.createdAt,
-            row.kind,
-            row.group,
-          ];
-          if (!known) {
-            for (const format of READABLE_RECORD_FORMATS) values.push(recordTextHead(record.handle, format));
-          }
-          const { rows } = await query(known ? updateFromDecoded : updateChecked, values);
-          const updated = rows[0];
-          if (updated !== undefined) {
-            const version = Number(updated.version);
-            noteVersion(key, version);
-            // The record checked and written is the caller's: nothing is parsed back.
-            return { version, record };
-          }
-          noteVersion(key, undefined);
-          const current = await query(selectRow, [record.handle, scope]);
-          const stored = current.rows[0];
-          // A row at the expected version that was not updated is unreadable: say so.
-          if (stored !== undefined && stored.version === expectedVersion)
-            decodeRow(stored, record.handle, scope);
-          throw staleVersionError();
         },
 
         async delete(handle, expectedVersion) {
@@ -496,6 +539,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
           return { records: found.slice(0, page.limit), more: found.length > page.limit };
         },
       });
+      return { ...view, update };
     },
   };
 }

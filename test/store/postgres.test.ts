@@ -142,6 +142,40 @@ if (url === undefined || url === '') {
       expect(rows[0].record_text).toBe(escapeToAscii(JSON.stringify(completed)));
     });
 
+    it('an update refuses, before writing, a record of another scope, a bad handle, a bad version or a value it cannot hold', async () => {
+      const view = store.forBinding(stdioA);
+      const record = makeRecord(stdioA, 'waiting');
+      await view.create(record);
+      const readRow = async () =>
+        (
+          await admin.query(`SELECT version, record_text FROM "public"."${table}" WHERE handle = $1`, [
+            record.handle,
+          ])
+        ).rows;
+      const before = await readRow();
+      const refusals: Array<[InteractionRecord, number, string]> = [
+        [{ ...record, binding: httpA }, 1, 'foreign_scope'],
+        [{ ...record, handle: '../x' }, 1, 'invalid_handle'],
+        [{ ...record, format: 3 } as unknown as InteractionRecord, 1, 'unsupported_version'],
+        [{ ...record, updatedAt: undefined } as unknown as InteractionRecord, 1, 'invalid_record'],
+        [{ ...record, state: { kind: 'nonsense' } } as unknown as InteractionRecord, 1, 'invalid_record'],
+      ];
+      for (const [bad, version, reason] of refusals) {
+        const error = await storeFailure(view.update(bad, version));
+        expect([error.code, error.reason, error.retryable], reason).toEqual([
+          'STATE_STORE_ERROR',
+          reason,
+          false,
+        ]);
+      }
+      // A version that is not a store version is stale, and changes nothing either.
+      const stale = await storeFailure(view.update(record, 1.5));
+      expect([stale.code, stale.reason, stale.retryable]).toEqual(['INVALID_STATE', 'stale_version', false]);
+      expect(await readRow()).toEqual(before);
+      // The view still updates the record it holds, from the version it noted.
+      expect((await view.update({ ...record, updatedAt: '2026-12-01T00:00:00.000Z' }, 1)).version).toBe(2);
+    });
+
     it('escapes U+0000 and every code unit outside ASCII, and returns an ASCII text as it is', () => {
       const cases: [string, string][] = [
         ['', ''],

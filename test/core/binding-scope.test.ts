@@ -1,0 +1,100 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type Binding, bindingScope, type HttpBinding, type StdioBinding } from '../../src/core/ports.js';
+
+/** The scope as it is defined: the identity fields as a JSON array, made afresh. */
+function expectedScope(binding: Binding): string {
+  return binding.kind === 'stdio'
+    ? JSON.stringify(['stdio', binding.profile, binding.apiOrigin])
+    : JSON.stringify([
+        'http',
+        binding.origin,
+        binding.workspaceId,
+        binding.principalId,
+        binding.clientId,
+        binding.grantId,
+      ]);
+}
+
+const stdio = (): StdioBinding => ({
+  kind: 'stdio',
+  profile: 'default',
+  apiOrigin: 'https://sess.example',
+  credentialGeneration: 'g1',
+});
+const http = (): HttpBinding => ({
+  kind: 'http',
+  origin: 'https://host.example',
+  workspaceId: 'ws_1',
+  principalId: 'pr_1',
+  clientId: 'cl_1',
+  grantId: 'gr_1',
+  grantGeneration: 'g1',
+});
+
+describe('bindingScope', () => {
+  it('asked again for the same object gives the same scope, and follows every identity field changed on it', () => {
+    const b = http();
+    expect(bindingScope(b)).toBe(expectedScope(b));
+    expect(bindingScope(b)).toBe(expectedScope(b));
+    for (const field of ['origin', 'workspaceId', 'principalId', 'clientId', 'grantId'] as const) {
+      b[field] = `${b[field]}x`;
+      expect(bindingScope(b)).toBe(expectedScope(b));
+    }
+    // The generation is not part of the scope.
+    const before = bindingScope(b);
+    b.grantGeneration = 'g2';
+    expect(bindingScope(b)).toBe(before);
+
+    const s = stdio();
+    expect(bindingScope(s)).toBe(expectedScope(s));
+    s.profile = 'other';
+    expect(bindingScope(s)).toBe(expectedScope(s));
+    s.apiOrigin = 'https://other.example';
+    expect(bindingScope(s)).toBe(expectedScope(s));
+  });
+
+  it('follows a binding object whose kind changes', () => {
+    const b = http() as unknown as Record<string, unknown>;
+    const first = bindingScope(b as unknown as Binding);
+    Object.assign(b, { kind: 'stdio', profile: 'p', apiOrigin: 'https://a.example' });
+    expect(bindingScope(b as unknown as Binding)).toBe(JSON.stringify(['stdio', 'p', 'https://a.example']));
+    b.kind = 'http';
+    expect(bindingScope(b as unknown as Binding)).toBe(first);
+  });
+
+  it('a field that is not a string is read afresh each time', () => {
+    const inner = { toJSON: () => 'one' };
+    const b = { ...http(), workspaceId: inner } as unknown as HttpBinding;
+    expect(bindingScope(b)).toContain('"one"');
+    inner.toJSON = () => 'two';
+    expect(bindingScope(b)).toContain('"two"');
+  });
+
+  it('equals the JSON array of the identity fields for any strings, asked once or twice', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: 'binary' }), { minLength: 7, maxLength: 7 }),
+        fc.boolean(),
+        (parts, isStdio) => {
+          const b: Binding = isStdio
+            ? { kind: 'stdio', profile: parts[0]!, apiOrigin: parts[1]!, credentialGeneration: parts[2]! }
+            : {
+                kind: 'http',
+                origin: parts[0]!,
+                workspaceId: parts[1]!,
+                principalId: parts[2]!,
+                clientId: parts[3]!,
+                grantId: parts[4]!,
+                grantGeneration: parts[5]!,
+              };
+          expect(bindingScope(b)).toBe(expectedScope(b));
+          expect(bindingScope(b)).toBe(expectedScope(b));
+          if (b.kind === 'stdio') b.apiOrigin = parts[6]!;
+          else b.grantId = parts[6]!;
+          expect(bindingScope(b)).toBe(expectedScope(b));
+        },
+      ),
+    );
+  });
+});
