@@ -48,13 +48,12 @@ export async function readStream(
 
 /** The pipeline's view of a web `Request`. */
 export function incomingFromRequest(request: Request): IncomingRequest {
-  let headers = request.headers;
-  if (!headers.has('host')) {
+  let host: string | undefined;
+  if (!request.headers.has('host')) {
     // Fetch runtimes build `request.url` from the Host header; a Request made in code has no
     // Host header at all, so its URL's authority is the host it was addressed to.
-    headers = new Headers(headers);
     try {
-      headers.set('host', new URL(request.url).host);
+      host = new URL(request.url).host;
     } catch {
       // No usable URL: the Host check refuses the request.
     }
@@ -63,7 +62,8 @@ export function incomingFromRequest(request: Request): IncomingRequest {
   return {
     method: request.method,
     url: request.url,
-    headers,
+    headers: request.headers,
+    ...(host === undefined ? {} : { host }),
     disconnected: request.signal,
     readBody(limit, stop) {
       if (read) return Promise.resolve({ kind: 'failed' });

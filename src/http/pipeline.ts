@@ -69,6 +69,11 @@ export interface IncomingRequest {
   method: string;
   url: string;
   headers: Headers;
+  /**
+   * The `Host` a face knows for a request whose headers carry none (a web `Request` made in code
+   * has no Host header; its URL names the host it was addressed to).
+   */
+  host?: string;
   /** Aborts when the client disconnects. */
   disconnected: AbortSignal;
   /** Read the whole body, at most `limit` bytes, until `stop` fires. Called at most once. */
@@ -123,19 +128,36 @@ function singleToolCall(parsed: ReturnType<typeof parseBody> | undefined): strin
 
 type Raced<T> = { kind: 'value'; value: T } | { kind: 'threw' } | { kind: 'stopped' };
 
+/**
+ * Call `work(input)`: its outcome when it answered synchronously (a value, or a throw), or the
+ * promise it returned, for {@link race}. Most hosts' `authenticate` answers synchronously; that
+ * answer is taken as it is, with no listener on `stop` and no wait for the microtask queue.
+ */
+function callNow<I, T>(
+  work: (input: I) => T | PromiseLike<T>,
+  input: I,
+): Raced<T> | { kind: 'pending'; promise: PromiseLike<T> } {
+  let value: T | PromiseLike<T>;
+  try {
+    value = work(input);
+  } catch {
+    return { kind: 'threw' };
+  }
+  if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
+    if (typeof (value as { then?: unknown }).then === 'function') {
+      return { kind: 'pending', promise: value as PromiseLike<T> };
+    }
+  }
+  return { kind: 'value', value: value as T };
+}
+
 /** Await `work` unless `stop` fires first; a late result or rejection is dropped. */
-function race<T>(work: () => T | Promise<T>, stop: AbortSignal): Promise<Raced<T>> {
+function race<T>(work: PromiseLike<T>, stop: AbortSignal): Promise<Raced<T>> {
   if (stop.aborted) return Promise.resolve({ kind: 'stopped' });
   return new Promise((resolve) => {
     const onStop = () => resolve({ kind: 'stopped' });
     stop.addEventListener('abort', onStop, { once: true });
-    let pending: Promise<T>;
-    try {
-      pending = Promise.resolve(work());
-    } catch {
-      pending = Promise.reject(new Error('threw'));
-    }
-    pending.then(
+    Promise.resolve(work).then(
       (value) => {
         stop.removeEventListener('abort', onStop);
         resolve({ kind: 'value', value });
@@ -277,15 +299,23 @@ export function createPipeline(
 
     // 1. Header-only preflight.
     const headers = incoming.headers;
-    if (!hostAllowed(headers.get('host'), options.allowedHosts, defaultPortOf(incoming.url))) {
+    const host = headers.get('host') ?? incoming.host ?? null;
+    if (!hostAllowed(host, options.allowedHosts, defaultPortOf(incoming.url))) {
       return reject(answer.hostRejected(), 'http.host_rejected', true);
     }
     if (!originAllowed(headers.get('origin'), options.allowedOrigins)) {
       return reject(answer.originRejected(), 'http.origin_rejected', true);
     }
-    let authRequest: Request;
+    // One `Request` for the whole exchange: `authenticate` gets it with the request's headers and
+    // no body, then (hop headers dropped) the SDK serves it, so the headers are copied once.
+    let request: Request;
     try {
-      authRequest = new Request(incoming.url, { method: incoming.method, headers });
+      request = new Request(incoming.url, {
+        method: incoming.method,
+        headers,
+        // The SDK tears a 2025-era exchange down when this aborts: only a disconnect may do that.
+        signal: incoming.disconnected,
+      });
     } catch {
       // A method fetch cannot carry (CONNECT, TRACE) or a URL it cannot parse: nothing to serve.
       return reject(
@@ -294,7 +324,12 @@ export function createPipeline(
         true,
       );
     }
-    const authenticated = await race(() => options.authenticate(authRequest), stop);
+    if (incoming.host !== undefined && !request.headers.has('host')) {
+      request.headers.set('host', incoming.host);
+    }
+    // `stop` cannot have fired before a synchronous answer: no timer or close() runs in between.
+    const called = callNow(options.authenticate, request);
+    const authenticated = called.kind === 'pending' ? await race(called.promise, stop) : called;
     if (authenticated.kind === 'stopped') {
       return closeController.signal.aborted
         ? reject(answer.handlerClosed(), 'http.closed', true)
@@ -378,18 +413,19 @@ export function createPipeline(
       if (id !== undefined) cancellation = cancellations.register(caller, id, endWaits);
     }
 
-    // 4. The SDK, with a fresh server per request.
-    const forwardHeaders = new Headers(headers);
-    for (const name of HOP_HEADERS) forwardHeaders.delete(name);
-    const forward = new Request(incoming.url, {
-      method: incoming.method,
-      headers: forwardHeaders,
-      // The SDK tears a 2025-era exchange down when this aborts: only a disconnect may do that.
-      signal: incoming.disconnected,
-      // A parsed body reaches the SDK as `parsedBody`, which it reads instead of the stream: only
-      // a body that is not JSON (which the SDK answers itself) is forwarded as bytes.
-      ...(bytes === undefined || parsed?.ok === true ? {} : { body: bytes as Uint8Array<ArrayBuffer> }),
-    });
+    // 4. The SDK, with a fresh server per request, on the request `authenticate` saw.
+    for (const name of HOP_HEADERS) request.headers.delete(name);
+    // A parsed body reaches the SDK as `parsedBody`, which it reads instead of the stream: only a
+    // body that is not JSON (which the SDK answers itself) is forwarded as bytes.
+    const forward =
+      bytes === undefined || parsed?.ok === true
+        ? request
+        : new Request(incoming.url, {
+            method: incoming.method,
+            headers: request.headers,
+            signal: incoming.disconnected,
+            body: bytes as Uint8Array<ArrayBuffer>,
+          });
     const tool = singleToolCall(parsed);
     const scope: RequestScope = {
       principal,
