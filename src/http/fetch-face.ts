@@ -20,28 +20,39 @@ export async function readStream(
   } catch {
     return { kind: 'failed' };
   }
-  const stopped = new Promise<'stopped'>((resolve) => {
-    if (stop.aborted) resolve('stopped');
-    else stop.addEventListener('abort', () => resolve('stopped'), { once: true });
-  });
+  if (stop.aborted) {
+    reader.cancel().catch(() => {});
+    return { kind: 'stopped' };
+  }
+  // `stop` cancels the stream, which ends a pending read as done; `stop.aborted` tells it apart
+  // from the body's end. One listener for the whole read, no race per chunk.
+  const onStop = () => {
+    reader.cancel().catch(() => {});
+  };
+  stop.addEventListener('abort', onStop, { once: true });
   const chunks: Uint8Array[] = [];
   let total = 0;
-  const quit = (result: BodyRead): BodyRead => {
-    reader.cancel().catch(() => {});
-    return result;
-  };
-  for (;;) {
-    let next: ReadableStreamReadResult<Uint8Array> | 'stopped';
-    try {
-      next = await Promise.race([reader.read(), stopped]);
-    } catch {
-      return quit({ kind: 'failed' });
+  try {
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch {
+        if (stop.aborted) return { kind: 'stopped' };
+        reader.cancel().catch(() => {});
+        return { kind: 'failed' };
+      }
+      if (stop.aborted) return { kind: 'stopped' };
+      if (next.done) break;
+      total += next.value.byteLength;
+      if (total > limit) {
+        reader.cancel().catch(() => {});
+        return { kind: 'too_large' };
+      }
+      chunks.push(next.value);
     }
-    if (next === 'stopped') return quit({ kind: 'stopped' });
-    if (next.done) break;
-    total += next.value.byteLength;
-    if (total > limit) return quit({ kind: 'too_large' });
-    chunks.push(next.value);
+  } finally {
+    stop.removeEventListener('abort', onStop);
   }
   return { kind: 'ok', bytes: concat(chunks, total) };
 }

@@ -95,6 +95,7 @@ export interface Pipeline {
 
 /** Concatenate the chunks of a body read into one buffer of `total` bytes. */
 export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0]!.byteLength === total) return chunks[0]!;
   const out = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {
