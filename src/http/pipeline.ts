@@ -105,6 +105,12 @@ export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array
   return out;
 }
 
+/** Decodes request bodies (not fatal: the SDK answers a body that is not JSON). */
+const UTF8 = new TextDecoder();
+
+/** How many Host verdicts a pipeline remembers (a host's own names are few; others are not kept). */
+const HOST_VERDICTS = 64;
+
 /** Headers that describe one hop's framing, not the message: never forwarded to the SDK. */
 const HOP_HEADERS = [
   'connection',
@@ -248,6 +254,19 @@ export function createPipeline(
     },
   );
 
+  // The Host check's verdict per header value and default port: the same few hosts every request.
+  const hostVerdicts = new Map<string, boolean>();
+  function hostIsAllowed(host: string | null, defaultPort: string): boolean {
+    if (host === null) return false;
+    const key = `${defaultPort} ${host}`;
+    let verdict = hostVerdicts.get(key);
+    if (verdict === undefined) {
+      verdict = hostAllowed(host, options.allowedHosts, defaultPort);
+      if (verdict && hostVerdicts.size < HOST_VERDICTS) hostVerdicts.set(key, verdict);
+    }
+    return verdict;
+  }
+
   function track<T>(work: Promise<T>): Promise<T> {
     inflight.add(work);
     const forget = () => inflight.delete(work);
@@ -300,8 +319,7 @@ export function createPipeline(
 
     // 1. Header-only preflight.
     const headers = incoming.headers;
-    const host = headers.get('host') ?? incoming.host ?? null;
-    if (!hostAllowed(host, options.allowedHosts, defaultPortOf(incoming.url))) {
+    if (!hostIsAllowed(headers.get('host') ?? incoming.host ?? null, defaultPortOf(incoming.url))) {
       return reject(answer.hostRejected(), 'http.host_rejected', true);
     }
     if (!originAllowed(headers.get('origin'), options.allowedOrigins)) {
@@ -393,7 +411,7 @@ export function createPipeline(
       }
       bytes = read.bytes;
       // 3. The raw-body unsafe-key guard, in the request's era.
-      parsed = parseBody(new TextDecoder().decode(bytes));
+      parsed = parseBody(UTF8.decode(bytes));
       if (parsed.ok && parsed.unsafeKey !== undefined) {
         const era = requestEra(headers, parsed.value);
         return reject(unsafeKeyResponse(era, parsed.value, parsed.unsafeKey), 'http.unsafe_key', false);
