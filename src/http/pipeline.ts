@@ -78,6 +78,12 @@ export interface IncomingRequest {
   disconnected: AbortSignal;
   /** Read the whole body, at most `limit` bytes, until `stop` fires. Called at most once. */
   readBody(limit: number, stop: AbortSignal): Promise<BodyRead>;
+  /**
+   * True when the face reads the response body itself and calls the result's `done` once it has
+   * been read, cancelled or has failed; the body is then handed over as the SDK made it. Otherwise
+   * the pipeline wraps the body to learn when it is done.
+   */
+  readsResponse?: boolean;
 }
 
 /** The pipeline's answer: the response, and whether the connection must close after it. */
@@ -85,6 +91,11 @@ export interface PipelineResult {
   response: Response;
   /** True when the body was not (fully) read: the node face closes the connection. */
   closeConnection: boolean;
+  /**
+   * Ends the request's bookkeeping (its deadline, its cancellation entry); a face whose request
+   * says `readsResponse` calls it once the response body is done. Idempotent.
+   */
+  done(): void;
 }
 
 /** The shared pipeline. */
@@ -278,7 +289,7 @@ export function createPipeline(
     const entered = Date.now();
     if (closeController.signal.aborted) {
       diagnostics({ event: 'http.closed' });
-      return { response: answer.handlerClosed(), closeConnection: true };
+      return { response: answer.handlerClosed(), closeConnection: true, done: () => {} };
     }
     // Two signals per request, each one controller that the timer, close(), a disconnect and a
     // cancellation abort directly: `stop` ends the pre-SDK stages (deadline or close()), `waits`
@@ -314,7 +325,7 @@ export function createPipeline(
     const reject = (response: Response, event: string, closeConnection: boolean): PipelineResult => {
       diagnostics({ event, ms: Date.now() - entered });
       finish();
-      return { response, closeConnection };
+      return { response, closeConnection, done: finish };
     };
 
     // 1. Header-only preflight.
@@ -460,7 +471,9 @@ export function createPipeline(
         forward,
         parsed?.ok === true ? { parsedBody: parsed.value } : undefined,
       );
-      return { response: watchBody(response, finish), closeConnection: false };
+      return incoming.readsResponse === true
+        ? { response, closeConnection: false, done: finish }
+        : { response: watchBody(response, finish), closeConnection: false, done: finish };
     } catch {
       return reject(answer.internalError(), 'http.internal_error', false);
     }
