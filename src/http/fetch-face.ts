@@ -20,41 +20,51 @@ export async function readStream(
   } catch {
     return { kind: 'failed' };
   }
-  const stopped = new Promise<'stopped'>((resolve) => {
-    if (stop.aborted) resolve('stopped');
-    else stop.addEventListener('abort', () => resolve('stopped'), { once: true });
-  });
+  if (stop.aborted) {
+    reader.cancel().catch(() => {});
+    return { kind: 'stopped' };
+  }
+  // `stop` cancels the stream, which ends a pending read as done; `stop.aborted` tells it apart
+  // from the body's end. One listener for the whole read, no race per chunk.
+  const onStop = () => {
+    reader.cancel().catch(() => {});
+  };
+  stop.addEventListener('abort', onStop, { once: true });
   const chunks: Uint8Array[] = [];
   let total = 0;
-  const quit = (result: BodyRead): BodyRead => {
-    reader.cancel().catch(() => {});
-    return result;
-  };
-  for (;;) {
-    let next: ReadableStreamReadResult<Uint8Array> | 'stopped';
-    try {
-      next = await Promise.race([reader.read(), stopped]);
-    } catch {
-      return quit({ kind: 'failed' });
+  try {
+    for (;;) {
+      let next: ReadableStreamReadResult<Uint8Array>;
+      try {
+        next = await reader.read();
+      } catch {
+        if (stop.aborted) return { kind: 'stopped' };
+        reader.cancel().catch(() => {});
+        return { kind: 'failed' };
+      }
+      if (stop.aborted) return { kind: 'stopped' };
+      if (next.done) break;
+      total += next.value.byteLength;
+      if (total > limit) {
+        reader.cancel().catch(() => {});
+        return { kind: 'too_large' };
+      }
+      chunks.push(next.value);
     }
-    if (next === 'stopped') return quit({ kind: 'stopped' });
-    if (next.done) break;
-    total += next.value.byteLength;
-    if (total > limit) return quit({ kind: 'too_large' });
-    chunks.push(next.value);
+  } finally {
+    stop.removeEventListener('abort', onStop);
   }
   return { kind: 'ok', bytes: concat(chunks, total) };
 }
 
 /** The pipeline's view of a web `Request`. */
 export function incomingFromRequest(request: Request): IncomingRequest {
-  let headers = request.headers;
-  if (!headers.has('host')) {
+  let host: string | undefined;
+  if (!request.headers.has('host')) {
     // Fetch runtimes build `request.url` from the Host header; a Request made in code has no
     // Host header at all, so its URL's authority is the host it was addressed to.
-    headers = new Headers(headers);
     try {
-      headers.set('host', new URL(request.url).host);
+      host = new URL(request.url).host;
     } catch {
       // No usable URL: the Host check refuses the request.
     }
@@ -63,7 +73,8 @@ export function incomingFromRequest(request: Request): IncomingRequest {
   return {
     method: request.method,
     url: request.url,
-    headers,
+    headers: request.headers,
+    ...(host === undefined ? {} : { host }),
     disconnected: request.signal,
     readBody(limit, stop) {
       if (read) return Promise.resolve({ kind: 'failed' });

@@ -22,7 +22,8 @@ import {
   type SessEngine,
   SessMcpError,
 } from '../index.js';
-import { createReceiptVerifier, createSessClient, type ReceiptVerifier } from '../sess/index.js';
+import { sessClientFactory } from '../sess/client.js';
+import { createReceiptVerifier } from '../sess/index.js';
 import { incomingFromRequest } from './fetch-face.js';
 import {
   createNodeFace,
@@ -115,21 +116,12 @@ function isHandleStore(value: unknown): value is HandleStore {
 function requestAuthority(
   options: ResolvedHttpOptions,
   principal: SessHttpPrincipal,
-  receiptVerifier: ReceiptVerifier,
+  sessClient: (credential: () => string | Promise<string>) => SessApi,
 ): Authority {
   const binding = httpBindingOf(options.sessOrigin, principal);
   let resolved: Promise<CallAuthority> | undefined;
   async function open(): Promise<CallAuthority> {
-    const sess: SessApi = createSessClient({
-      origin: options.sessOrigin,
-      credential: () => principal.credential(),
-      receiptVerifier,
-      ...(options.allowInsecureLocalhost ? { allowInsecureLocalhost: true } : {}),
-      ...(options.expectedWorkspaceId === undefined
-        ? {}
-        : { expectedWorkspaceId: options.expectedWorkspaceId }),
-      ...(options.receiptIssuer === undefined ? {} : { receiptIssuer: options.receiptIssuer }),
-    });
+    const sess = sessClient(() => principal.credential());
     let store: unknown;
     try {
       store = await options.handleStore({ ...binding }, principal);
@@ -242,6 +234,17 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
   });
   // One wait gate for the handler: waits on one Session share an upstream long-poll, and each
   // caller's upstream waits are capped, across every request this handler serves.
+  // The Sess client's options, checked once: a request builds only its client on the caller's
+  // credential (a client's state, the workspace it has seen, stays the request's).
+  const sessClient = sessClientFactory({
+    origin: resolved.sessOrigin,
+    receiptVerifier,
+    ...(resolved.allowInsecureLocalhost ? { allowInsecureLocalhost: true } : {}),
+    ...(resolved.expectedWorkspaceId === undefined
+      ? {}
+      : { expectedWorkspaceId: resolved.expectedWorkspaceId }),
+    ...(resolved.receiptIssuer === undefined ? {} : { receiptIssuer: resolved.receiptIssuer }),
+  });
   const waitGate = createWaitGate({ maxConcurrentWaits: resolved.maxConcurrentWaits });
   const pipeline = createPipeline(
     resolved,
@@ -249,7 +252,7 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
       createSessMcpServer(
         scopedEngine(
           createSessEngine({
-            authority: requestAuthority(resolved, scope.principal, receiptVerifier),
+            authority: requestAuthority(resolved, scope.principal, sessClient),
             diagnostics: resolved.diagnostics,
             waitGate,
             ...(resolved.maxWaitMs === undefined ? {} : { maxWaitMs: resolved.maxWaitMs }),

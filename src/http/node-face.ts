@@ -235,6 +235,7 @@ export function createNodeFace(
       url: `${scheme}://${host}${path}`,
       headers,
       disconnected: disconnect.signal,
+      readsResponse: true,
       readBody(limit, stop) {
         if (bodyRead) return Promise.resolve({ kind: 'failed' });
         bodyRead = true;
@@ -245,7 +246,13 @@ export function createNodeFace(
     };
     pipeline
       .handle(incoming)
-      .then((result) => send(req, res, result))
+      .then(async (result) => {
+        try {
+          await send(req, res, result);
+        } finally {
+          result.done();
+        }
+      })
       .catch(() => {
         // Nothing to tell a client whose answer could not be written; never crash the server.
         if (!res.headersSent) {

@@ -69,10 +69,21 @@ export interface IncomingRequest {
   method: string;
   url: string;
   headers: Headers;
+  /**
+   * The `Host` a face knows for a request whose headers carry none (a web `Request` made in code
+   * has no Host header; its URL names the host it was addressed to).
+   */
+  host?: string;
   /** Aborts when the client disconnects. */
   disconnected: AbortSignal;
   /** Read the whole body, at most `limit` bytes, until `stop` fires. Called at most once. */
   readBody(limit: number, stop: AbortSignal): Promise<BodyRead>;
+  /**
+   * True when the face reads the response body itself and calls the result's `done` once it has
+   * been read, cancelled or has failed; the body is then handed over as the SDK made it. Otherwise
+   * the pipeline wraps the body to learn when it is done.
+   */
+  readsResponse?: boolean;
 }
 
 /** The pipeline's answer: the response, and whether the connection must close after it. */
@@ -80,6 +91,11 @@ export interface PipelineResult {
   response: Response;
   /** True when the body was not (fully) read: the node face closes the connection. */
   closeConnection: boolean;
+  /**
+   * Ends the request's bookkeeping (its deadline, its cancellation entry); a face whose request
+   * says `readsResponse` calls it once the response body is done. Idempotent.
+   */
+  done(): void;
 }
 
 /** The shared pipeline. */
@@ -90,6 +106,7 @@ export interface Pipeline {
 
 /** Concatenate the chunks of a body read into one buffer of `total` bytes. */
 export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0]!.byteLength === total) return chunks[0]!;
   const out = new Uint8Array(total);
   let offset = 0;
   for (const chunk of chunks) {
@@ -98,6 +115,12 @@ export function concat(chunks: readonly Uint8Array[], total: number): Uint8Array
   }
   return out;
 }
+
+/** Decodes request bodies (not fatal: the SDK answers a body that is not JSON). */
+const UTF8 = new TextDecoder();
+
+/** How many Host verdicts a pipeline remembers (a host's own names are few; others are not kept). */
+const HOST_VERDICTS = 64;
 
 /** Headers that describe one hop's framing, not the message: never forwarded to the SDK. */
 const HOP_HEADERS = [
@@ -123,19 +146,36 @@ function singleToolCall(parsed: ReturnType<typeof parseBody> | undefined): strin
 
 type Raced<T> = { kind: 'value'; value: T } | { kind: 'threw' } | { kind: 'stopped' };
 
+/**
+ * Call `work(input)`: its outcome when it answered synchronously (a value, or a throw), or the
+ * promise it returned, for {@link race}. Most hosts' `authenticate` answers synchronously; that
+ * answer is taken as it is, with no listener on `stop` and no wait for the microtask queue.
+ */
+function callNow<I, T>(
+  work: (input: I) => T | PromiseLike<T>,
+  input: I,
+): Raced<T> | { kind: 'pending'; promise: PromiseLike<T> } {
+  let value: T | PromiseLike<T>;
+  try {
+    value = work(input);
+  } catch {
+    return { kind: 'threw' };
+  }
+  if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
+    if (typeof (value as { then?: unknown }).then === 'function') {
+      return { kind: 'pending', promise: value as PromiseLike<T> };
+    }
+  }
+  return { kind: 'value', value: value as T };
+}
+
 /** Await `work` unless `stop` fires first; a late result or rejection is dropped. */
-function race<T>(work: () => T | Promise<T>, stop: AbortSignal): Promise<Raced<T>> {
+function race<T>(work: PromiseLike<T>, stop: AbortSignal): Promise<Raced<T>> {
   if (stop.aborted) return Promise.resolve({ kind: 'stopped' });
   return new Promise((resolve) => {
     const onStop = () => resolve({ kind: 'stopped' });
     stop.addEventListener('abort', onStop, { once: true });
-    let pending: Promise<T>;
-    try {
-      pending = Promise.resolve(work());
-    } catch {
-      pending = Promise.reject(new Error('threw'));
-    }
-    pending.then(
+    Promise.resolve(work).then(
       (value) => {
         stop.removeEventListener('abort', onStop);
         resolve({ kind: 'value', value });
@@ -225,6 +265,19 @@ export function createPipeline(
     },
   );
 
+  // The Host check's verdict per header value and default port: the same few hosts every request.
+  const hostVerdicts = new Map<string, boolean>();
+  function hostIsAllowed(host: string | null, defaultPort: string): boolean {
+    if (host === null) return false;
+    const key = `${defaultPort} ${host}`;
+    let verdict = hostVerdicts.get(key);
+    if (verdict === undefined) {
+      verdict = hostAllowed(host, options.allowedHosts, defaultPort);
+      if (verdict && hostVerdicts.size < HOST_VERDICTS) hostVerdicts.set(key, verdict);
+    }
+    return verdict;
+  }
+
   function track<T>(work: Promise<T>): Promise<T> {
     inflight.add(work);
     const forget = () => inflight.delete(work);
@@ -236,7 +289,7 @@ export function createPipeline(
     const entered = Date.now();
     if (closeController.signal.aborted) {
       diagnostics({ event: 'http.closed' });
-      return { response: answer.handlerClosed(), closeConnection: true };
+      return { response: answer.handlerClosed(), closeConnection: true, done: () => {} };
     }
     // Two signals per request, each one controller that the timer, close(), a disconnect and a
     // cancellation abort directly: `stop` ends the pre-SDK stages (deadline or close()), `waits`
@@ -272,20 +325,27 @@ export function createPipeline(
     const reject = (response: Response, event: string, closeConnection: boolean): PipelineResult => {
       diagnostics({ event, ms: Date.now() - entered });
       finish();
-      return { response, closeConnection };
+      return { response, closeConnection, done: finish };
     };
 
     // 1. Header-only preflight.
     const headers = incoming.headers;
-    if (!hostAllowed(headers.get('host'), options.allowedHosts, defaultPortOf(incoming.url))) {
+    if (!hostIsAllowed(headers.get('host') ?? incoming.host ?? null, defaultPortOf(incoming.url))) {
       return reject(answer.hostRejected(), 'http.host_rejected', true);
     }
     if (!originAllowed(headers.get('origin'), options.allowedOrigins)) {
       return reject(answer.originRejected(), 'http.origin_rejected', true);
     }
-    let authRequest: Request;
+    // One `Request` for the whole exchange: `authenticate` gets it with the request's headers and
+    // no body, then (hop headers dropped) the SDK serves it, so the headers are copied once.
+    let request: Request;
     try {
-      authRequest = new Request(incoming.url, { method: incoming.method, headers });
+      request = new Request(incoming.url, {
+        method: incoming.method,
+        headers,
+        // The SDK tears a 2025-era exchange down when this aborts: only a disconnect may do that.
+        signal: incoming.disconnected,
+      });
     } catch {
       // A method fetch cannot carry (CONNECT, TRACE) or a URL it cannot parse: nothing to serve.
       return reject(
@@ -294,7 +354,12 @@ export function createPipeline(
         true,
       );
     }
-    const authenticated = await race(() => options.authenticate(authRequest), stop);
+    if (incoming.host !== undefined && !request.headers.has('host')) {
+      request.headers.set('host', incoming.host);
+    }
+    // `stop` cannot have fired before a synchronous answer: no timer or close() runs in between.
+    const called = callNow(options.authenticate, request);
+    const authenticated = called.kind === 'pending' ? await race(called.promise, stop) : called;
     if (authenticated.kind === 'stopped') {
       return closeController.signal.aborted
         ? reject(answer.handlerClosed(), 'http.closed', true)
@@ -357,7 +422,7 @@ export function createPipeline(
       }
       bytes = read.bytes;
       // 3. The raw-body unsafe-key guard, in the request's era.
-      parsed = parseBody(new TextDecoder().decode(bytes));
+      parsed = parseBody(UTF8.decode(bytes));
       if (parsed.ok && parsed.unsafeKey !== undefined) {
         const era = requestEra(headers, parsed.value);
         return reject(unsafeKeyResponse(era, parsed.value, parsed.unsafeKey), 'http.unsafe_key', false);
@@ -378,18 +443,19 @@ export function createPipeline(
       if (id !== undefined) cancellation = cancellations.register(caller, id, endWaits);
     }
 
-    // 4. The SDK, with a fresh server per request.
-    const forwardHeaders = new Headers(headers);
-    for (const name of HOP_HEADERS) forwardHeaders.delete(name);
-    const forward = new Request(incoming.url, {
-      method: incoming.method,
-      headers: forwardHeaders,
-      // The SDK tears a 2025-era exchange down when this aborts: only a disconnect may do that.
-      signal: incoming.disconnected,
-      // A parsed body reaches the SDK as `parsedBody`, which it reads instead of the stream: only
-      // a body that is not JSON (which the SDK answers itself) is forwarded as bytes.
-      ...(bytes === undefined || parsed?.ok === true ? {} : { body: bytes as Uint8Array<ArrayBuffer> }),
-    });
+    // 4. The SDK, with a fresh server per request, on the request `authenticate` saw.
+    for (const name of HOP_HEADERS) request.headers.delete(name);
+    // A parsed body reaches the SDK as `parsedBody`, which it reads instead of the stream: only a
+    // body that is not JSON (which the SDK answers itself) is forwarded as bytes.
+    const forward =
+      bytes === undefined || parsed?.ok === true
+        ? request
+        : new Request(incoming.url, {
+            method: incoming.method,
+            headers: request.headers,
+            signal: incoming.disconnected,
+            body: bytes as Uint8Array<ArrayBuffer>,
+          });
     const tool = singleToolCall(parsed);
     const scope: RequestScope = {
       principal,
@@ -405,7 +471,9 @@ export function createPipeline(
         forward,
         parsed?.ok === true ? { parsedBody: parsed.value } : undefined,
       );
-      return { response: watchBody(response, finish), closeConnection: false };
+      return incoming.readsResponse === true
+        ? { response, closeConnection: false, done: finish }
+        : { response: watchBody(response, finish), closeConnection: false, done: finish };
     } catch {
       return reject(answer.internalError(), 'http.internal_error', false);
     }

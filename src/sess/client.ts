@@ -12,7 +12,7 @@
  * belongs to (bounded), and the receipt key-set cache.
  */
 import { codePointLength, textProblem } from '../core/limits.js';
-import { readOptions } from '../core/options.js';
+import { type OptionReader, readOptions } from '../core/options.js';
 import {
   type Clock,
   type SessApi,
@@ -24,9 +24,10 @@ import { SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
 import { type CallResult, createCaller } from './calls.js';
 import { decodeAsk, decodeSession, regression, toSessionView } from './decode.js';
 import { protocol, refuseToSend } from './errors.js';
+import type { Transport } from './exchange.js';
 import { nodeTransport } from './node-transport.js';
 import { type ReceiptAskContext, type ReceiptVerifier, receiptVerifier } from './receipt.js';
-import { readConnectionOptions } from './settings.js';
+import { type ConnectionSettings, readConnectionOptions } from './settings.js';
 import {
   HEADERS,
   MAX_IDEMPOTENCY_KEY_LENGTH,
@@ -188,6 +189,22 @@ export function createSessClient(options: SessClientOptions): SessApi {
   const read = readOptions('createSessClient', options);
   const connection = readConnectionOptions(read, options);
   const credential = read.func<() => string | Promise<string>>('credential', options.credential);
+  const settings = readClientSettings(read, options, connection);
+  return buildSessClient(settings, credential, options.fetch === undefined ? nodeTransport() : undefined);
+}
+
+/** The options of a client checked once: everything but the credential. */
+interface ClientSettings {
+  connection: ConnectionSettings;
+  expectedWorkspaceId: string | undefined;
+  receipts: ReceiptVerifier;
+}
+
+function readClientSettings(
+  read: OptionReader,
+  options: Omit<SessClientOptions, 'credential'>,
+  connection: ConnectionSettings,
+): ClientSettings {
   const expectedWorkspaceId = read.optionalRule(
     'expectedWorkspaceId',
     options.expectedWorkspaceId,
@@ -201,12 +218,48 @@ export function createSessClient(options: SessClientOptions): SessApi {
   ) {
     read.fail('receiptVerifier', 'must be a verifier from createReceiptVerifier()');
   }
-  const receipts = shared ?? receiptVerifier(connection, issuer);
+  return { connection, expectedWorkspaceId, receipts: shared ?? receiptVerifier(connection, issuer) };
+}
+
+/**
+ * For a face that builds a client per request (the HTTP handler: one per caller's credential),
+ * the options checked once, then a client per `credential` as {@link createSessClient} would build
+ * it from the same options. Without `options.fetch`, each client takes `globalThis.fetch` (and
+ * the Node transport, while that is the global one) as it is when the client is built.
+ * Pass `options.receiptVerifier`: without it the clients share one verifier, of the `fetch`
+ * found when the factory was made.
+ * @throws {TypeError} as `createSessClient` does, naming the option.
+ */
+export function sessClientFactory(
+  options: Omit<SessClientOptions, 'credential'>,
+): (credential: () => string | Promise<string>) => SessApi {
+  const read = readOptions('createSessClient', options);
+  const connection = readConnectionOptions(read, options);
+  const settings = readClientSettings(read, options, connection);
+  if (options.fetch !== undefined) {
+    return (credential) => buildSessClient(settings, credential, undefined);
+  }
+  return (credential) => {
+    const fetchImpl = globalThis.fetch;
+    return buildSessClient(
+      { ...settings, connection: { ...connection, fetch: (input, init) => fetchImpl(input, init) } },
+      credential,
+      nodeTransport(),
+    );
+  };
+}
+
+function buildSessClient(
+  settings: ClientSettings,
+  credential: () => string | Promise<string>,
+  transport: Transport | undefined,
+): SessApi {
+  const { connection, expectedWorkspaceId, receipts } = settings;
   const caller = createCaller({
     origin: connection.origin,
     credential,
     fetch: connection.fetch,
-    transport: options.fetch === undefined ? nodeTransport() : undefined,
+    transport,
     expectedWorkspaceId,
     requestTimeoutMs: connection.requestTimeoutMs,
   });
