@@ -22,8 +22,7 @@ import {
   type SessEngine,
   SessMcpError,
 } from '../index.js';
-import { sessClientFactory } from '../sess/client.js';
-import { createReceiptVerifier } from '../sess/index.js';
+import { createReceiptVerifier, createSessClientFactory } from '../sess/index.js';
 import { incomingFromRequest } from './fetch-face.js';
 import {
   createNodeFace,
@@ -236,7 +235,7 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
   // caller's upstream waits are capped, across every request this handler serves.
   // The Sess client's options, checked once: a request builds only its client on the caller's
   // credential (a client's state, the workspace it has seen, stays the request's).
-  const sessClient = sessClientFactory({
+  const sessClient = createSessClientFactory({
     origin: resolved.sessOrigin,
     receiptVerifier,
     ...(resolved.allowInsecureLocalhost ? { allowInsecureLocalhost: true } : {}),

@@ -222,18 +222,24 @@ function readClientSettings(
 }
 
 /**
- * For a face that builds a client per request (the HTTP handler: one per caller's credential),
- * the options checked once, then a client per `credential` as {@link createSessClient} would build
- * it from the same options. Without `options.fetch`, each client takes `globalThis.fetch` (and
+ * For an embedder that builds a client per request (as the HTTP handler does: one per caller's
+ * credential): the options are checked once, then each call returns a client on that
+ * `credential`, as {@link createSessClient} would build it from the same options. Without `options.fetch`, each client takes `globalThis.fetch` (and
  * the Node transport, while that is the global one) as it is when the client is built.
  * Pass `options.receiptVerifier`: without it the clients share one verifier, of the `fetch`
  * found when the factory was made.
  * @throws {TypeError} as `createSessClient` does, naming the option.
+ *
+ * @example
+ * ```ts
+ * const clientFor = createSessClientFactory({ receiptVerifier: createReceiptVerifier() });
+ * const sess = clientFor(() => apiKeyOf(request)); // one client per request, on its caller's key
+ * ```
  */
-export function sessClientFactory(
+export function createSessClientFactory(
   options: Omit<SessClientOptions, 'credential'>,
 ): (credential: () => string | Promise<string>) => SessApi {
-  const read = readOptions('createSessClient', options);
+  const read = readOptions('createSessClientFactory', options);
   const connection = readConnectionOptions(read, options);
   const settings = readClientSettings(read, options, connection);
   if (options.fetch !== undefined) {

@@ -1,12 +1,14 @@
 /**
  * `@sess.si/mcp/sess`: the Sess client behind the `SessApi` port — origin validation, the HTTP
- * client and receipt verification — for an embedder writing its own `Authority`. Uses only
- * `fetch` and WebCrypto (no `node:` module), so it runs on edge runtimes like the root entry.
+ * client and receipt verification — for an embedder writing its own `Authority`. Imports no
+ * `node:` module, so it runs on edge runtimes like the root entry: there it uses `fetch` and
+ * WebCrypto; on Node a client made without `fetch` reaches `node:http` and Node's crypto at run
+ * time.
  *
  * The wire schemas and digests (`wire.ts`, `digest.ts`, `jws.ts`) are not re-exported here: they
  * are the wire's, not the client's API.
  */
-export { createSessClient, type SessClientOptions } from './client.js';
+export { createSessClient, createSessClientFactory, type SessClientOptions } from './client.js';
 export { DEFAULT_SESS_ORIGIN, type SessOriginOptions, validateSessOrigin } from './origin.js';
 export {
   createReceiptVerifier,
