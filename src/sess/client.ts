@@ -229,12 +229,6 @@ function readClientSettings(
  * Pass `options.receiptVerifier`: without it the clients share one verifier, of the `fetch`
  * found when the factory was made.
  * @throws {TypeError} as `createSessClient` does, naming the option.
- *
- * @example
- * ```ts
- * const clientFor = createSessClientFactory({ receiptVerifier: createReceiptVerifier() });
- * const sess = clientFor(() => apiKeyOf(request)); // one client per request, on its caller's key
- * ```
  */
 export function createSessClientFactory(
   options: Omit<SessClientOptions, 'credential'>,
