@@ -20,8 +20,8 @@ import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { startLocalSess } from '../../src/testing/index.js';
-import { createSecretsAudit } from '../support/audit.js';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
 import {
   BEARER,
   type FlowOutcome,
@@ -33,7 +33,7 @@ import {
   writeHostResult,
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
-import { FLOWS, nextStep, promptFor } from './script.js';
+import { FLOWS, type FlowName, nextStep, promptFor } from './script.js';
 import {
   createStandInLog,
   firstInteractionResult,
@@ -56,6 +56,44 @@ function contentText(content: BaseMessage['content']): string {
       return b.type === 'text' ? (b.text ?? '') : JSON.stringify(block);
     })
     .join('\n');
+}
+
+type Agent = ReturnType<typeof createReactAgent>;
+
+/** One user turn of `agent`: the text of the last message it ended with. */
+async function agentTurn(agent: Agent, prompt: string, recursionLimit = 40): Promise<string> {
+  const state = await agent.invoke({ messages: [{ role: 'user', content: prompt }] }, { recursionLimit });
+  const last = state.messages[state.messages.length - 1];
+  return last === undefined ? '' : contentText(last.content);
+}
+
+/** Each flow as one user turn of `agent`; the text each turn ended with goes to `outputs`. */
+async function agentFlows(
+  sess: LocalSess,
+  flows: readonly FlowName[],
+  log: StandInLog,
+  audit: SecretsAudit,
+  agent: Agent,
+  outputs: string[],
+): Promise<FlowOutcome[]> {
+  const done: FlowOutcome[] = [];
+  for (const flow of flows) {
+    done.push(
+      await runFlow(sess, flow, log, audit, async () => {
+        outputs.push(await agentTurn(agent, promptFor(flow)));
+      }),
+    );
+  }
+  return done;
+}
+
+/** The audit of what reached the model: the Sess API key and the bearer token never do. */
+function keysOnlyAudit(sess: LocalSess, log: StandInLog): SecretsAudit {
+  const keysOnly = createSecretsAudit();
+  keysOnly.secret(sess.apiKey, 'sess api key');
+  keysOnly.secret(BEARER, 'mcp bearer token');
+  keysOnly.text(log.requests.map((r) => r.body).join('\n'), 'model messages');
+  return keysOnly;
 }
 
 /** A chat model double whose every answer comes from the script. */
@@ -140,32 +178,12 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     const tools = await client.getTools();
     const agent = createReactAgent({ llm: new ScriptedChatModel(log), tools });
 
-    const flows: FlowOutcome[] = [];
-    for (const flow of FLOWS) {
-      flows.push(
-        await runFlow(sess, flow, log, audit, async () => {
-          const state = await agent.invoke(
-            { messages: [{ role: 'user', content: promptFor(flow) }] },
-            { recursionLimit: 40 },
-          );
-          const last = state.messages[state.messages.length - 1];
-          outputs.push(last === undefined ? '' : contentText(last.content));
-        }),
-      );
-    }
+    const flows = await agentFlows(sess, FLOWS, log, audit, agent, outputs);
     const callTimeout = await probeLongCall(log, async () => {
-      const state = await agent.invoke(
-        { messages: [{ role: 'user', content: promptFor('long') }] },
-        { recursionLimit: 10 },
-      );
-      const last = state.messages[state.messages.length - 1];
-      outputs.push(last === undefined ? '' : contentText(last.content));
+      outputs.push(await agentTurn(agent, promptFor('long'), 10));
     });
     audit.text(outputs.join('\n'), 'agent output');
-    const keysOnly = createSecretsAudit();
-    keysOnly.secret(sess.apiKey, 'sess api key');
-    keysOnly.secret(BEARER, 'mcp bearer token');
-    keysOnly.text(log.requests.map((r) => r.body).join('\n'), 'model messages');
+    const keysOnly = keysOnlyAudit(sess, log);
 
     const bodies = log.requests.map((r) => r.body).join('\n');
     const result: HostResult = {
@@ -224,17 +242,7 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     });
     cleanup.push(() => client.close());
     const agent = createReactAgent({ llm: new ScriptedChatModel(log), tools: await client.getTools() });
-    const flows: FlowOutcome[] = [];
-    for (const flow of ['ask', 'request'] as const) {
-      flows.push(
-        await runFlow(sess, flow, log, audit, async () => {
-          await agent.invoke(
-            { messages: [{ role: 'user', content: promptFor(flow) }] },
-            { recursionLimit: 40 },
-          );
-        }),
-      );
-    }
+    const flows = await agentFlows(sess, ['ask', 'request'], log, audit, agent, []);
     const result: HostResult = {
       host: "LangChain.js, the default `inputSchemas: 'exact'`",
       version: await adapterVersions(),
@@ -303,24 +311,9 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
         }),
     );
     const agent = createReactAgent({ llm: new ScriptedChatModel(log), tools });
-    const flows: FlowOutcome[] = [];
-    for (const flow of FLOWS) {
-      flows.push(
-        await runFlow(sess, flow, log, audit, async () => {
-          const state = await agent.invoke(
-            { messages: [{ role: 'user', content: promptFor(flow) }] },
-            { recursionLimit: 40 },
-          );
-          const last = state.messages[state.messages.length - 1];
-          outputs.push(last === undefined ? '' : contentText(last.content));
-        }),
-      );
-    }
+    const flows = await agentFlows(sess, FLOWS, log, audit, agent, outputs);
     audit.text(outputs.join('\n'), 'agent output');
-    const keysOnly = createSecretsAudit();
-    keysOnly.secret(sess.apiKey, 'sess api key');
-    keysOnly.secret(BEARER, 'mcp bearer token');
-    keysOnly.text(log.requests.map((r) => r.body).join('\n'), 'model messages');
+    const keysOnly = keysOnlyAudit(sess, log);
     const bodies = log.requests.map((r) => r.body).join('\n');
     const result: HostResult = {
       host: "LangChain.js, tools built from the server's schemas",
