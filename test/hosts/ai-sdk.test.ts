@@ -9,7 +9,6 @@ import { createMCPClient } from '@ai-sdk/mcp';
 import { generateText, isStepCount } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import {
   BEARER,
@@ -17,13 +16,13 @@ import {
   type HostResult,
   packageVersion,
   progressTokenOf,
-  startHostHttpServer,
+  startHttpHostRun,
   useCleanupStack,
   writeHostResult,
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, nextStep, promptFor } from './script.js';
-import { createStandInLog, firstInteractionResult, guidanceReach, toolResultShape } from './stand-in-log.js';
+import { firstInteractionResult, guidanceReach, toolResultShape } from './stand-in-log.js';
 
 const cleanup = useCleanupStack();
 
@@ -42,14 +41,7 @@ function outputText(output: { type: string; value: unknown } | undefined): strin
 
 describe('Vercel AI SDK (ai + @ai-sdk/mcp)', () => {
   it('runs every flow over HTTP with the SDK test model, and no key or token reaches its output', async () => {
-    const sess = await startLocalSess();
-    cleanup.push(() => sess.close());
-    const server = await startHostHttpServer(sess);
-    cleanup.push(() => server.close());
-    const audit = createSecretsAudit();
-    audit.secret(sess.apiKey, 'sess api key');
-    audit.secret(BEARER, 'mcp bearer token');
-    const log = createStandInLog();
+    const { sess, server, audit, log } = await startHttpHostRun(cleanup);
     const outputs: string[] = [];
 
     const client = await createMCPClient({

@@ -20,7 +20,7 @@ import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
-import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import type { LocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
 import {
   BEARER,
@@ -28,19 +28,13 @@ import {
   type HostResult,
   packageVersion,
   progressTokenOf,
-  startHostHttpServer,
+  startHttpHostRun,
   useCleanupStack,
   writeHostResult,
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, type FlowName, nextStep, promptFor } from './script.js';
-import {
-  createStandInLog,
-  firstInteractionResult,
-  guidanceReach,
-  type StandInLog,
-  toolResultShape,
-} from './stand-in-log.js';
+import { firstInteractionResult, guidanceReach, type StandInLog, toolResultShape } from './stand-in-log.js';
 
 const cleanup = useCleanupStack();
 
@@ -158,15 +152,8 @@ class ScriptedChatModel extends BaseChatModel {
 
 describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () => {
   it("runs every flow through the adapter with the server's inputSchemas: 'flat', and no key or token reaches its output", async () => {
-    const sess = await startLocalSess();
-    cleanup.push(() => sess.close());
     // As the docs tell a LangChain.js app to mount the handler: the union-free input schemas.
-    const server = await startHostHttpServer(sess, { inputSchemas: 'flat' });
-    cleanup.push(() => server.close());
-    const audit = createSecretsAudit();
-    audit.secret(sess.apiKey, 'sess api key');
-    audit.secret(BEARER, 'mcp bearer token');
-    const log = createStandInLog();
+    const { sess, server, audit, log } = await startHttpHostRun(cleanup, { inputSchemas: 'flat' });
     const outputs: string[] = [];
 
     const client = new MultiServerMCPClient({
@@ -227,14 +214,7 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
   }, 180_000);
 
   it("still refuses the default 'exact' schemas in the host (the reason for 'flat')", async () => {
-    const sess = await startLocalSess();
-    cleanup.push(() => sess.close());
-    const server = await startHostHttpServer(sess);
-    cleanup.push(() => server.close());
-    const audit = createSecretsAudit();
-    audit.secret(sess.apiKey, 'sess api key');
-    audit.secret(BEARER, 'mcp bearer token');
-    const log = createStandInLog();
+    const { sess, server, audit, log } = await startHttpHostRun(cleanup);
     const client = new MultiServerMCPClient({
       mcpServers: {
         sess: { transport: 'http', url: server.url, headers: { authorization: `Bearer ${BEARER}` } },
@@ -276,14 +256,7 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
   }, 120_000);
 
   it("runs every flow when the app builds the tools from the server's own schemas (the workaround)", async () => {
-    const sess = await startLocalSess();
-    cleanup.push(() => sess.close());
-    const server = await startHostHttpServer(sess);
-    cleanup.push(() => server.close());
-    const audit = createSecretsAudit();
-    audit.secret(sess.apiKey, 'sess api key');
-    audit.secret(BEARER, 'mcp bearer token');
-    const log = createStandInLog();
+    const { sess, server, audit, log } = await startHttpHostRun(cleanup);
     const outputs: string[] = [];
 
     // The MCP SDK's own client, and one LangChain tool per MCP tool whose schema is the tool's

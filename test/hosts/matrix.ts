@@ -20,9 +20,10 @@ import {
   type SessHttpPrincipal,
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/index.js';
-import type { LocalSess } from '../../src/testing/index.js';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
 import type { FlowName } from './script.js';
-import type { GuidanceReach, ResultShape } from './stand-in-log.js';
+import { createStandInLog, type GuidanceReach, type ResultShape, type StandInLog } from './stand-in-log.js';
 
 /** The repository root. */
 export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
@@ -285,4 +286,23 @@ export function runHostCommand(
         );
     });
   });
+}
+
+/**
+ * What every HTTP host run starts from: a local runtime, the handler on `node:http`, an audit
+ * that knows the Sess API key and the bearer token, and an empty stand-in log. Both servers are
+ * closed through `cleanup`.
+ */
+export async function startHttpHostRun(
+  cleanup: Array<() => Promise<void>>,
+  options: Pick<SessMcpHttpHandlerOptions, 'inputSchemas'> = {},
+): Promise<{ sess: LocalSess; server: HostHttpServer; audit: SecretsAudit; log: StandInLog }> {
+  const sess = await startLocalSess();
+  cleanup.push(() => sess.close());
+  const server = await startHostHttpServer(sess, options);
+  cleanup.push(() => server.close());
+  const audit = createSecretsAudit();
+  audit.secret(sess.apiKey, 'sess api key');
+  audit.secret(BEARER, 'mcp bearer token');
+  return { sess, server, audit, log: createStandInLog() };
 }
