@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../../src/core/errors.js';
 import { isUnfinished, listStateOf } from '../../src/core/record.js';
-import type { ListResult } from '../../src/core/result.js';
+import { INTERNAL_ERROR_CODE, INTERNAL_ERROR_MESSAGE, type ListResult } from '../../src/core/result.js';
 import type { JsonValue } from '../../src/core/surface.js';
 import type { LocalEndpoint } from '../../src/testing/index.js';
 import { followUpSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
@@ -158,10 +158,12 @@ describe('engine under random calls, faults and restarts', () => {
           let revision = 1;
           let eventId: string | undefined;
           let sticky: string | undefined;
+          let sessSaidInternal = false;
 
           for (const [fault, action] of steps) {
             h.sess.faults.clear();
             inject(fault);
+            if (fault.kind === 'status' && fault.code === 'internal') sessSaidInternal = true;
             let outcome: Awaited<ReturnType<Harness['call']>> | undefined;
             switch (action.type) {
               case 'answer': {
@@ -206,7 +208,13 @@ describe('engine under random calls, faults and restarts', () => {
             if (outcome !== undefined) {
               if (!outcome.ok) {
                 expect(codes.has(outcome.error.code), outcome.error.code).toBe(true);
-                expect(outcome.error.reason).not.toBe('internal');
+                // The fallback for a thrown value is one fixed message; a reason of `internal`
+                // is allowed only as the code Sess itself sent (an injected `internal` status).
+                expect(outcome.error.message).not.toBe(INTERNAL_ERROR_MESSAGE);
+                if (outcome.error.reason === 'internal') {
+                  expect(outcome.error.code).not.toBe(INTERNAL_ERROR_CODE);
+                  expect(sessSaidInternal, 'reason internal that Sess never sent').toBe(true);
+                }
               } else {
                 const i = outcome.interaction;
                 if (i.state === 'answered') {
