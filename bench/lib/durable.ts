@@ -2,9 +2,10 @@
  * Measure 4 (durable commit): the file store's compare-and-set `update` against a bare loop that
  * writes the same bytes the store writes with write + fsync + rename + directory fsync.
  *
- * Two ways, each interleaved with its baseline on the same temporary directory's file system:
- * an isolated commit (one at a time, the file system left idle for a while before each, as an
- * agent's answers arrive) and a burst (commits back to back). Wall and CPU time of this process
+ * Three ways, each interleaved with its baseline on the same temporary directory's file system:
+ * an isolated commit within the lease's grace (one at a time, 50 ms of idle before each: answers
+ * arriving close together), an isolated commit after the grace (the store takes its lease again,
+ * as for an answer arriving seconds after the last), and a burst (commits back to back). Wall and CPU time of this process
  * (the store's fs calls run on libuv's threads, which `process.cpuUsage()` counts). Nothing here
  * checks the store's correctness; its tests do.
  */
@@ -14,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createFileHandleStore } from '../../src/store/file.js';
+import { LEASE_GRACE_MS } from '../../src/store/file-lock.js';
 import { atMostTimes, DURABLE_COMMIT_MAX } from './goals.js';
 import { sampleRecord } from './sample-record.js';
 import { type Cost, costPerCall, interleave, medianOf } from './stats.js';
@@ -26,12 +28,14 @@ const BURST = 20;
 /** Isolated commits per trial, and the idle time before each. */
 const ISOLATED = 5;
 const IDLE_MS = 50;
+/** The idle time before a commit that takes the lease again: well past its grace. */
+const LAPSED_IDLE_MS = LEASE_GRACE_MS + 150;
 
-/** `ISOLATED` commits, each after `IDLE_MS` of nothing; the median commit's cost. */
-async function isolated(commit: () => Promise<void>): Promise<Cost> {
+/** `ISOLATED` commits, each after `idleMs` of nothing; the median commit's cost. */
+async function isolated(commit: () => Promise<void>, idleMs: number): Promise<Cost> {
   const costs: Cost[] = [];
   for (let i = 0; i < ISOLATED; i += 1) {
-    await sleep(IDLE_MS);
+    await sleep(idleMs);
     costs.push(await costPerCall(1, commit));
   }
   return { wall: medianOf(costs, 'wall'), cpu: medianOf(costs, 'cpu'), others: Number.NaN };
@@ -95,8 +99,13 @@ export async function durableCommit(): Promise<Row[]> {
     }
     const one = await interleave<Cost>(
       TRIALS,
-      () => isolated(cas),
-      () => isolated(bare),
+      () => isolated(cas, IDLE_MS),
+      () => isolated(bare, IDLE_MS),
+    );
+    const lapsed = await interleave<Cost>(
+      TRIALS,
+      () => isolated(cas, LAPSED_IDLE_MS),
+      () => isolated(bare, LAPSED_IDLE_MS),
     );
     const burst = await interleave<Cost>(
       TRIALS,
@@ -104,7 +113,13 @@ export async function durableCommit(): Promise<Row[]> {
       () => costPerCall(BURST, bare),
     );
     return [
-      ...rows(`isolated (${IDLE_MS} ms idle)`, bytes.length, one.subject, one.baseline),
+      ...rows(`isolated (${IDLE_MS} ms idle, lease kept)`, bytes.length, one.subject, one.baseline),
+      ...rows(
+        `isolated (${LAPSED_IDLE_MS} ms idle, lease taken)`,
+        bytes.length,
+        lapsed.subject,
+        lapsed.baseline,
+      ),
       ...rows(`burst of ${BURST}`, bytes.length, burst.subject, burst.baseline),
     ];
   } finally {
