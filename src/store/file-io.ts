@@ -19,7 +19,7 @@
  * `%LOCALAPPDATA%` is private to the user), and links are refused by an `lstat` before opening.
  */
 import { randomBytes } from 'node:crypto';
-import { constants, lstatSync } from 'node:fs';
+import { closeSync, constants, lstatSync, openSync, readFileSync, writeSync } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { SessMcpError } from '../core/errors.js';
@@ -134,6 +134,12 @@ export class ProfileIo {
    * it was opened (an open directory's inode is not reused, so an equal inode is the same one).
    */
   private directory: { file: FileStoreFileLike; ino: number } | undefined;
+  /**
+   * Temp file names: the pid and random bytes drawn once per profile object, then a counter, so
+   * no two writers (processes, hosts on a shared directory, objects in one process) pick the same.
+   */
+  private readonly tempPrefix = `${process.pid}-${randomBytes(6).toString('hex')}-`;
+  private temps = 0;
 
   constructor(
     readonly stateDir: string,
@@ -251,8 +257,14 @@ export class ProfileIo {
     }
   }
 
-  /** Replace the content of a small side file (`handles.gen`, `handles.lock.next`). */
+  /**
+   * Replace the content of a small side file (`handles.gen`, `handles.lock.next`). With the
+   * default file system it is written synchronously, as {@link ProfileIo.status} is taken: a
+   * few dozen bytes, never synced, so three round trips through the thread pool cost more than
+   * the calls.
+   */
   async writeSmallFile(path: string, content: string, doing: string): Promise<void> {
+    if (this.fs === nodeFileStoreFs && NOFOLLOW !== 0) return this.writeSmallFileNow(path, content, doing);
     try {
       const file = await this.openForWrite(path, WRITE_FLAGS, doing);
       try {
@@ -265,12 +277,38 @@ export class ProfileIo {
     }
   }
 
-  /** A small file's text and modification time, or `undefined` when there is none. */
+  /** {@link ProfileIo.writeSmallFile} on the default file system: the same flags, synchronously. */
+  private writeSmallFileNow(path: string, content: string, doing: string): void {
+    let fd: number;
+    try {
+      fd = openSync(path, WRITE_FLAGS, 0o600);
+    } catch (error) {
+      // O_NOFOLLOW on a link fails with ELOOP (EMLINK on some BSDs).
+      if (errnoCode(error) === 'ELOOP' || errnoCode(error) === 'EMLINK')
+        throw this.unsafe(path, 'is a symbolic link');
+      throw ioError(error, doing);
+    }
+    try {
+      const bytes = Buffer.from(content, 'utf8');
+      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+    } catch (error) {
+      throw ioError(error, doing);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * A small file's text and modification time, or `undefined` when there is none. With the
+   * default file system it is read synchronously (see {@link ProfileIo.writeSmallFile}).
+   */
   async readSmallFile(path: string, doing: string): Promise<{ text: string; mtimeMs: number } | undefined> {
     const stats = await this.fileStatus(path, doing);
     if (stats === undefined) return undefined;
     try {
-      return { text: await this.fs.readFile(path, 'utf8'), mtimeMs: stats.mtimeMs };
+      const text =
+        this.fs === nodeFileStoreFs ? readFileSync(path, 'utf8') : await this.fs.readFile(path, 'utf8');
+      return { text, mtimeMs: stats.mtimeMs };
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return undefined;
       throw ioError(error, doing);
@@ -323,9 +361,10 @@ export class ProfileIo {
 
   /** Write a record file whole (under the lock): temp file, fsync, rename, directory fsync. */
   async writeRecord(handle: string, text: string): Promise<void> {
+    this.temps += 1;
     const temp = join(
       this.handlesDir,
-      `.${handle}.${process.pid}-${randomBytes(6).toString('hex')}${TEMP_SUFFIX}`,
+      `.${handle}.${this.tempPrefix}${this.temps.toString(36)}${TEMP_SUFFIX}`,
     );
     let renamed = false;
     try {

@@ -13,7 +13,6 @@ import {
   MAX_UNFINISHED,
   type VersionedRecord,
 } from '../core/ports.js';
-import type { InteractionRecord } from '../core/record.js';
 import {
   checkListPageQuery,
   checkRecordForScope,
@@ -98,7 +97,8 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
               throw storeFullError();
             const kept = { version: 1, record: copy };
             await files.write(record.handle, encodeEnvelope(1, json), summary, kept);
-            return { version: 1, record: JSON.parse(json) as InteractionRecord };
+            // The record checked and written is the caller's (the store keeps its own copy).
+            return { version: 1, record };
           });
         },
         update: async (given, expectedVersion) => {
@@ -111,7 +111,7 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
             const version = current + 1;
             const kept = { version, record: copy };
             await files.write(record.handle, encodeEnvelope(version, json), summary, kept);
-            return { version, record: JSON.parse(json) as InteractionRecord };
+            return { version, record };
           });
         },
         delete: async (handle, expectedVersion) => {
