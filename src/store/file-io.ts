@@ -19,7 +19,18 @@
  * `%LOCALAPPDATA%` is private to the user), and links are refused by an `lstat` before opening.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, lstatSync, openSync, readFileSync, writeSync } from 'node:fs';
+import {
+  close,
+  closeSync,
+  constants,
+  fsync,
+  futimes,
+  lstatSync,
+  openSync,
+  readFileSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { SessMcpError } from '../core/errors.js';
@@ -77,6 +88,24 @@ const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | NOFOLLOW;
 /** Create a new file only (a link in its place counts as existing), write only. */
 export const CREATE_NEW_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
+
+/** Write all of `content` to the open file `fd`, synchronously. */
+function writeAllNow(fd: number, content: string): void {
+  const bytes = Buffer.from(content, 'utf8');
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+}
+
+/** A file opened synchronously, as the store uses one (its later calls go through the thread pool). */
+function fileOfDescriptor(fd: number): FileStoreFileLike {
+  const call = (run: (done: (error: NodeJS.ErrnoException | null) => void) => void) =>
+    new Promise<void>((resolve, reject) => run((error) => (error ? reject(error) : resolve())));
+  return {
+    writeFile: async (data) => writeAllNow(fd, data),
+    sync: () => call((done) => fsync(fd, done)),
+    utimes: (atime, mtime) => call((done) => futimes(fd, atime, mtime, done)),
+    close: () => call((done) => close(fd, done)),
+  };
+}
 
 /** Error codes that no retry fixes: the owner must fix permissions or the directory layout. */
 const PERMANENT_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENAMETOOLONG']);
@@ -281,21 +310,63 @@ export class ProfileIo {
   private writeSmallFileNow(path: string, content: string, doing: string): void {
     let fd: number;
     try {
-      fd = openSync(path, WRITE_FLAGS, 0o600);
+      fd = this.openNow(path, WRITE_FLAGS);
     } catch (error) {
-      // O_NOFOLLOW on a link fails with ELOOP (EMLINK on some BSDs).
-      if (errnoCode(error) === 'ELOOP' || errnoCode(error) === 'EMLINK')
-        throw this.unsafe(path, 'is a symbolic link');
       throw ioError(error, doing);
     }
     try {
-      const bytes = Buffer.from(content, 'utf8');
-      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+      writeAllNow(fd, content);
     } catch (error) {
       throw ioError(error, doing);
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** `openSync` with `flags` (which hold `O_NOFOLLOW`), a link refused as unsafe. */
+  private openNow(path: string, flags: number): number {
+    try {
+      return openSync(path, flags, 0o600);
+    } catch (error) {
+      // O_NOFOLLOW on a link fails with ELOOP (EMLINK on some BSDs).
+      if (errnoCode(error) === 'ELOOP' || errnoCode(error) === 'EMLINK')
+        throw this.unsafe(path, 'is a symbolic link');
+      throw error;
+    }
+  }
+
+  /**
+   * Create `path` as a new file (`O_EXCL`, never through a link) holding `content`, and keep it
+   * open (the lease's lock file, renewed through it). A failure after the create removes the
+   * file again; one of the create itself is thrown as the file system reports it (`EEXIST` when
+   * the file exists). With the default file system the create and the write are synchronous, as
+   * {@link ProfileIo.writeSmallFile} is.
+   */
+  async createFile(path: string, content: string, doing: string): Promise<FileStoreFileLike> {
+    if (this.fs === nodeFileStoreFs && NOFOLLOW !== 0) {
+      const fd = this.openNow(path, CREATE_NEW_FLAGS);
+      try {
+        writeAllNow(fd, content);
+      } catch (error) {
+        closeSync(fd);
+        try {
+          unlinkSync(path);
+        } catch {
+          // Left empty, it is a leftover the next taker recognises.
+        }
+        throw ioError(error, doing);
+      }
+      return fileOfDescriptor(fd);
+    }
+    const file = await this.openForWrite(path, CREATE_NEW_FLAGS, doing);
+    try {
+      await file.writeFile(content, { encoding: 'utf8' });
+    } catch (error) {
+      await file.close().catch(() => undefined);
+      await this.fs.unlink(path).catch(() => undefined);
+      throw ioError(error, doing);
+    }
+    return file;
   }
 
   /**

@@ -354,16 +354,16 @@ export class ProfileLease {
 
   /** Create the lock file; false when one exists. */
   private async tryCreate(token: string): Promise<boolean> {
+    const identity = (await ownIdentity) ?? '-';
     let file: FileStoreFileLike;
     try {
-      file = await this.io.openForWrite(this.io.lockPath, CREATE_NEW_FLAGS, 'take the profile lock');
+      const line = `${process.pid} ${token} ${identity} ${HOST}\n`;
+      file = await this.io.createFile(this.io.lockPath, line, 'take the profile lock');
     } catch (error) {
       if (errnoCode(error) === 'EEXIST') return false;
       throw ioError(error, 'take the profile lock');
     }
     try {
-      const identity = (await ownIdentity) ?? '-';
-      await file.writeFile(`${process.pid} ${token} ${identity} ${HOST}\n`, { encoding: 'utf8' });
       const stats = await this.io.fileStatus(this.io.lockPath, 'take the profile lock');
       if (stats === undefined) throw Object.assign(new Error('lock vanished'), { code: 'ENOENT' });
       liveTokens.add(token);

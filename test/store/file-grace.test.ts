@@ -144,6 +144,28 @@ describe('file store lease grace', () => {
     expect(lockTakeovers()).toEqual(before);
   });
 
+  it('on the default file system, the lock file made at once is renewed through its descriptor and removed at the end', async () => {
+    const { view, record, lock } = await profile();
+    await sleep(LEASE_GRACE_MS + 50);
+    const before = lockTakeovers();
+    let version = (await view.update(record, 1)).version;
+    const taken = await fs.stat(lock);
+    expect((await fs.readFile(lock, 'utf8')).split(' ')[0]).toBe(String(process.pid));
+    const started = performance.now();
+    while (performance.now() - started < 2_600) {
+      version = (await view.update(record, version)).version;
+      await sleep(20);
+    }
+    const renewed = await fs.stat(lock);
+    // The same file, its mtime renewed by the heartbeat (not a lock taken again).
+    expect(renewed.ino).toBe(taken.ino);
+    expect(renewed.mtimeMs).toBeGreaterThan(taken.mtimeMs);
+    expect(lockTakeovers()).toEqual(before);
+    await sleep(LEASE_GRACE_MS + 50);
+    expect(await lockExists(lock)).toBe(false);
+    expect((await view.get(record.handle))?.version).toBe(version);
+  });
+
   it('a process that exits within the grace leaves no lock behind', async () => {
     const { stateDir, lock } = await profile();
     await sleep(LEASE_GRACE_MS + 50);
