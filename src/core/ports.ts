@@ -310,8 +310,30 @@ export interface HttpBinding {
 /** What a handle is bound to. */
 export type Binding = StdioBinding | HttpBinding;
 
-/** The scope last made from a binding object, with the identity fields it was made from. */
-const scopeMemos = new WeakMap<Binding, { kind: string; fields: unknown[]; scope: string }>();
+/** A scope made recently, with the identity fields (all strings) it was made from. */
+interface RecentScope {
+  kind: Binding['kind'];
+  fields: readonly string[];
+  scope: string;
+}
+
+/** How many scopes {@link bindingScope} keeps: the few bindings a process serves at once. */
+const RECENT_SCOPES = 16;
+const recentScopes: RecentScope[] = [];
+let nextRecent = 0;
+
+/** True when `binding` has exactly the identity fields of `memo`, each the same string. */
+function sameIdentity(binding: Binding, memo: RecentScope): boolean {
+  if (memo.kind !== binding.kind) return false;
+  const [a, b, c, d, e] = memo.fields;
+  return binding.kind === 'stdio'
+    ? binding.profile === a && binding.apiOrigin === b
+    : binding.origin === a &&
+        binding.workspaceId === b &&
+        binding.principalId === c &&
+        binding.clientId === d &&
+        binding.grantId === e;
+}
 
 /**
  * The identity part of a binding (everything but the credential or grant generation), as a
@@ -319,23 +341,10 @@ const scopeMemos = new WeakMap<Binding, { kind: string; fields: unknown[]; scope
  * the same scope with another generation gets `BINDING_MISMATCH`.
  */
 export function bindingScope(binding: Binding): string {
-  // A store asks this for the same binding object at every write: the scope made from it is
-  // kept beside it and used while every identity field is still the same string.
-  const memo = scopeMemos.get(binding);
-  if (memo !== undefined && memo.kind === binding.kind) {
-    const [a, b, c, d, e] = memo.fields;
-    if (
-      binding.kind === 'stdio'
-        ? binding.profile === a && binding.apiOrigin === b
-        : binding.origin === a &&
-          binding.workspaceId === b &&
-          binding.principalId === c &&
-          binding.clientId === d &&
-          binding.grantId === e
-    ) {
-      return memo.scope;
-    }
-  }
+  // A request asks this several times, for its own binding and for the binding of every record
+  // it reads (a new object each time, with the same strings): the scopes made last are kept with
+  // their fields and given again while every identity field is the same string.
+  for (const memo of recentScopes) if (sameIdentity(binding, memo)) return memo.scope;
   const fields =
     binding.kind === 'stdio'
       ? [binding.profile, binding.apiOrigin]
@@ -343,7 +352,8 @@ export function bindingScope(binding: Binding): string {
   const scope = JSON.stringify([binding.kind === 'stdio' ? 'stdio' : 'http', ...fields]);
   // Only strings are compared by value; a binding with anything else is not remembered.
   if (fields.every((field) => typeof field === 'string')) {
-    scopeMemos.set(binding, { kind: binding.kind, fields, scope });
+    recentScopes[nextRecent] = { kind: binding.kind, fields: fields as string[], scope };
+    nextRecent = (nextRecent + 1) % RECENT_SCOPES;
   }
   return scope;
 }

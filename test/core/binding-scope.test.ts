@@ -54,6 +54,16 @@ describe('bindingScope', () => {
     expect(bindingScope(s)).toBe(expectedScope(s));
   });
 
+  it('gives fresh objects with the same strings the same scope, and stays right past the scopes it keeps', () => {
+    const many = Array.from({ length: 40 }, (_, i) => ({ ...http(), principalId: `pr_${i}` }));
+    for (let round = 0; round < 3; round++) {
+      for (const b of many) expect(bindingScope({ ...b })).toBe(expectedScope(b));
+    }
+    const s = stdio();
+    expect(bindingScope({ ...s })).toBe(bindingScope({ ...s, credentialGeneration: 'g9' }));
+    expect(bindingScope({ ...s, profile: 'p2' })).toBe(expectedScope({ ...s, profile: 'p2' }));
+  });
+
   it('follows a binding object whose kind changes', () => {
     const b = http() as unknown as Record<string, unknown>;
     const first = bindingScope(b as unknown as Binding);
