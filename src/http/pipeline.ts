@@ -37,6 +37,11 @@ export interface RequestScope {
    * Pass it only to work that may be cut (a `sess_response` wait), never to a sent mutation.
    */
   waitSignal: AbortSignal;
+  /**
+   * End the request's waits now, as its deadline would: for the SDK ending the request's one
+   * call (its server closed under it), so that call needs no signal of its own.
+   */
+  end(): void;
   /** Keep `close()` from resolving until `work` has settled. */
   track<T>(work: Promise<T>): Promise<T>;
   /**
@@ -500,6 +505,7 @@ export function createPipeline(
     const scope: RequestScope = {
       principal,
       waitSignal: stop,
+      end: endAll,
       track,
       ...(tool === undefined ? {} : { tool }),
     };
