@@ -246,7 +246,7 @@ interface Exchange {
    * face reads the response itself and calls `done`.
    */
   serverClosed: (() => void) | undefined;
-  /** True once `serverClosed` runs when the SDK closes the server it got for this request. */
+  /** True once the server the SDK got for this request runs `serverClosed` when it closes. */
   hooked: boolean;
 }
 
