@@ -54,6 +54,12 @@ export async function readStream(
   } finally {
     stop.removeEventListener('abort', onStop);
   }
+  // The stream (and the request holding it) outlives the read: let the reader go with it done.
+  try {
+    reader.releaseLock();
+  } catch {
+    // Nothing is pending once the stream has ended; a runtime that still refuses keeps the lock.
+  }
   return { kind: 'ok', bytes: concat(chunks, total) };
 }
 

@@ -162,31 +162,55 @@ function requestAuthority(
  * deadline, on disconnect and on `close()` (the engine passes it only to reads and waits, never to
  * a create, publish or complete already sent), and `close()` waits for every call.
  *
- * The request's wait signal gets one listener however many calls a JSON-RPC batch holds (up to
- * 100 in the 2025-03-26 era), so no batch size makes Node print `MaxListenersExceededWarning`.
+ * The one call of a request that is a single `tools/call` runs on the request's own signal, and
+ * the SDK's signal for that call ends the request's waits: no controller of its own. Every other
+ * call (a JSON-RPC batch holds up to 100 in the 2025-03-26 era) gets a controller, and the
+ * request's wait signal gets one listener for all of them, so no batch size makes Node print
+ * `MaxListenersExceededWarning`.
  */
 function scopedEngine(engine: SessEngine, scope: RequestScope): SessEngine {
-  const calls = new Set<AbortController>();
-  scope.waitSignal.addEventListener(
-    'abort',
-    () => {
-      for (const controller of calls) controller.abort();
-    },
-    { once: true },
-  );
+  let calls: Set<AbortController> | undefined;
+  let single = scope.tool !== undefined;
+  const callsOf = (): Set<AbortController> => {
+    if (calls === undefined) {
+      const made = new Set<AbortController>();
+      scope.waitSignal.addEventListener(
+        'abort',
+        () => {
+          for (const controller of made) controller.abort();
+        },
+        { once: true },
+      );
+      calls = made;
+    }
+    return calls;
+  };
   return {
     ...engine,
     call(tool, rawArgs, ctx = {}) {
-      const controller = new AbortController();
       const own = ctx.signal;
+      if (single) {
+        single = false;
+        if (own === undefined || own.aborted) {
+          if (own?.aborted === true) scope.end();
+          return scope.track(engine.call(tool, rawArgs, { ...ctx, signal: scope.waitSignal }));
+        }
+        const onOwnAbort = () => scope.end();
+        own.addEventListener('abort', onOwnAbort, { once: true });
+        const work = engine.call(tool, rawArgs, { ...ctx, signal: scope.waitSignal });
+        const done = () => own.removeEventListener('abort', onOwnAbort);
+        work.then(done, done);
+        return scope.track(work);
+      }
+      const controller = new AbortController();
       const onOwnAbort = () => controller.abort();
       if (scope.waitSignal.aborted || own?.aborted === true) controller.abort();
       else {
-        calls.add(controller);
+        callsOf().add(controller);
         own?.addEventListener('abort', onOwnAbort, { once: true });
       }
       const done = () => {
-        calls.delete(controller);
+        calls?.delete(controller);
         own?.removeEventListener('abort', onOwnAbort);
       };
       const work = engine.call(tool, rawArgs, { ...ctx, signal: controller.signal });

@@ -37,6 +37,11 @@ export interface RequestScope {
    * Pass it only to work that may be cut (a `sess_response` wait), never to a sent mutation.
    */
   waitSignal: AbortSignal;
+  /**
+   * End the request's waits now, as its deadline would: for the SDK ending the request's one
+   * call (its server closed under it), so that call needs no signal of its own.
+   */
+  end(): void;
   /** Keep `close()` from resolving until `work` has settled. */
   track<T>(work: Promise<T>): Promise<T>;
   /**
@@ -81,7 +86,8 @@ export interface IncomingRequest {
   /**
    * True when the face reads the response body itself and calls the result's `done` once it has
    * been read, cancelled or has failed; the body is then handed over as the SDK made it. Otherwise
-   * the pipeline wraps the body to learn when it is done.
+   * the pipeline learns it from the SDK closing the request's server (a 2025-era stream) or by
+   * wrapping the body.
    */
   readsResponse?: boolean;
 }
@@ -232,6 +238,45 @@ function watchBody(response: Response, onDone: () => void): Response {
   });
 }
 
+/** What the SDK's server factory finds for a request that passed every check. */
+interface Exchange {
+  scope: RequestScope;
+  /**
+   * Ends the request's bookkeeping when the SDK closes the request's server; undefined when the
+   * face reads the response itself and calls `done`.
+   */
+  serverClosed: (() => void) | undefined;
+  /** True once the server the SDK got for this request runs `serverClosed` when it closes. */
+  hooked: boolean;
+}
+
+/**
+ * Have `serverClosed` run when the SDK closes `server`. The SDK's 2025-era fallback closes the
+ * request's server once the response body it returns has been read to its end, cancelled or has
+ * failed, or the request's signal aborted, and at once for a response that is not a stream: the
+ * same moments the fetch face's own wrapping of the body learns, without a second stream.
+ */
+function hook(server: McpServer, exchange: Exchange): McpServer {
+  const low = server.server;
+  const previous = low.onclose;
+  const closed = exchange.serverClosed!;
+  low.onclose = () => {
+    try {
+      previous?.();
+    } finally {
+      closed();
+    }
+  };
+  exchange.hooked = true;
+  return server;
+}
+
+/** True when `response` is an event stream (the SDK's media-type test, for one header). */
+function isEventStream(response: Response): boolean {
+  const type = response.headers.get('content-type');
+  return type !== null && type.split(';', 1)[0]!.trim().toLowerCase() === 'text/event-stream';
+}
+
 /**
  * Create the pipeline around `createMcpHandler`. `serverFor` builds the server of a request that
  * passed every check; `bareServer` one the SDK builds on its own for a body that is not JSON
@@ -243,7 +288,7 @@ export function createPipeline(
   bareServer: BareServerFactory,
 ): Pipeline {
   const diagnostics: DiagnosticsSink = options.diagnostics;
-  const scopes = new WeakMap<Request, RequestScope>();
+  const exchanges = new WeakMap<Request, Exchange>();
   const inflight = new Set<Promise<unknown>>();
   const closeController = new AbortController();
   // Requests in flight that close() must reach. A plain set rather than one abort listener per
@@ -255,8 +300,11 @@ export function createPipeline(
 
   const sdk = createMcpHandler(
     (context) => {
-      const scope = context.requestInfo === undefined ? undefined : scopes.get(context.requestInfo);
-      return scope === undefined ? bareServer(context) : serverFor(scope, context);
+      const exchange = context.requestInfo === undefined ? undefined : exchanges.get(context.requestInfo);
+      if (exchange === undefined) return bareServer(context);
+      const made = serverFor(exchange.scope, context);
+      if (context.era !== 'legacy' || exchange.serverClosed === undefined) return made;
+      return made instanceof Promise ? made.then((server) => hook(server, exchange)) : hook(made, exchange);
     },
     {
       maxRequestBodySize: options.maxBodyBytes,
@@ -291,17 +339,14 @@ export function createPipeline(
       diagnostics({ event: 'http.closed' });
       return { response: answer.handlerClosed(), closeConnection: true, done: () => {} };
     }
-    // Two signals per request, each one controller that the timer, close(), a disconnect and a
-    // cancellation abort directly: `stop` ends the pre-SDK stages (deadline or close()), `waits`
-    // also ends on a disconnect or a cancellation. No combined signals, no listener per source.
-    const stopper = new AbortController();
-    const waits = new AbortController();
-    const stop = stopper.signal;
-    const endAll = () => {
-      stopper.abort();
-      waits.abort();
-    };
-    const endWaits = () => waits.abort();
+    // One signal per request, one controller that the timer, close(), a disconnect and a
+    // cancellation abort directly: it ends the pre-SDK stages and then the request's waits. Until
+    // the SDK stage only the deadline and close() reach it (the disconnect listener and the
+    // cancellation entry are added once the body is read), so the stages before the SDK still end
+    // only on those two. No combined signals, no listener per source.
+    const ender = new AbortController();
+    const stop = ender.signal;
+    const endAll = () => ender.abort();
     const timer = setTimeout(endAll, options.requestTimeoutMs);
     // close() reaches this request through its entry in a set, removed when the request is done,
     // so the handler-wide signal does not collect a listener per request.
@@ -319,7 +364,7 @@ export function createPipeline(
     };
     // A disconnect ends the waits first, then the request.
     const onDisconnect = () => {
-      endWaits();
+      endAll();
       finish();
     };
     const reject = (response: Response, event: string, closeConnection: boolean): PipelineResult => {
@@ -440,7 +485,7 @@ export function createPipeline(
         diagnostics({ event: 'http.cancelled' });
       }
       const id = answer.requestIdOf(parsed.value);
-      if (id !== undefined) cancellation = cancellations.register(caller, id, endWaits);
+      if (id !== undefined) cancellation = cancellations.register(caller, id, endAll);
     }
 
     // 4. The SDK, with a fresh server per request, on the request `authenticate` saw.
@@ -459,21 +504,39 @@ export function createPipeline(
     const tool = singleToolCall(parsed);
     const scope: RequestScope = {
       principal,
-      waitSignal: waits.signal,
+      waitSignal: stop,
+      end: endAll,
       track,
       ...(tool === undefined ? {} : { tool }),
     };
-    scopes.set(forward, scope);
-    if (incoming.disconnected.aborted) endWaits();
+    const exchange: Exchange = {
+      scope,
+      // A disconnect also closes the server (the SDK's teardown): the waits end first.
+      serverClosed:
+        incoming.readsResponse === true
+          ? undefined
+          : () => {
+              if (incoming.disconnected.aborted) endAll();
+              finish();
+            },
+      hooked: false,
+    };
+    exchanges.set(forward, exchange);
+    if (incoming.disconnected.aborted) endAll();
     else incoming.disconnected.addEventListener('abort', onDisconnect, { once: true });
     try {
       const response = await sdk.fetch(
         forward,
         parsed?.ok === true ? { parsedBody: parsed.value } : undefined,
       );
-      return incoming.readsResponse === true
-        ? { response, closeConnection: false, done: finish }
-        : { response: watchBody(response, finish), closeConnection: false, done: finish };
+      // The body is handed over as the SDK made it when the face reads it itself, when the
+      // request is already done (a response the SDK completed before returning it), or when the
+      // SDK closes this request's server once the stream it returned is done. Anything else
+      // (an answer the SDK gave without that server) is wrapped to learn when it was read.
+      if (incoming.readsResponse === true || settled || (exchange.hooked && isEventStream(response))) {
+        return { response, closeConnection: false, done: finish };
+      }
+      return { response: watchBody(response, finish), closeConnection: false, done: finish };
     } catch {
       return reject(answer.internalError(), 'http.internal_error', false);
     }
