@@ -17,6 +17,7 @@ import {
   SHOW_LINK_NEXT,
   WITHDRAWN_NEXT,
 } from '../../src/core/result.js';
+import { TOOL_NAMES } from '../../src/core/schemas.js';
 import { SCHEDULE_RULE } from '../../src/core/tool-definitions.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
@@ -52,17 +53,7 @@ const claude = requireHost(
   '.tmp/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude',
   `npm install --prefix .tmp/claude-code @anthropic-ai/claude-code@${VERSION}`,
 );
-const TOOLS = [
-  'sess_request',
-  'sess_response',
-  'sess_publish',
-  'sess_complete',
-  'sess_ask',
-  'sess_list',
-  'sess_withdraw',
-]
-  .map((t) => `mcp__sess__${t}`)
-  .join(',');
+const TOOLS = TOOL_NAMES.map((t) => `mcp__sess__${t}`).join(',');
 const SCHEDULING_TOOLS = ['ScheduleWakeup', 'CronCreate', 'Monitor'];
 
 const cleanup = useCleanupStack();
