@@ -28,10 +28,18 @@ import { parseToolArguments } from '../../src/core/validate.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { startHttpHarness } from '../http/harness.js';
-import { connectModern } from '../http/helpers.js';
+import { connectModern, MINIMAL_HTTP_OPTIONS } from '../http/helpers.js';
 import { useInMemoryMcp } from '../support/in-memory-mcp.js';
 import { useStdioStack } from '../support/stdio-stack.js';
-import { sampleArgs, sampleAsk, sampleSurface, setAt, viaJson } from './fixtures.js';
+import {
+  mutationSite,
+  sampleArgs,
+  sampleAsk,
+  sampleSurface,
+  setAt,
+  valuePaths,
+  viaJson,
+} from './fixtures.js';
 
 // A flat schema lists types (`["string", "number", …]`): ajv's strict mode wants that said.
 const ajv = new Ajv2020({
@@ -105,14 +113,7 @@ describe('the rule (INPUT_SCHEMAS_RULE) through every entry', () => {
     'createSessMcpHttpHandler refuses inputSchemas: %j with the option TypeError',
     (value) => {
       expect(() =>
-        createSessMcpHttpHandler({
-          authenticate: () => undefined,
-          handleStore: () => {
-            throw new Error('not reached');
-          },
-          allowedHosts: ['127.0.0.1'],
-          inputSchemas: value as never,
-        }),
+        createSessMcpHttpHandler({ ...MINIMAL_HTTP_OPTIONS, inputSchemas: value as never }),
       ).toThrow(new TypeError(`createSessMcpHttpHandler: option "inputSchemas" ${RULE_MESSAGE}`));
     },
   );
@@ -296,7 +297,7 @@ describe("'flat': no union anywhere, and every valid argument still fits", () =>
 
   it.each(TOOL_NAMES)('%s: every mutation the server accepts validates against the flat schema', (tool) => {
     const base = sampleArgs(tool);
-    const allPaths = paths(base).slice(1);
+    const allPaths = valuePaths(base).slice(1);
     let accepted = 0;
     let widened = 0;
     fc.assert(
@@ -305,7 +306,7 @@ describe("'flat': no union anywhere, and every valid argument still fits", () =>
         (changes) => {
           let raw: unknown = viaJson(base);
           for (const [index, c] of changes) {
-            const candidates = paths(raw).slice(1);
+            const candidates = valuePaths(raw).slice(1);
             if (candidates.length === 0) break;
             raw = mutate(raw, candidates[index % candidates.length]!, c);
           }
@@ -381,16 +382,6 @@ describe('the server validates the same way: what only the flat schema lets thro
 
 // --- mutations (a smaller form of json-schema.test.ts's) ---------------------------------------
 
-function paths(root: unknown, prefix: (string | number)[] = []): (string | number)[][] {
-  const out: (string | number)[][] = [prefix];
-  if (Array.isArray(root)) {
-    for (const [index, item] of root.entries()) out.push(...paths(item, [...prefix, index]));
-  } else if (root !== null && typeof root === 'object') {
-    for (const [key, value] of Object.entries(root)) out.push(...paths(value, [...prefix, key]));
-  }
-  return out;
-}
-
 const change = fc.oneof(
   fc.record({ kind: fc.constant('json' as const), value: fc.jsonValue({ maxDepth: 2 }) }),
   fc.record({ kind: fc.constant('delete' as const) }),
@@ -426,12 +417,7 @@ const change = fc.oneof(
 type Change = typeof change extends fc.Arbitrary<infer C> ? C : never;
 
 function mutate(raw: unknown, path: (string | number)[], c: Change): unknown {
-  const root = viaJson({ root: raw }) as { root: unknown };
-  const full = ['root', ...path];
-  let parent = root as Record<string | number, unknown>;
-  for (const key of full.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
-  const last = full[full.length - 1]!;
-  const target = parent[last];
+  const { copy, parent, last, target } = mutationSite(raw, path);
   if (c.kind === 'json' || c.kind === 'value') parent[last] = c.value;
   else if (c.kind === 'delete') {
     if (Array.isArray(parent)) parent.splice(last as number, 1);
@@ -439,5 +425,5 @@ function mutate(raw: unknown, path: (string | number)[], c: Change): unknown {
   } else if (target !== null && typeof target === 'object' && !Array.isArray(target)) {
     (target as Record<string, unknown>)[c.key] = c.value;
   }
-  return root.root;
+  return copy.root;
 }

@@ -18,7 +18,7 @@ import { serverInstructions, TOOLS_CONTRACT_VERSION, toolsOf } from '../../src/c
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { startHttpHarness } from '../http/harness.js';
-import { connectLegacy, connectModern } from '../http/helpers.js';
+import { connectLegacy, connectModern, MINIMAL_HTTP_OPTIONS } from '../http/helpers.js';
 import { useInMemoryMcp } from '../support/in-memory-mcp.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 
@@ -105,16 +105,7 @@ describe('createSessMcpHttpHandler({ tools })', () => {
   });
 
   it.each(BAD_VALUES)('refuses tools: %j with the option TypeError', (value) => {
-    expect(() =>
-      createSessMcpHttpHandler({
-        authenticate: () => undefined,
-        handleStore: () => {
-          throw new Error('not reached');
-        },
-        allowedHosts: ['127.0.0.1'],
-        tools: value as never,
-      }),
-    ).toThrow(
+    expect(() => createSessMcpHttpHandler({ ...MINIMAL_HTTP_OPTIONS, tools: value as never })).toThrow(
       new TypeError(
         'createSessMcpHttpHandler: option "tools" must be "sess-mcp-tools/5" or "sess-mcp-tools/6".',
       ),

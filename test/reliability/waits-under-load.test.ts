@@ -26,7 +26,7 @@ import { runExchange } from '../../src/sess/exchange.js';
 import { createSessClient } from '../../src/sess/index.js';
 import { answerToForm } from '../../src/testing/page/index.js';
 import { bundleForNode } from '../support/bundle.js';
-import { lag, lagInIoCallback, slowServer } from '../support/slow-server.js';
+import { lag, lagInIoCallback, sessionRead, slowServer } from '../support/slow-server.js';
 import { ANSWER, sampleSurface } from '../testing/helpers.js';
 
 let dir: string;
@@ -138,13 +138,7 @@ describe('a wait under event-loop lag', () => {
 function readSession(url: string, timeoutMs: number) {
   return runExchange({
     fetch: (input, init) => fetch(input, init),
-    url,
-    method: 'GET',
-    headers: { accept: 'application/json' },
-    mutation: false,
-    what: 'read a Session',
-    timeoutMs,
-    maxBytes: 1024,
+    ...sessionRead(url, timeoutMs),
   });
 }
 

@@ -12,7 +12,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSessClient } from '../../src/sess/client.js';
 import { runExchange } from '../../src/sess/exchange.js';
 import { nodeTransport } from '../../src/sess/node-transport.js';
-import { lagInIoCallback, slowServer } from '../support/slow-server.js';
+import { lagInIoCallback, sessionRead, slowServer } from '../support/slow-server.js';
 import { clientFor, expectSessError, idemKey, surface, useRuntime } from './helpers.js';
 
 const runtime = useRuntime();
@@ -202,13 +202,7 @@ describe('the Node transport', () => {
       const exchange = runExchange({
         fetch: () => Promise.reject(new Error('fetch must not be used')),
         transport: nodeTransport(),
-        url: server.url,
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        mutation: false,
-        what: 'read a Session',
-        timeoutMs: 600,
-        maxBytes: 1024,
+        ...sessionRead(server.url, 600),
       });
       const started = performance.now();
       await server.requested();

@@ -15,6 +15,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
+import type { ExchangeRequest } from '../../src/sess/exchange.js';
 
 /** Block this thread for `ms` milliseconds (timers, sockets and callbacks all wait). */
 export function lag(ms: number): void {
@@ -33,6 +34,22 @@ export function lagInIoCallback(ms: number): Promise<void> {
       resolve();
     }),
   );
+}
+
+/**
+ * A plain Session read of `url` with a `timeoutMs` deadline, for `runExchange`; the caller adds
+ * how it is sent (`fetch`, and a `transport` when it tests one).
+ */
+export function sessionRead(url: string, timeoutMs: number): Omit<ExchangeRequest, 'fetch'> {
+  return {
+    url,
+    method: 'GET',
+    headers: { accept: 'application/json' },
+    mutation: false,
+    what: 'read a Session',
+    timeoutMs,
+    maxBytes: 1024,
+  };
 }
 
 /** A server on its own thread that answers every request `{}` (200) after a delay. */
