@@ -54,6 +54,14 @@ const response: VerifiedResponse = {
   verifiedAt: '2030-01-01T00:00:01.000Z',
 };
 
+/** The confirmed publish of revision 1 that the states after it remember. */
+const publishedMutation = {
+  kind: 'publish',
+  expectedRevision: 1,
+  responseEventId: 'evt_1',
+  surfaceDigest: 'sha256:x',
+} as const;
+
 const S = {
   intent: { kind: 'create_intent', request: { idempotencyKey: 'k', surface } },
   askIntent: { kind: 'create_intent', request: { idempotencyKey: 'k', surface, respondents: { max: 3 } } },
@@ -107,24 +115,14 @@ const S = {
     revision: 2,
     surface: next,
     request: { expectedRevision: 2, idempotencyKey: 'w2' },
-    lastMutation: {
-      kind: 'publish',
-      expectedRevision: 1,
-      responseEventId: 'evt_1',
-      surfaceDigest: 'sha256:x',
-    },
+    lastMutation: publishedMutation,
   },
   waitingAfterPublish: {
     kind: 'waiting',
     session,
     revision: 2,
     surface: next,
-    lastMutation: {
-      kind: 'publish',
-      expectedRevision: 1,
-      responseEventId: 'evt_1',
-      surfaceDigest: 'sha256:x',
-    },
+    lastMutation: publishedMutation,
   },
   withdrawn: {
     kind: 'withdrawn',
