@@ -12,11 +12,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build } from 'esbuild';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface, ok, type ToolCaller } from '../http/harness.js';
 import { connectLegacy, connectModern } from '../http/helpers.js';
 import { type SecretsAudit, useSecretsAudit } from '../support/audit.js';
+import { type Closable, useCleanup } from '../support/cleanup.js';
 
 /** The repository root, with a trailing slash. */
 export const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -191,17 +192,8 @@ export async function roundTrip(client: ToolCaller, sess: LocalSess, audit: Secr
   expect(completed.state).toBe('completed');
 }
 
-/** Cleanups a suite runs after each test, last first. */
-export type Cleanup = Array<() => Promise<void> | void>;
-
-/** A suite's {@link Cleanup} list, emptied (last first) after each test. */
-export function useCleanup(): Cleanup {
-  const cleanup: Cleanup = [];
-  afterEach(async () => {
-    while (cleanup.length > 0) await cleanup.pop()?.();
-  });
-  return cleanup;
-}
+/** Cleanups a suite runs after each test, last first (`useCleanup()` of `test/support`). */
+export type Cleanup = Closable[];
 
 /** A local Sess runtime and an MCP server started over it. */
 export interface EdgeStack {

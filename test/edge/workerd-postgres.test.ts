@@ -13,13 +13,13 @@ import { describe, expect, it } from 'vitest';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { connectModern } from '../http/helpers.js';
 import { useSecretsAudit } from '../support/audit.js';
+import { useCleanup } from '../support/cleanup.js';
 import {
   findRuntime,
   requireRuntime,
   root,
   roundTrip,
   startEdgeStack,
-  useCleanup,
   useWorkerBundle,
   WORKERD,
   workerdConfig,

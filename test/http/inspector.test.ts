@@ -13,8 +13,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
+import { useCleanup } from '../support/cleanup.js';
 import {
   type InspectorRun,
   printedInteraction,
@@ -89,10 +90,7 @@ const clis: Cli[] = [
 ];
 
 const audits = useSecretsAudit();
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  while (open.length > 0) await open.pop()?.close();
-});
+const open = useCleanup();
 
 function runCli(cli: Cli, url: string, token: string, args: string[]): Promise<InspectorRun> {
   const { file, args: argv, cwd, env } = cli.argv(url, token, args);
