@@ -62,6 +62,16 @@ const publishedMutation = {
   surfaceDigest: 'sha256:x',
 } as const;
 
+/** The open Ask of the states that still hold it. */
+const openAsk = {
+  askId: 'ask_1',
+  workspaceId: 'ws_1',
+  humanUrl: 'https://sess.test/a/x',
+  expiresAt: '2030-01-01T00:00:00.000Z',
+  surface,
+  max: 3,
+};
+
 const S = {
   intent: { kind: 'create_intent', request: { idempotencyKey: 'k', surface } },
   askIntent: { kind: 'create_intent', request: { idempotencyKey: 'k', surface, respondents: { max: 3 } } },
@@ -92,15 +102,7 @@ const S = {
   },
   expired: { kind: 'expired', sessionId: 'ses_1', revision: 1 },
   blocked: { kind: 'blocked', code: 'RECOVERY_BLOCKED', reason: 'session_moved_on', previous: 'answered' },
-  askOpen: {
-    kind: 'ask_open',
-    askId: 'ask_1',
-    workspaceId: 'ws_1',
-    humanUrl: 'https://sess.test/a/x',
-    expiresAt: '2030-01-01T00:00:00.000Z',
-    surface,
-    max: 3,
-  },
+  askOpen: { kind: 'ask_open', ...openAsk },
   askClosed: { kind: 'ask_closed', askId: 'ask_1' },
   withdrawPending: {
     kind: 'withdraw_pending',
@@ -132,12 +134,7 @@ const S = {
   },
   askClosePending: {
     kind: 'ask_close_pending',
-    askId: 'ask_1',
-    workspaceId: 'ws_1',
-    humanUrl: 'https://sess.test/a/x',
-    expiresAt: '2030-01-01T00:00:00.000Z',
-    surface,
-    max: 3,
+    ...openAsk,
     request: { reason: 'Not needed.', idempotencyKey: 'a' },
   },
   askClosedWithdrawn: {
