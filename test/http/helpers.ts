@@ -26,6 +26,13 @@ export const MINIMAL_HTTP_OPTIONS: SessMcpHttpHandlerOptions = Object.freeze({
   allowedHosts: ['localhost'],
 });
 
+/** The whole body of `req`, as UTF-8 text. */
+export async function readBody(req: AsyncIterable<unknown>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** A listening server and how to reach and stop it. */
 export interface TestServer {
   url: string;
