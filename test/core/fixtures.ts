@@ -245,3 +245,34 @@ export function renameKeyAt(root: unknown, path: readonly (string | number)[], n
   for (const key of Object.keys(node)) delete node[key];
   Object.assign(node, renamed);
 }
+
+/** Every path to a value inside `root`, parents first (the first is `prefix` itself). */
+export function valuePaths(root: unknown, prefix: ValuePath = []): ValuePath[] {
+  const out: ValuePath[] = [prefix];
+  if (Array.isArray(root)) {
+    for (let index = 0; index < root.length; index++)
+      out.push(...valuePaths(root[index], [...prefix, index]));
+  } else if (root !== null && typeof root === 'object') {
+    for (const [key, value] of Object.entries(root)) out.push(...valuePaths(value, [...prefix, key]));
+  }
+  return out;
+}
+
+/** Where a mutation of a JSON copy of `raw` happens: the parent of `path`, its last key and value. */
+export interface MutationSite {
+  /** The copy, as `{ root }` so that the empty path has a parent too; return `copy.root`. */
+  copy: { root: unknown };
+  parent: Record<string | number, unknown>;
+  last: string | number;
+  target: unknown;
+}
+
+/** A JSON copy of `raw` with the parent of `path` in it, ready to change. */
+export function mutationSite(raw: unknown, path: readonly (string | number)[]): MutationSite {
+  const copy = viaJson({ root: raw }) as { root: unknown };
+  const full = ['root', ...path];
+  let parent = copy as Record<string | number, unknown>;
+  for (const key of full.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
+  const last = full[full.length - 1]!;
+  return { copy, parent, last, target: parent[last] };
+}

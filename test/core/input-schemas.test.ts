@@ -13,31 +13,33 @@
  * Real parts: a real `McpServer` with the SDK client in memory, the HTTP handler in a real
  * `node:http` server, and the built `sess-mcp` bin as a child process.
  */
-import { Client } from '@modelcontextprotocol/client';
-import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
+import { McpServer } from '@modelcontextprotocol/server';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SessMcpError } from '../../src/core/errors.js';
 import { flattenUnions } from '../../src/core/flat-schema.js';
 import { toolInputJsonSchema } from '../../src/core/json-schema.js';
 import { registerSessTools } from '../../src/core/register.js';
 import { INPUT_SCHEMAS_RULE } from '../../src/core/rules.js';
 import { TOOL_NAMES, type ToolName } from '../../src/core/schemas.js';
-import {
-  listToolDefinitions,
-  serverInstructions,
-  TOOL_DEFINITIONS,
-  toolDefinitionsOf,
-} from '../../src/core/tool-definitions.js';
+import { listToolDefinitions, TOOL_DEFINITIONS, toolDefinitionsOf } from '../../src/core/tool-definitions.js';
 import { parseToolArguments } from '../../src/core/validate.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
-import { type Harness, startHarness } from '../engine/harness.js';
 import { startHttpHarness } from '../http/harness.js';
-import { connectModern } from '../http/helpers.js';
+import { connectModern, MINIMAL_HTTP_OPTIONS } from '../http/helpers.js';
+import { useInMemoryMcp } from '../support/in-memory-mcp.js';
 import { useStdioStack } from '../support/stdio-stack.js';
-import { sampleArgs, sampleAsk, sampleSurface, setAt, viaJson } from './fixtures.js';
+import {
+  mutationSite,
+  sampleArgs,
+  sampleAsk,
+  sampleSurface,
+  setAt,
+  valuePaths,
+  viaJson,
+} from './fixtures.js';
 
 // A flat schema lists types (`["string", "number", …]`): ajv's strict mode wants that said.
 const ajv = new Ajv2020({
@@ -78,33 +80,7 @@ function accepts(tool: ToolName, raw: unknown): boolean {
   }
 }
 
-let h: Harness | undefined;
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-  await h?.close();
-  h = undefined;
-});
-
-async function connectInMemory(harness: Harness, inputSchemas?: unknown): Promise<Client> {
-  const server = new McpServer(
-    { name: '@sess.si/mcp', version: '0.0.0-test' },
-    { capabilities: { tools: {} }, instructions: serverInstructions() },
-  );
-  registerSessTools(server, {
-    engine: harness.engine,
-    ...(inputSchemas === undefined ? {} : { inputSchemas: inputSchemas as 'exact' | 'flat' }),
-  });
-  const client = new Client({ name: 'input-schemas', version: '1.0.0' });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  await client.connect(clientSide);
-  closers.push(async () => {
-    await client.close();
-    await server.close();
-  });
-  return client;
-}
+const mcp = useInMemoryMcp();
 
 /** The listed schemas as JSON text, tool by tool. */
 async function listedSchemas(client: { listTools(): Promise<{ tools: unknown[] }> }): Promise<string[]> {
@@ -125,9 +101,9 @@ describe('the rule (INPUT_SCHEMAS_RULE) through every entry', () => {
   it.each(BAD_VALUES)(
     'registerSessTools refuses inputSchemas: %j with the option TypeError',
     async (value) => {
-      h = await startHarness();
+      const { engine } = await mcp.harness();
       const server = new McpServer({ name: 'x', version: '0' }, { capabilities: { tools: {} } });
-      expect(() => registerSessTools(server, { engine: h!.engine, inputSchemas: value as never })).toThrow(
+      expect(() => registerSessTools(server, { engine, inputSchemas: value as never })).toThrow(
         new TypeError(`registerSessTools: option "inputSchemas" ${RULE_MESSAGE}`),
       );
     },
@@ -137,14 +113,7 @@ describe('the rule (INPUT_SCHEMAS_RULE) through every entry', () => {
     'createSessMcpHttpHandler refuses inputSchemas: %j with the option TypeError',
     (value) => {
       expect(() =>
-        createSessMcpHttpHandler({
-          authenticate: () => undefined,
-          handleStore: () => {
-            throw new Error('not reached');
-          },
-          allowedHosts: ['127.0.0.1'],
-          inputSchemas: value as never,
-        }),
+        createSessMcpHttpHandler({ ...MINIMAL_HTTP_OPTIONS, inputSchemas: value as never }),
       ).toThrow(new TypeError(`createSessMcpHttpHandler: option "inputSchemas" ${RULE_MESSAGE}`));
     },
   );
@@ -188,10 +157,10 @@ describe("'exact', the default: the schemas as generated, byte for byte", () => 
   });
 
   it('registerSessTools lists the same bytes with no option and with inputSchemas: "exact"', async () => {
-    h = await startHarness();
-    expect(await listedSchemas(await connectInMemory(h))).toEqual(EXACT_TEXT);
-    expect(await listedSchemas(await connectInMemory(h, 'exact'))).toEqual(EXACT_TEXT);
-    expect(await listedSchemas(await connectInMemory(h, 'flat'))).toEqual(FLAT_TEXT);
+    const { engine } = await mcp.harness();
+    expect(await listedSchemas(await mcp.connect(engine))).toEqual(EXACT_TEXT);
+    expect(await listedSchemas(await mcp.connect(engine, { inputSchemas: 'exact' }))).toEqual(EXACT_TEXT);
+    expect(await listedSchemas(await mcp.connect(engine, { inputSchemas: 'flat' }))).toEqual(FLAT_TEXT);
   });
 
   it('the HTTP handler lists the same bytes by default, and the flat schemas with inputSchemas: "flat"', async () => {
@@ -201,10 +170,10 @@ describe("'exact', the default: the schemas as generated, byte for byte", () => 
       [{ inputSchemas: 'flat' as const }, FLAT_TEXT],
     ] as const) {
       const harness = await startHttpHarness(extra);
-      closers.push(() => harness.close());
+      mcp.defer(() => harness.close());
       harness.principal('t');
       const client = await connectModern(harness.server.url, { authorization: 'Bearer t' });
-      closers.push(() => client.close());
+      mcp.defer(() => client.close());
       expect(await listedSchemas(client)).toEqual(expected);
     }
   });
@@ -328,7 +297,7 @@ describe("'flat': no union anywhere, and every valid argument still fits", () =>
 
   it.each(TOOL_NAMES)('%s: every mutation the server accepts validates against the flat schema', (tool) => {
     const base = sampleArgs(tool);
-    const allPaths = paths(base).slice(1);
+    const allPaths = valuePaths(base).slice(1);
     let accepted = 0;
     let widened = 0;
     fc.assert(
@@ -337,7 +306,7 @@ describe("'flat': no union anywhere, and every valid argument still fits", () =>
         (changes) => {
           let raw: unknown = viaJson(base);
           for (const [index, c] of changes) {
-            const candidates = paths(raw).slice(1);
+            const candidates = valuePaths(raw).slice(1);
             if (candidates.length === 0) break;
             raw = mutate(raw, candidates[index % candidates.length]!, c);
           }
@@ -401,8 +370,8 @@ describe('the server validates the same way: what only the flat schema lets thro
       const raw = viaJson(build());
       expect(flatValidators[tool](raw), JSON.stringify(flatValidators[tool].errors)).toBe(true);
       expect(exactValidators[tool](raw)).toBe(false);
-      h = await startHarness();
-      const client = await connectInMemory(h, 'flat');
+      const h = await mcp.harness();
+      const client = await mcp.connect(h.engine, { inputSchemas: 'flat' });
       const result = await client.callTool({ name: tool, arguments: raw as Record<string, unknown> });
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({ error: { code: 'INVALID_ARGUMENTS', field } });
@@ -412,16 +381,6 @@ describe('the server validates the same way: what only the flat schema lets thro
 });
 
 // --- mutations (a smaller form of json-schema.test.ts's) ---------------------------------------
-
-function paths(root: unknown, prefix: (string | number)[] = []): (string | number)[][] {
-  const out: (string | number)[][] = [prefix];
-  if (Array.isArray(root)) {
-    for (const [index, item] of root.entries()) out.push(...paths(item, [...prefix, index]));
-  } else if (root !== null && typeof root === 'object') {
-    for (const [key, value] of Object.entries(root)) out.push(...paths(value, [...prefix, key]));
-  }
-  return out;
-}
 
 const change = fc.oneof(
   fc.record({ kind: fc.constant('json' as const), value: fc.jsonValue({ maxDepth: 2 }) }),
@@ -458,12 +417,7 @@ const change = fc.oneof(
 type Change = typeof change extends fc.Arbitrary<infer C> ? C : never;
 
 function mutate(raw: unknown, path: (string | number)[], c: Change): unknown {
-  const root = viaJson({ root: raw }) as { root: unknown };
-  const full = ['root', ...path];
-  let parent = root as Record<string | number, unknown>;
-  for (const key of full.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
-  const last = full[full.length - 1]!;
-  const target = parent[last];
+  const { copy, parent, last, target } = mutationSite(raw, path);
   if (c.kind === 'json' || c.kind === 'value') parent[last] = c.value;
   else if (c.kind === 'delete') {
     if (Array.isArray(parent)) parent.splice(last as number, 1);
@@ -471,5 +425,5 @@ function mutate(raw: unknown, path: (string | number)[], c: Change): unknown {
   } else if (target !== null && typeof target === 'object' && !Array.isArray(target)) {
     (target as Record<string, unknown>)[c.key] = c.value;
   }
-  return root.root;
+  return copy.root;
 }

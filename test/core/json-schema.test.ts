@@ -17,7 +17,16 @@ import { toolInputJsonSchema } from '../../src/core/json-schema.js';
 import { TOOL_ARGUMENT_SCHEMAS, TOOL_NAMES, type ToolName } from '../../src/core/schemas.js';
 import { TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
 import { checkInteractionSize, checkStructure, parseToolArguments } from '../../src/core/validate.js';
-import { astral, booleanField, minimalSurface, sampleArgs, setAt, viaJson } from './fixtures.js';
+import {
+  astral,
+  booleanField,
+  minimalSurface,
+  mutationSite,
+  sampleArgs,
+  setAt,
+  valuePaths,
+  viaJson,
+} from './fixtures.js';
 
 const ajv = new Ajv2020({ strict: true, allErrors: false, unicode: true, strictRequired: false });
 const validators = Object.fromEntries(
@@ -240,17 +249,6 @@ describe('no drift: a hand-written corpus', () => {
 
 // ---------------------------------------------------------------------------------------------
 
-/** Every path to a value inside `root`, parents first. */
-function paths(root: unknown, prefix: (string | number)[] = []): (string | number)[][] {
-  const out: (string | number)[][] = [prefix];
-  if (Array.isArray(root)) {
-    for (let index = 0; index < root.length; index++) out.push(...paths(root[index], [...prefix, index]));
-  } else if (root !== null && typeof root === 'object') {
-    for (const [key, value] of Object.entries(root)) out.push(...paths(value, [...prefix, key]));
-  }
-  return out;
-}
-
 const LENGTHS = [
   0, 1, 24, 25, 40, 41, 60, 61, 64, 65, 80, 81, 128, 129, 160, 161, 200, 201, 280, 281, 4000, 4001,
 ];
@@ -289,12 +287,7 @@ const mutation = fc.oneof(
 type Mutation = typeof mutation extends fc.Arbitrary<infer M> ? M : never;
 
 function mutate(raw: unknown, path: (string | number)[], change: Mutation): unknown {
-  const root = viaJson({ root: raw }) as { root: unknown };
-  const full = ['root', ...path];
-  let parent = root as Record<string | number, unknown>;
-  for (const key of full.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
-  const last = full[full.length - 1]!;
-  const target = parent[last];
+  const { copy, parent, last, target } = mutationSite(raw, path);
   switch (change.kind) {
     case 'string':
       parent[last] = change.emoji ? astral(change.length) : 'x'.repeat(change.length);
@@ -323,14 +316,14 @@ function mutate(raw: unknown, path: (string | number)[], change: Mutation): unkn
       if (Array.isArray(target) && target.length > 0) target.push(viaJson(target[0]));
       break;
   }
-  return root.root;
+  return copy.root;
 }
 
 describe('no drift: random mutations of valid arguments', () => {
   for (const tool of TOOL_NAMES) {
     it(`${tool}: the validator and the JSON Schema agree`, () => {
       const base = sampleArgs(tool);
-      const allPaths = paths(base).slice(1);
+      const allPaths = valuePaths(base).slice(1);
       const seen: Record<Verdict, number> = { accepted: 0, refused: 0, 'server-only': 0 };
       fc.assert(
         fc.property(
@@ -338,7 +331,7 @@ describe('no drift: random mutations of valid arguments', () => {
           (changes) => {
             let raw: unknown = base;
             for (const [index, change] of changes) {
-              const candidates = paths(raw).slice(1);
+              const candidates = valuePaths(raw).slice(1);
               if (candidates.length === 0) break;
               raw = mutate(raw, candidates[index % candidates.length]!, change);
             }

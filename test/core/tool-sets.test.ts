@@ -8,19 +8,18 @@
  * Real parts: a real `McpServer` with the v2 and v1 SDK clients in memory, the HTTP handler in a
  * real `node:http` server, and the built `sess-mcp` bin as a child process.
  */
-import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { McpServer } from '@modelcontextprotocol/server';
+import { describe, expect, it } from 'vitest';
 import { registerSessTools } from '../../src/core/register.js';
 import { TOOL_SET_RULE } from '../../src/core/rules.js';
 import { TOOL_NAMES, TOOLS_V5 } from '../../src/core/tool-args.js';
 import { serverInstructions, TOOLS_CONTRACT_VERSION, toolsOf } from '../../src/core/tool-definitions.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
-import { type Harness, startHarness } from '../engine/harness.js';
 import { startHttpHarness } from '../http/harness.js';
-import { connectLegacy, connectModern } from '../http/helpers.js';
+import { connectLegacy, connectModern, MINIMAL_HTTP_OPTIONS } from '../http/helpers.js';
+import { useInMemoryMcp } from '../support/in-memory-mcp.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 
 const FIVE = ['sess_request', 'sess_response', 'sess_publish', 'sess_complete', 'sess_ask'];
@@ -35,13 +34,7 @@ const BAD_VALUES: unknown[] = [
   [],
 ];
 
-let h: Harness | undefined;
-const closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers.splice(0)) await close();
-  await h?.close();
-  h = undefined;
-});
+const mcp = useInMemoryMcp();
 
 describe('the tool sets', () => {
   it('sess-mcp-tools/5 is the five tools of /5; the default is every tool', () => {
@@ -63,46 +56,27 @@ describe('the tool sets', () => {
   });
 });
 
-async function connectInMemory<
-  C extends { connect(t: InMemoryTransport): Promise<void>; close(): Promise<void> },
->(harness: Harness, client: C, tools?: 'sess-mcp-tools/5' | 'sess-mcp-tools/6'): Promise<C> {
-  const server = new McpServer(
-    { name: '@sess.si/mcp', version: '0.0.0-test' },
-    { capabilities: { tools: {} }, instructions: serverInstructions(tools) },
-  );
-  registerSessTools(server, { engine: harness.engine, ...(tools === undefined ? {} : { tools }) });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  await client.connect(clientSide);
-  closers.push(async () => {
-    await client.close();
-    await server.close();
-  });
-  return client;
-}
-
 describe('registerSessTools({ tools })', () => {
   it('lists exactly the five tools with sess-mcp-tools/5 (v2 and v1 clients), every tool by default', async () => {
-    h = await startHarness();
-    const v2 = await connectInMemory(h, new Client({ name: 'sets', version: '1.0.0' }), 'sess-mcp-tools/5');
+    const { engine } = await mcp.harness();
+    const v2 = await mcp.connect(engine, { tools: 'sess-mcp-tools/5' });
     expect((await v2.listTools()).tools.map((t) => t.name)).toEqual(FIVE);
     expect(v2.getInstructions()).toBe(serverInstructions('sess-mcp-tools/5'));
-    const v1 = await connectInMemory(h, new ClientV1({ name: 'sets', version: '1.0.0' }), 'sess-mcp-tools/5');
+    const v1 = await mcp.connect(engine, {
+      client: new ClientV1({ name: 'sets', version: '1.0.0' }),
+      tools: 'sess-mcp-tools/5',
+    });
     expect((await v1.listTools()).tools.map((t) => t.name)).toEqual(FIVE);
-    const all = await connectInMemory(h, new Client({ name: 'sets', version: '1.0.0' }));
+    const all = await mcp.connect(engine);
     expect((await all.listTools()).tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
-    const named = await connectInMemory(
-      h,
-      new Client({ name: 'sets', version: '1.0.0' }),
-      'sess-mcp-tools/6',
-    );
+    const named = await mcp.connect(engine, { tools: 'sess-mcp-tools/6' });
     expect((await named.listTools()).tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
   });
 
   it.each(BAD_VALUES)('refuses tools: %j with the option TypeError', async (value) => {
-    h = await startHarness();
+    const { engine } = await mcp.harness();
     const server = new McpServer({ name: 'x', version: '0' }, { capabilities: { tools: {} } });
-    expect(() => registerSessTools(server, { engine: h!.engine, tools: value as never })).toThrow(
+    expect(() => registerSessTools(server, { engine, tools: value as never })).toThrow(
       new TypeError('registerSessTools: option "tools" must be "sess-mcp-tools/5" or "sess-mcp-tools/6".'),
     );
   });
@@ -111,36 +85,27 @@ describe('registerSessTools({ tools })', () => {
 describe('createSessMcpHttpHandler({ tools })', () => {
   it('lists exactly the five tools with sess-mcp-tools/5 (2026 and 2025-era clients), every tool by default', async () => {
     const five = await startHttpHarness({ tools: 'sess-mcp-tools/5' });
-    closers.push(() => five.close());
+    mcp.defer(() => five.close());
     five.principal('t5');
     const modern = await connectModern(five.server.url, { authorization: 'Bearer t5' });
-    closers.push(() => modern.close());
+    mcp.defer(() => modern.close());
     expect((await modern.listTools()).tools.map((t) => t.name)).toEqual(FIVE);
     expect(modern.getInstructions()).toBe(serverInstructions('sess-mcp-tools/5'));
     const legacy = await connectLegacy(five.server.url, { authorization: 'Bearer t5' });
-    closers.push(() => legacy.close());
+    mcp.defer(() => legacy.close());
     expect((await legacy.listTools()).tools.map((t) => t.name)).toEqual(FIVE);
 
     const all = await startHttpHarness();
-    closers.push(() => all.close());
+    mcp.defer(() => all.close());
     all.principal('t6');
     const client = await connectModern(all.server.url, { authorization: 'Bearer t6' });
-    closers.push(() => client.close());
+    mcp.defer(() => client.close());
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
     expect(client.getInstructions()).toBe(serverInstructions());
   });
 
   it.each(BAD_VALUES)('refuses tools: %j with the option TypeError', (value) => {
-    expect(() =>
-      createSessMcpHttpHandler({
-        authenticate: () => undefined,
-        handleStore: () => {
-          throw new Error('not reached');
-        },
-        allowedHosts: ['127.0.0.1'],
-        tools: value as never,
-      }),
-    ).toThrow(
+    expect(() => createSessMcpHttpHandler({ ...MINIMAL_HTTP_OPTIONS, tools: value as never })).toThrow(
       new TypeError(
         'createSessMcpHttpHandler: option "tools" must be "sess-mcp-tools/5" or "sess-mcp-tools/6".',
       ),

@@ -13,18 +13,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { DiagnosticEvent, HttpBinding } from '../../src/core/ports.js';
-import {
-  createSessMcpHttpHandler,
-  type SessHttpPrincipal,
-  type SessMcpHttpHandler,
-} from '../../src/http/index.js';
+import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../../src/http/index.js';
 import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { runtimePrincipal } from '../http/harness.js';
 import { connectModern, listen, type TestServer } from '../http/helpers.js';
 import { describeWithChromium } from '../page/browser-harness.js';
 import { useSecretsAudit } from '../support/audit.js';
+import { useCleanup } from '../support/cleanup.js';
 import type { ToolResultLike } from '../support/outcome.js';
 import { type LifecycleFace, runLifecycle } from './lifecycle.js';
 import { usePerson } from './person.js';
@@ -43,10 +41,7 @@ interface Generation {
 describeWithChromium('the lifecycle over HTTP (v2 client, node:http on 127.0.0.1, file store)', () => {
   const audits = useSecretsAudit();
   const person = usePerson();
-  const cleanups: Array<() => Promise<void>> = [];
-  afterEach(async () => {
-    while (cleanups.length > 0) await cleanups.pop()!();
-  });
+  const cleanups = useCleanup();
 
   /** A new store, handler, server and client on `stateDir`; `bindings` collects what it stored under. */
   async function startGeneration(
@@ -56,15 +51,7 @@ describeWithChromium('the lifecycle over HTTP (v2 client, node:http on 127.0.0.1
     events: DiagnosticEvent[],
   ): Promise<Generation> {
     const stores = createFileHandleStore({ stateDir, profile: PROFILE });
-    const principal: SessHttpPrincipal = {
-      workspaceId: sess.workspaceId,
-      principalId: 'alice',
-      clientId: 'client_1',
-      grantId: 'grant_1',
-      grantGeneration: 'g1',
-      scopes: ['sess'],
-      credential: () => sess.apiKey,
-    };
+    const principal = runtimePrincipal(sess);
     const handler = createSessMcpHttpHandler({
       authenticate: (request) =>
         request.headers.get('authorization') === `Bearer ${BEARER}` ? principal : undefined,

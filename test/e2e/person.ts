@@ -8,13 +8,11 @@
  * `test/page/browser-harness.ts`, which fails a suite under `CI=true` when Chromium is missing).
  * Screenshots of what the person saw go to `test-results/e2e/`.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { PHONE } from '../page/browser-harness.js';
-
-// The same browser the page suites use.
-const CHROMIUM = process.env.SESS_TEST_CHROMIUM || '/usr/bin/chromium';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
 /** Where the lifecycle suites' screenshots go. */
 export const E2E_SHOTS = 'test-results/e2e';
 
@@ -42,12 +40,9 @@ export function usePerson(): Person {
   let browser: Browser | undefined;
   const contexts: BrowserContext[] = [];
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing`);
+    if (!HAVE_CHROMIUM) throw new Error(`${CHROMIUM} is missing`);
     mkdirSync(E2E_SHOTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-quic'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await Promise.all(contexts.splice(0).map((c) => c.close()));

@@ -9,7 +9,6 @@
  * `.tmp/deno/node_modules/@deno/linux-x64-glibc/deno`, then on `PATH`.
  */
 import { describe } from 'vitest';
-import { useSecretsAudit } from '../support/audit.js';
 import {
   DENO,
   edgeFlowTests,
@@ -18,12 +17,9 @@ import {
   requireRuntime,
   root,
   spawnRuntime,
-  useCleanup,
 } from './runtime.js';
 
 const deno = findRuntime(DENO);
-const audits = useSecretsAudit();
-const cleanup = useCleanup();
 
 function startDeno(env: Record<string, string>): Promise<RunningRuntime> {
   return spawnRuntime(
@@ -56,5 +52,5 @@ function startDeno(env: Record<string, string>): Promise<RunningRuntime> {
 }
 
 describe.runIf(requireRuntime(DENO, deno))('examples/deno-server.ts on Deno', { timeout: 60_000 }, () => {
-  edgeFlowTests({ label: 'deno', heldWaitWhere: 'on Deno', start: startDeno, audits, cleanup });
+  edgeFlowTests({ label: 'deno', heldWaitWhere: 'on Deno', start: startDeno });
 });

@@ -7,13 +7,17 @@
  * `.ci/run` installs every runtime first.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, expect, it } from 'vitest';
+import { type BuildOptions, build } from 'esbuild';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface, ok, type ToolCaller } from '../http/harness.js';
 import { connectLegacy, connectModern } from '../http/helpers.js';
-import type { SecretsAudit } from '../support/audit.js';
+import { type SecretsAudit, useSecretsAudit } from '../support/audit.js';
+import { type Closable, useCleanup } from '../support/cleanup.js';
 
 /** The repository root, with a trailing slash. */
 export const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -188,17 +192,8 @@ export async function roundTrip(client: ToolCaller, sess: LocalSess, audit: Secr
   expect(completed.state).toBe('completed');
 }
 
-/** Cleanups a suite runs after each test, last first. */
-export type Cleanup = Array<() => Promise<void> | void>;
-
-/** A suite's {@link Cleanup} list, emptied (last first) after each test. */
-export function useCleanup(): Cleanup {
-  const cleanup: Cleanup = [];
-  afterEach(async () => {
-    while (cleanup.length > 0) await cleanup.pop()?.();
-  });
-  return cleanup;
-}
+/** Cleanups a suite runs after each test, last first (`useCleanup()` of `test/support`). */
+export type Cleanup = Closable[];
 
 /** A local Sess runtime and an MCP server started over it. */
 export interface EdgeStack {
@@ -284,31 +279,77 @@ export interface EdgeFlowSuite {
   heldWaitWhere?: string;
   /** Start the server with the Sess key, origin and bearer as environment. */
   start(env: Record<string, string>): Promise<RunningRuntime>;
-  /** The suite's secrets audit (`useSecretsAudit()`). */
-  audits: { readonly current: SecretsAudit };
-  cleanup: Cleanup;
   /** More checks on the running stack after the two-client round. */
   more?(stack: EdgeStack): Promise<void>;
 }
 
-/** The flow tests every runtime suite runs: {@link bothClientsRoundTrip}, then {@link heldWaitAnswered}. */
+/**
+ * The flow tests every runtime suite runs: {@link bothClientsRoundTrip}, then
+ * {@link heldWaitAnswered}. Each test has its own secrets audit, checked after its clean-ups ran.
+ */
 export function edgeFlowTests(suite: EdgeFlowSuite): void {
+  const audits = useSecretsAudit();
+  const cleanup = useCleanup();
   const stack = (bearer: string) =>
     startEdgeStack(
       suite.label,
       `${suite.label}-bearer-token-${bearer}`,
       suite.start,
-      suite.audits.current,
-      suite.cleanup,
+      audits.current,
+      cleanup,
     );
   it('a 2026-07-28 client and a 2025 client run request → answer → complete; a wrong token gets 401', async () => {
     const running = await stack('0123456789');
-    await bothClientsRoundTrip(running, suite.audits.current);
+    await bothClientsRoundTrip(running, audits.current);
     await suite.more?.(running);
   });
   const where = suite.heldWaitWhere;
   if (where === undefined) return;
   it(`a sess_response held open ${where} returns the answer given during the wait`, async () => {
-    await heldWaitAnswered(await stack('abcdefghij'), suite.audits.current, suite.cleanup);
+    await heldWaitAnswered(await stack('abcdefghij'), audits.current, cleanup);
   });
+}
+
+/** A Worker module bundled for workerd, with the config that serves it. */
+export interface WorkerBundle {
+  /** The temporary directory's name prefix, e.g. `sess-workerd-`. */
+  prefix: string;
+  /** The module's esbuild options; an ESM bundle to `worker.js`, silently, is added here. */
+  build: Omit<BuildOptions, 'bundle' | 'format' | 'outfile' | 'logLevel'>;
+  /** The `config.capnp` text (`workerdConfig`). */
+  config: string;
+  /** Bundle only when the suite runs. @default true */
+  when?: boolean;
+}
+
+/**
+ * Bundle the Worker into a temporary directory before the file's tests (removed after them);
+ * returns how to start `workerd serve` on it with `env` as its bindings' environment.
+ */
+export function useWorkerBundle(
+  workerd: string | undefined,
+  bundle: WorkerBundle,
+): (env: Record<string, string>) => Promise<RunningRuntime> {
+  let dir = '';
+  beforeAll(async () => {
+    if (bundle.when === false) return;
+    dir = mkdtempSync(join(tmpdir(), bundle.prefix));
+    await build({
+      ...bundle.build,
+      bundle: true,
+      format: 'esm',
+      outfile: join(dir, 'worker.js'),
+      logLevel: 'silent',
+    });
+    writeFileSync(join(dir, 'config.capnp'), bundle.config);
+  });
+  afterAll(() => {
+    if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  });
+  return (env) =>
+    spawnRuntime(workerd!, ['serve', join(dir, 'config.capnp'), '--control-fd=3'], {
+      cwd: dir,
+      env,
+      readPort: workerdPort,
+    });
 }

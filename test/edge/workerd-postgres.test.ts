@@ -7,26 +7,22 @@
  * Needs `DATABASE_URL` (`scripts/ci-postgres.sh`) and workerd; under `CI=true` either missing
  * fails the suite.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
-import { startLocalSess } from '../../src/testing/index.js';
 import { connectModern } from '../http/helpers.js';
 import { useSecretsAudit } from '../support/audit.js';
+import { useCleanup } from '../support/cleanup.js';
 import {
   findRuntime,
   requireRuntime,
   root,
   roundTrip,
-  spawnRuntime,
-  useCleanup,
+  startEdgeStack,
+  useWorkerBundle,
   WORKERD,
   workerdConfig,
-  workerdPort,
 } from './runtime.js';
 
 const workerd = findRuntime(WORKERD);
@@ -35,13 +31,6 @@ const table = `edge_handles_${process.pid}`;
 const audits = useSecretsAudit();
 const cleanup = useCleanup();
 
-const CONFIG = workerdConfig({
-  extra: [
-    '(name = "DATABASE_URL", fromEnvironment = "DATABASE_URL")',
-    `(name = "HANDLE_TABLE", text = "${table}")`,
-  ],
-});
-
 const ready = requireRuntime(WORKERD, workerd);
 if (ready && databaseUrl === undefined && process.env.CI === 'true') {
   it('has DATABASE_URL', () => {
@@ -49,26 +38,23 @@ if (ready && databaseUrl === undefined && process.env.CI === 'true') {
   });
 }
 
-let dir = '';
-beforeAll(async () => {
-  if (!ready || databaseUrl === undefined) return;
-  dir = mkdtempSync(join(tmpdir(), 'sess-workerd-pg-'));
-  await build({
+const startWorker = useWorkerBundle(workerd, {
+  prefix: 'sess-workerd-pg-',
+  when: ready && databaseUrl !== undefined,
+  build: {
     entryPoints: [join(root, 'examples', 'edge', 'worker-postgres.ts')],
-    bundle: true,
-    format: 'esm',
     // What wrangler does for nodejs_compat: Node's built-ins come from workerd, the rest is bundled.
     platform: 'node',
     conditions: ['workerd', 'worker'],
     external: ['cloudflare:sockets', 'node:*'],
     banner: { js: "import { createRequire } from 'node:module'; const require = createRequire('/');" },
-    outfile: join(dir, 'worker.js'),
-    logLevel: 'silent',
-  });
-  writeFileSync(join(dir, 'config.capnp'), CONFIG);
-});
-afterAll(() => {
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  },
+  config: workerdConfig({
+    extra: [
+      '(name = "DATABASE_URL", fromEnvironment = "DATABASE_URL")',
+      `(name = "HANDLE_TABLE", text = "${table}")`,
+    ],
+  }),
 });
 
 describe.runIf(ready && databaseUrl !== undefined)(
@@ -79,24 +65,14 @@ describe.runIf(ready && databaseUrl !== undefined)(
       const store = createPostgresHandleStore({ connectionString: databaseUrl!, table });
       await store.migrate();
       cleanup.push(() => store.close());
-      const sess = await startLocalSess();
-      cleanup.push(() => sess.close());
-      const bearer = 'workerd-pg-bearer-0123456789';
-      audits.current.secret(sess.apiKey, 'sess api key');
-      audits.current.secret(bearer, 'mcp bearer token');
-      const worker = await spawnRuntime(workerd!, ['serve', join(dir, 'config.capnp'), '--control-fd=3'], {
-        cwd: dir,
-        env: {
-          DATABASE_URL: databaseUrl!,
-          SESS_API_KEY: sess.apiKey,
-          MCP_BEARER_TOKEN: bearer,
-          SESS_API_ORIGIN: sess.origin,
-        },
-        readPort: workerdPort,
-      });
-      cleanup.push(() => worker.stop());
-      audits.current.watch(worker.stderr, 'workerd stderr');
-      const client = await connectModern(worker.url, { authorization: `Bearer ${bearer}` });
+      const { sess, server, headers } = await startEdgeStack(
+        'workerd',
+        'workerd-pg-bearer-0123456789',
+        (env) => startWorker({ DATABASE_URL: databaseUrl!, ...env }),
+        audits.current,
+        cleanup,
+      );
+      const client = await connectModern(server.url, headers);
       cleanup.push(() => client.close());
       await roundTrip(client, sess, audits.current);
       expect(sess.sessions.list().map((s) => s.view.status)).toEqual(['completed']);

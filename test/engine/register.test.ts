@@ -5,57 +5,21 @@
  * the contract's exact result and error objects (not the SDK's validation text), progress
  * notifications reach the client, and a cancelled call ends the wait as `needs_resume`.
  */
-import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { registerSessTools, toolCallContextFrom } from '../../src/core/register.js';
 import { REWAIT_LINE } from '../../src/core/result.js';
 import { TOOL_NAMES } from '../../src/core/schemas.js';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
-import { approveAnswer, approveSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
+import { useInMemoryMcp } from '../support/in-memory-mcp.js';
+import { approveAnswer, approveSurface, sessionIdOf } from './harness.js';
 
-let h: Harness | undefined;
-let closers: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const close of closers) await close();
-  closers = [];
-  await h?.close();
-  h = undefined;
-});
-
-/** An MCP client of either SDK generation, as far as these tests use it. */
-interface ConnectableClient {
-  connect(transport: InstanceType<typeof InMemoryTransport>): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** The harness's engine behind a real McpServer, and `client` connected to it in memory. */
-function connect(harness: Harness): Promise<Client>;
-function connect<C extends ConnectableClient>(harness: Harness, client: C): Promise<C>;
-async function connect(
-  harness: Harness,
-  client: ConnectableClient = new Client({ name: 'engine-test', version: '1.0.0' }),
-): Promise<ConnectableClient> {
-  const server = new McpServer(
-    { name: '@sess.si/mcp', version: '0.0.0-test' },
-    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
-  );
-  registerSessTools(server, { engine: harness.engine });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  await client.connect(clientSide);
-  closers.push(async () => {
-    await client.close();
-    await server.close();
-  });
-  return client;
-}
+const mcp = useInMemoryMcp();
 
 describe('registerSessTools', () => {
   it('tools/list shows the five tools with the contract schemas, titles and annotations', async () => {
-    h = await startHarness();
-    const client = await connect(h);
+    const h = await mcp.harness();
+    const client = await mcp.connect(h.engine);
     expect(client.getInstructions()).toBe(SERVER_INSTRUCTIONS);
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
@@ -69,8 +33,8 @@ describe('registerSessTools', () => {
   });
 
   it('a call runs the engine: the flow over MCP returns structured interactions', async () => {
-    h = await startHarness();
-    const client = await connect(h);
+    const h = await mcp.harness();
+    const client = await mcp.connect(h.engine);
     const created = await client.callTool({
       name: 'sess_request',
       arguments: { interaction: approveSurface },
@@ -90,8 +54,8 @@ describe('registerSessTools', () => {
   });
 
   it('invalid arguments get the contract error object, not the SDK validation text', async () => {
-    h = await startHarness();
-    const client = await connect(h);
+    const h = await mcp.harness();
+    const client = await mcp.connect(h.engine);
     const result = await client.callTool({
       name: 'sess_ask',
       arguments: { question: 'Q?', fields: [{ type: 'text', name: 'a', label: 'x'.repeat(72) }] },
@@ -112,8 +76,8 @@ describe('registerSessTools', () => {
   });
 
   it('sends progress notifications when the client sent a progress token', async () => {
-    h = await startHarness({ engine: { progressIntervalMs: 40 } });
-    const client = await connect(h);
+    const h = await mcp.harness({ engine: { progressIntervalMs: 40 } });
+    const client = await mcp.connect(h.engine);
     const created = await h.request();
     const seen: Array<{ progress: number; total?: number }> = [];
     const result = await client.callTool(
@@ -128,8 +92,8 @@ describe('registerSessTools', () => {
   });
 
   it('a cancelled call ends the wait as needs_resume and the next call resumes the same Session', async () => {
-    h = await startHarness();
-    const client = await connect(h);
+    const h = await mcp.harness();
+    const client = await mcp.connect(h.engine);
     const created = await h.request();
     const controller = new AbortController();
     const call = client.callTool(
@@ -141,7 +105,7 @@ describe('registerSessTools', () => {
     controller.abort();
     await expect(call).rejects.toThrow();
     // The server side saw the cancellation: its wait ended and nothing changed.
-    await expect.poll(() => h?.sess.pendingWaits() ?? -1).toBe(0);
+    await expect.poll(() => h.sess.pendingWaits()).toBe(0);
     expect(h.diagnostics).toContainEqual(
       expect.objectContaining({ event: 'tool_result', state: 'needs_resume' }),
     );
@@ -157,8 +121,10 @@ describe('registerSessTools', () => {
   });
 
   it('serves a 2025-era client (the v1 SDK): tools, a call, progress and the contract errors', async () => {
-    h = await startHarness({ engine: { progressIntervalMs: 40 } });
-    const client = await connect(h, new ClientV1({ name: 'engine-test-v1', version: '1.0.0' }));
+    const h = await mcp.harness({ engine: { progressIntervalMs: 40 } });
+    const client = await mcp.connect(h.engine, {
+      client: new ClientV1({ name: 'engine-test-v1', version: '1.0.0' }),
+    });
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
     const created = await client.callTool({

@@ -54,6 +54,24 @@ const response: VerifiedResponse = {
   verifiedAt: '2030-01-01T00:00:01.000Z',
 };
 
+/** The confirmed publish of revision 1 that the states after it remember. */
+const publishedMutation = {
+  kind: 'publish',
+  expectedRevision: 1,
+  responseEventId: 'evt_1',
+  surfaceDigest: 'sha256:x',
+} as const;
+
+/** The open Ask of the states that still hold it. */
+const openAsk = {
+  askId: 'ask_1',
+  workspaceId: 'ws_1',
+  humanUrl: 'https://sess.test/a/x',
+  expiresAt: '2030-01-01T00:00:00.000Z',
+  surface,
+  max: 3,
+};
+
 const S = {
   intent: { kind: 'create_intent', request: { idempotencyKey: 'k', surface } },
   askIntent: { kind: 'create_intent', request: { idempotencyKey: 'k', surface, respondents: { max: 3 } } },
@@ -84,15 +102,7 @@ const S = {
   },
   expired: { kind: 'expired', sessionId: 'ses_1', revision: 1 },
   blocked: { kind: 'blocked', code: 'RECOVERY_BLOCKED', reason: 'session_moved_on', previous: 'answered' },
-  askOpen: {
-    kind: 'ask_open',
-    askId: 'ask_1',
-    workspaceId: 'ws_1',
-    humanUrl: 'https://sess.test/a/x',
-    expiresAt: '2030-01-01T00:00:00.000Z',
-    surface,
-    max: 3,
-  },
+  askOpen: { kind: 'ask_open', ...openAsk },
   askClosed: { kind: 'ask_closed', askId: 'ask_1' },
   withdrawPending: {
     kind: 'withdraw_pending',
@@ -107,24 +117,14 @@ const S = {
     revision: 2,
     surface: next,
     request: { expectedRevision: 2, idempotencyKey: 'w2' },
-    lastMutation: {
-      kind: 'publish',
-      expectedRevision: 1,
-      responseEventId: 'evt_1',
-      surfaceDigest: 'sha256:x',
-    },
+    lastMutation: publishedMutation,
   },
   waitingAfterPublish: {
     kind: 'waiting',
     session,
     revision: 2,
     surface: next,
-    lastMutation: {
-      kind: 'publish',
-      expectedRevision: 1,
-      responseEventId: 'evt_1',
-      surfaceDigest: 'sha256:x',
-    },
+    lastMutation: publishedMutation,
   },
   withdrawn: {
     kind: 'withdrawn',
@@ -134,12 +134,7 @@ const S = {
   },
   askClosePending: {
     kind: 'ask_close_pending',
-    askId: 'ask_1',
-    workspaceId: 'ws_1',
-    humanUrl: 'https://sess.test/a/x',
-    expiresAt: '2030-01-01T00:00:00.000Z',
-    surface,
-    max: 3,
+    ...openAsk,
     request: { reason: 'Not needed.', idempotencyKey: 'a' },
   },
   askClosedWithdrawn: {

@@ -8,21 +8,23 @@
 import { createMCPClient } from '@ai-sdk/mcp';
 import { generateText, isStepCount } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { describe, expect, it } from 'vitest';
-import { createSecretsAudit } from '../support/audit.js';
+import { describe, it } from 'vitest';
 import {
   BEARER,
+  expectFullRun,
   type FlowOutcome,
   type HostResult,
+  keysOnlyAudit,
   packageVersion,
-  progressTokenOf,
+  reachOf,
+  requestBodies,
   startHttpHostRun,
+  toolDescriptionsIn,
   useCleanupStack,
   writeHostResult,
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, nextStep, promptFor } from './script.js';
-import { firstInteractionResult, guidanceReach, toolResultShape } from './stand-in-log.js';
 
 const cleanup = useCleanupStack();
 
@@ -123,35 +125,25 @@ describe('Vercel AI SDK (ai + @ai-sdk/mcp)', () => {
       outputs.push(result.text);
     });
     audit.text(outputs.join('\n'), 'agent output');
-    const keysOnly = createSecretsAudit();
-    keysOnly.secret(sess.apiKey, 'sess api key');
-    keysOnly.secret(BEARER, 'mcp bearer token');
-    keysOnly.text(log.requests.map((r) => r.body).join('\n'), 'model prompts');
+    const keysOnly = keysOnlyAudit(sess, log);
 
-    const bodies = log.requests.map((r) => r.body).join('\n');
+    const bodies = requestBodies(log);
     const version = `ai ${await packageVersion('ai')}, @ai-sdk/mcp ${await packageVersion('@ai-sdk/mcp')}`;
     const result: HostResult = {
       host: 'Vercel AI SDK',
       version,
       transport: 'HTTP',
-      reachesModel: toolResultShape(firstInteractionResult(log)),
-      guidance: guidanceReach(log),
-      progressToken: progressTokenOf(server.messages),
+      ...reachOf(log, server.messages),
       callTimeout,
       instructions: bodies.includes(MARKERS.instructions)
         ? 'not used by the SDK itself; `client.instructions` holds them and this app puts them in `system`'
         : 'not sent to the model',
-      toolDescriptions: bodies.includes(MARKERS.description) ? 'in the tools list' : 'not sent to the model',
+      toolDescriptions: toolDescriptionsIn(bodies),
       flows,
       notes: [],
     };
     await writeHostResult('ai-sdk-http', result);
-    for (const flow of flows)
-      expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
-    expect(result.reachesModel).not.toBe('none');
-    // The guidance of a result reaches the model, in the part of the result this host forwards.
-    expect(result.guidance).not.toBe('none');
-    expect(result.callTimeout).not.toMatch(/^not measured/);
+    expectFullRun(result);
     audit.assertClean();
     keysOnly.assertClean();
   }, 180_000);

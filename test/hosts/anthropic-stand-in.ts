@@ -7,8 +7,8 @@
  * It is a named double for the model only; the host, the MCP server and Sess are real.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { listen, type TestServer } from '../http/helpers.js';
+import type { ServerResponse } from 'node:http';
+import { listen, readBody, type TestServer } from '../http/helpers.js';
 import { nextStep, type ScriptStep } from './script.js';
 import { createStandInLog, type StandInLog } from './stand-in-log.js';
 
@@ -130,12 +130,6 @@ function reply(res: ServerResponse, body: MessagesBody, step: ScriptStep): void 
     ],
     ['message_stop', {}],
   ]);
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A running stand-in. */

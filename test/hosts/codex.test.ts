@@ -1,26 +1,28 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import {
-  builtBin,
+  expectFullRun,
   type FlowOutcome,
   type HostResult,
-  progressTokenOf,
-  ROOT,
+  hostPlace,
+  hostStdioServer,
+  keysOnlyAudit,
+  reachOf,
   readStdioTap,
   readTree,
+  requestBodies,
   requireHost,
   runHostCommand,
+  toolDescriptionsIn,
   useCleanupStack,
   writeHostResult,
 } from './matrix.js';
 import { startResponsesStandIn } from './responses-stand-in.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, promptFor } from './script.js';
-import { firstInteractionResult, guidanceReach, toolResultShape } from './stand-in-log.js';
 
 const VERSION = '0.169.0';
 const codex = requireHost(
@@ -76,14 +78,8 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
     cleanup.push(() => sess.close());
     const standIn = await startResponsesStandIn();
     cleanup.push(() => standIn.close());
-    const home = await mkdtemp(join(tmpdir(), 'hosts-codex-home-'));
-    const project = await mkdtemp(join(tmpdir(), 'hosts-codex-project-'));
-    cleanup.push(async () => {
-      await rm(home, { recursive: true, force: true });
-      await rm(project, { recursive: true, force: true });
-    });
-    const tap = join(home, 'tap.jsonl');
-    const { mkdir } = await import('node:fs/promises');
+    const { home, project } = await hostPlace(cleanup, 'codex');
+    const server = hostStdioServer(sess, home);
     await mkdir(join(home, '.codex'), { recursive: true });
     const config = [
       'model = "stand-in"',
@@ -94,17 +90,13 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
       'wire_api = "responses"',
       'env_key = "STANDIN_API_KEY"',
       '[mcp_servers.sess]',
-      `command = ${toml(process.execPath)}`,
-      `args = [${toml(join(ROOT, 'test/hosts/stdio-tap.mjs'))}, ${toml(builtBin())}]`,
+      `command = ${toml(server.command)}`,
+      `args = [${server.args.map(toml).join(', ')}]`,
       'default_tools_approval_mode = "approve"',
       // Start the turn only once the server is up (else the first model request may lack its tools).
       'required = true',
       '[mcp_servers.sess.env]',
-      `SESS_API_KEY = ${toml(sess.apiKey)}`,
-      `SESS_API_ORIGIN = ${toml(sess.origin)}`,
-      'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST = "1"',
-      `SESS_MCP_STATE_DIR = ${toml(join(home, 'sess-state'))}`,
-      `HOST_MATRIX_TAP = ${toml(tap)}`,
+      ...Object.entries(server.env).map(([name, value]) => `${name} = ${toml(value)}`),
       '',
     ].join('\n');
     await writeFile(join(home, '.codex', 'config.toml'), config);
@@ -136,8 +128,7 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
       flows.push(await runFlow(sess, flow, standIn.log, audit, () => exec(promptFor(flow), flow)));
     }
     const callTimeout = await probeLongCall(standIn.log, () => exec(promptFor('long'), 'long call'));
-    const keysOnly = createSecretsAudit();
-    keysOnly.secret(sess.apiKey, 'sess api key');
+    const keysOnly = keysOnlyAudit(sess, standIn.log, { bearer: false });
     // Where Codex keeps the conversation: its rollout files and thread history database.
     const transcript = (path: string) =>
       path.startsWith('.codex/sessions/') ||
@@ -150,23 +141,20 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
     audit.text(outputs.join('\n'), 'host stderr');
     // `codex exec --json` prints the conversation's events (tool results among them): a transcript.
     keysOnly.text(events.join('\n'), 'host event stream');
-    keysOnly.text(standIn.log.requests.map((r) => r.body).join('\n'), 'model requests');
 
-    const bodies = standIn.log.requests.map((r) => r.body).join('\n');
+    const bodies = requestBodies(standIn.log);
     const result: HostResult = {
       host: 'Codex CLI',
       version: VERSION,
       transport: 'stdio',
-      reachesModel: toolResultShape(firstInteractionResult(standIn.log)),
-      guidance: guidanceReach(standIn.log),
-      progressToken: progressTokenOf(await readStdioTap(tap)),
+      ...reachOf(standIn.log, await readStdioTap(server.tap)),
       callTimeout,
       instructions: standIn.log.requests.some((r) => namespaceDescribes(r.body, MARKERS.instructions))
         ? "as the description of the server's tool namespace"
         : bodies.includes(MARKERS.instructions)
           ? 'elsewhere in the request'
           : 'not sent to the model',
-      toolDescriptions: bodies.includes(MARKERS.description) ? 'in the tools list' : 'not sent to the model',
+      toolDescriptions: toolDescriptionsIn(bodies),
       flows,
       notes: [
         `tools offered: ${[...new Set(standIn.log.requests.flatMap((r) => r.toolNames))].sort().join(', ')}`,
@@ -185,12 +173,7 @@ describe.skipIf(codex === undefined)(`Codex CLI ${VERSION}`, () => {
     };
     await writeHostResult('codex-stdio', result);
     await writeHostResult('codex-stdio.model-log', standIn.log.requests as never);
-    for (const flow of flows)
-      expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
-    expect(result.reachesModel).not.toBe('none');
-    // The guidance of a result reaches the model, in the part of the result this host forwards.
-    expect(result.guidance).not.toBe('none');
-    expect(result.callTimeout).not.toMatch(/^not measured/);
+    expectFullRun(result);
     audit.assertClean();
     keysOnly.assertClean();
   }, 300_000);

@@ -21,20 +21,26 @@ import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import type { LocalSess } from '../../src/testing/index.js';
-import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
+import type { SecretsAudit } from '../support/audit.js';
 import {
   BEARER,
+  expectEveryFlowPassed,
+  expectFullRun,
   type FlowOutcome,
+  type HostHttpServer,
   type HostResult,
+  keysOnlyAudit,
   packageVersion,
-  progressTokenOf,
+  reachOf,
+  requestBodies,
   startHttpHostRun,
+  toolDescriptionsIn,
   useCleanupStack,
   writeHostResult,
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, type FlowName, nextStep, promptFor } from './script.js';
-import { firstInteractionResult, guidanceReach, type StandInLog, toolResultShape } from './stand-in-log.js';
+import type { StandInLog } from './stand-in-log.js';
 
 const cleanup = useCleanupStack();
 
@@ -81,13 +87,15 @@ async function agentFlows(
   return done;
 }
 
-/** The audit of what reached the model: the Sess API key and the bearer token never do. */
-function keysOnlyAudit(sess: LocalSess, log: StandInLog): SecretsAudit {
-  const keysOnly = createSecretsAudit();
-  keysOnly.secret(sess.apiKey, 'sess api key');
-  keysOnly.secret(BEARER, 'mcp bearer token');
-  keysOnly.text(log.requests.map((r) => r.body).join('\n'), 'model messages');
-  return keysOnly;
+/** The adapter's client of `server` with the bearer header, closed through `cleanup`. */
+function adapterClient(server: HostHttpServer): MultiServerMCPClient {
+  const client = new MultiServerMCPClient({
+    mcpServers: {
+      sess: { transport: 'http', url: server.url, headers: { authorization: `Bearer ${BEARER}` } },
+    },
+  });
+  cleanup.push(() => client.close());
+  return client;
 }
 
 /** A chat model double whose every answer comes from the script. */
@@ -156,12 +164,7 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     const { sess, server, audit, log } = await startHttpHostRun(cleanup, { inputSchemas: 'flat' });
     const outputs: string[] = [];
 
-    const client = new MultiServerMCPClient({
-      mcpServers: {
-        sess: { transport: 'http', url: server.url, headers: { authorization: `Bearer ${BEARER}` } },
-      },
-    });
-    cleanup.push(() => client.close());
+    const client = adapterClient(server);
     const tools = await client.getTools();
     const agent = createReactAgent({ llm: new ScriptedChatModel(log), tools });
 
@@ -172,19 +175,17 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     audit.text(outputs.join('\n'), 'agent output');
     const keysOnly = keysOnlyAudit(sess, log);
 
-    const bodies = log.requests.map((r) => r.body).join('\n');
+    const bodies = requestBodies(log);
     const result: HostResult = {
       host: 'LangChain.js',
       version: await adapterVersions(),
       transport: 'HTTP',
-      reachesModel: toolResultShape(firstInteractionResult(log)),
-      guidance: guidanceReach(log),
-      progressToken: progressTokenOf(server.messages),
+      ...reachOf(log, server.messages),
       callTimeout,
       instructions: bodies.includes(MARKERS.instructions)
         ? 'in the messages'
         : 'not sent to the model: the adapter offers no way to read them (no `instructions` in its API)',
-      toolDescriptions: bodies.includes(MARKERS.description) ? 'in the tools list' : 'not sent to the model',
+      toolDescriptions: toolDescriptionsIn(bodies),
       flows,
       notes: [
         "the server runs with `inputSchemas: 'flat'` (`SESS_MCP_INPUT_SCHEMAS=flat` for stdio): the adapter merges every anyOf/oneOf of a tool input schema into one object, the last variant's `type` winning, and validates the arguments against that before calling, so with the default exact schemas sess_ask with any field type but rating and sess_request with any component but field are refused in the host (the run below); the flat schemas have no union for it to merge, and the server still validates every call exactly",
@@ -192,8 +193,7 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     };
     await writeHostResult('langchain-http', result);
     await writeHostResult('langchain-http.model-log', log.requests as never);
-    for (const flow of flows)
-      expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
+    expectFullRun(result);
     // Every flow reached the server: its first call was never refused in the host.
     expect(flows.map((f) => f.calls[0])).toEqual(['sess_ask', 'sess_request', 'sess_ask', 'sess_list']);
     expect(flows.find((f) => f.flow === 'lifecycle')!.calls).toEqual([
@@ -205,31 +205,20 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     ]);
     // The listed schemas have no union left for the adapter to merge.
     for (const tool of tools) expect(JSON.stringify(tool.schema)).not.toMatch(/"(anyOf|oneOf)"/);
-    expect(result.reachesModel).not.toBe('none');
-    // The guidance of a result reaches the model, in the part of the result this host forwards.
-    expect(result.guidance).not.toBe('none');
-    expect(result.callTimeout).not.toMatch(/^not measured/);
     audit.assertClean();
     keysOnly.assertClean();
   }, 180_000);
 
   it("still refuses the default 'exact' schemas in the host (the reason for 'flat')", async () => {
     const { sess, server, audit, log } = await startHttpHostRun(cleanup);
-    const client = new MultiServerMCPClient({
-      mcpServers: {
-        sess: { transport: 'http', url: server.url, headers: { authorization: `Bearer ${BEARER}` } },
-      },
-    });
-    cleanup.push(() => client.close());
+    const client = adapterClient(server);
     const agent = createReactAgent({ llm: new ScriptedChatModel(log), tools: await client.getTools() });
     const flows = await agentFlows(sess, ['ask', 'request'], log, audit, agent, []);
     const result: HostResult = {
       host: "LangChain.js, the default `inputSchemas: 'exact'`",
       version: await adapterVersions(),
       transport: 'HTTP',
-      reachesModel: toolResultShape(firstInteractionResult(log)),
-      guidance: guidanceReach(log),
-      progressToken: progressTokenOf(server.messages),
+      ...reachOf(log, server.messages),
       callTimeout: 'not measured (the flat run above measures it)',
       instructions: 'not sent to the model',
       toolDescriptions: 'in the tools list',
@@ -287,25 +276,22 @@ describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () =>
     const flows = await agentFlows(sess, FLOWS, log, audit, agent, outputs);
     audit.text(outputs.join('\n'), 'agent output');
     const keysOnly = keysOnlyAudit(sess, log);
-    const bodies = log.requests.map((r) => r.body).join('\n');
+    const bodies = requestBodies(log);
     const result: HostResult = {
       host: "LangChain.js, tools built from the server's schemas",
       version: `@langchain/core ${await packageVersion('@langchain/core')}, @langchain/langgraph ${await packageVersion('@langchain/langgraph')}, @modelcontextprotocol/sdk ${await packageVersion('@modelcontextprotocol/sdk')}`,
       transport: 'HTTP',
-      reachesModel: toolResultShape(firstInteractionResult(log)),
-      guidance: guidanceReach(log),
-      progressToken: progressTokenOf(server.messages),
+      ...reachOf(log, server.messages),
       callTimeout: 'not measured (the adapter run above measures it)',
       instructions: bodies.includes(MARKERS.instructions) ? 'in the messages' : 'not sent to the model',
-      toolDescriptions: bodies.includes(MARKERS.description) ? 'in the tools list' : 'not sent to the model',
+      toolDescriptions: toolDescriptionsIn(bodies),
       flows,
       notes: [
         "the workaround for the adapter: one `DynamicStructuredTool` per tool of the MCP SDK client's `listTools()`, with `schema` the tool's `inputSchema` unchanged and `func` calling `callTool` and returning the text content; LangChain validates against the schema as published, anyOf included",
       ],
     };
     await writeHostResult('langchain-http-own-tools', result);
-    for (const flow of flows)
-      expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
+    expectEveryFlowPassed(flows);
     expect(result.reachesModel).toBe('text content');
     audit.assertClean();
     keysOnly.assertClean();

@@ -7,13 +7,14 @@
  */
 import { type SpawnOptions, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import {
   createSessMcpHttpHandler,
@@ -22,8 +23,17 @@ import {
 } from '../../src/http/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
+import { MARKERS } from './run-flow.js';
 import type { FlowName } from './script.js';
-import { createStandInLog, type GuidanceReach, type ResultShape, type StandInLog } from './stand-in-log.js';
+import {
+  createStandInLog,
+  firstInteractionResult,
+  type GuidanceReach,
+  guidanceReach,
+  type ResultShape,
+  type StandInLog,
+  toolResultShape,
+} from './stand-in-log.js';
 
 /** The repository root. */
 export const ROOT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
@@ -305,4 +315,104 @@ export async function startHttpHostRun(
   audit.secret(sess.apiKey, 'sess api key');
   audit.secret(BEARER, 'mcp bearer token');
   return { sess, server, audit, log: createStandInLog() };
+}
+
+/** A host's temporary `HOME` and project directory, removed through `cleanup`. */
+export interface HostPlace {
+  home: string;
+  project: string;
+}
+
+/** Make a fresh {@link HostPlace}; `name` goes into the directory names (`hosts-<name>-home-…`). */
+export async function hostPlace(cleanup: Array<() => Promise<void>>, name: string): Promise<HostPlace> {
+  const home = await mkdtemp(join(tmpdir(), `hosts-${name}-home-`));
+  const project = await mkdtemp(join(tmpdir(), `hosts-${name}-project-`));
+  cleanup.push(async () => {
+    await rm(home, { recursive: true, force: true });
+    await rm(project, { recursive: true, force: true });
+  });
+  return { home, project };
+}
+
+/** How a stdio host starts the server: the built bin behind the tap, and the server's variables. */
+export interface HostStdioServer {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  /** Where the tap logs what the host sent (read it with {@link readStdioTap}). */
+  tap: string;
+}
+
+/** The `sess-mcp` server a stdio host configures, bound to `sess`, its state and tap under `home`. */
+export function hostStdioServer(sess: LocalSess, home: string): HostStdioServer {
+  const tap = join(home, 'tap.jsonl');
+  return {
+    command: process.execPath,
+    args: [join(ROOT, 'test/hosts/stdio-tap.mjs'), builtBin()],
+    env: {
+      SESS_API_KEY: sess.apiKey,
+      SESS_API_ORIGIN: sess.origin,
+      SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: '1',
+      SESS_MCP_STATE_DIR: join(home, 'sess-state'),
+      HOST_MATRIX_TAP: tap,
+    },
+    tap,
+  };
+}
+
+/** Every model request's body, as one text (to look for the markers in). */
+export function requestBodies(log: StandInLog): string {
+  return log.requests.map((r) => r.body).join('\n');
+}
+
+/** What of the results reached the model, and whether the host sent progress tokens. */
+export function reachOf(
+  log: StandInLog,
+  messages: readonly TappedMessage[],
+): Pick<HostResult, 'reachesModel' | 'guidance' | 'progressToken'> {
+  return {
+    reachesModel: toolResultShape(firstInteractionResult(log)),
+    guidance: guidanceReach(log),
+    progressToken: progressTokenOf(messages),
+  };
+}
+
+/** Where the tool descriptions showed in `bodies` (the model requests). */
+export function toolDescriptionsIn(bodies: string): string {
+  return bodies.includes(MARKERS.description) ? 'in the tools list' : 'not sent to the model';
+}
+
+/**
+ * The audit of a host's transcript and of what reached its model: links and answers may show
+ * there, the Sess API key (and over HTTP the bearer token) never. It already holds the model
+ * requests of `log`.
+ */
+export function keysOnlyAudit(
+  sess: LocalSess,
+  log: StandInLog,
+  options: { bearer?: boolean } = {},
+): SecretsAudit {
+  const keysOnly = createSecretsAudit();
+  keysOnly.secret(sess.apiKey, 'sess api key');
+  if (options.bearer !== false) keysOnly.secret(BEARER, 'mcp bearer token');
+  keysOnly.text(requestBodies(log), 'model requests');
+  return keysOnly;
+}
+
+/** Every flow of a run passed (each failure names its flow and note). */
+export function expectEveryFlowPassed(flows: readonly FlowOutcome[]): void {
+  for (const flow of flows)
+    expect({ flow: flow.flow, note: flow.note, pass: flow.pass }).toMatchObject({ pass: true });
+}
+
+/**
+ * What a full run of every flow must show: every flow passed, something of a result and its
+ * guidance reached the model, and the long call was measured.
+ */
+export function expectFullRun(result: HostResult): void {
+  expectEveryFlowPassed(result.flows);
+  expect(result.reachesModel).not.toBe('none');
+  // The guidance of a result reaches the model, in the part of the result this host forwards.
+  expect(result.guidance).not.toBe('none');
+  expect(result.callTimeout).not.toMatch(/^not measured/);
 }

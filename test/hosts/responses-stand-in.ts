@@ -6,8 +6,8 @@
  * It is a named double for the model only; the host, the MCP server and Sess are real.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { listen } from '../http/helpers.js';
+import type { ServerResponse } from 'node:http';
+import { listen, readBody } from '../http/helpers.js';
 import { nextStep, type ScriptStep } from './script.js';
 import { createStandInLog, type StandInLog } from './stand-in-log.js';
 
@@ -115,12 +115,6 @@ function send(
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   for (const event of events) res.write(`event: ${event.type as string}\ndata: ${JSON.stringify(event)}\n\n`);
   res.end();
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** A running stand-in. */

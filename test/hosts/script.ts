@@ -8,7 +8,7 @@
  * frameworks' test models) turns what it parsed into a {@link ScriptInput} and the answer back
  * into its own format.
  */
-import { approveSurface, followUpSurface } from '../engine/harness.js';
+import { approveSurface, followUpSurface, lunchAsk } from '../support/surfaces.js';
 
 /** The flows of the host matrix. */
 export type FlowName = 'ask' | 'request' | 'respondents' | 'ask_rating' | 'lifecycle' | 'long';
@@ -135,23 +135,7 @@ const ratingArguments = {
   fields: [{ name: 'score', label: 'Readiness', type: 'rating', required: true }],
 };
 
-const respondentArguments = {
-  question: 'Which day suits the team lunch?',
-  fields: [
-    {
-      name: 'day',
-      label: 'Day',
-      type: 'choice',
-      required: true,
-      options: [
-        { id: 'thu', label: 'Thursday' },
-        { id: 'fri', label: 'Friday' },
-      ],
-    },
-    { name: 'diet', label: 'Dietary needs', type: 'text' },
-  ],
-  respondents: { max: 2 },
-};
+const respondentArguments = { ...lunchAsk(), respondents: { max: 2 } };
 
 /** The next step of a flow, from what the host sent. */
 export function nextStep(input: ScriptInput): ScriptStep {

@@ -8,8 +8,7 @@
  * Without it the suite is skipped with that reason, except under `CI=true`, where it fails.
  */
 import { describe } from 'vitest';
-import { edgeFlowTests, type RunningRuntime, root, spawnRuntime, useCleanup } from '../edge/runtime.js';
-import { useSecretsAudit } from '../support/audit.js';
+import { edgeFlowTests, type RunningRuntime, root, spawnRuntime } from '../edge/runtime.js';
 import { findOutsideTool } from '../support/outside-tool.js';
 
 function findBun(): string | undefined {
@@ -22,8 +21,6 @@ function findBun(): string | undefined {
 }
 
 const bunPath = findBun();
-const audits = useSecretsAudit();
-const cleanup = useCleanup();
 
 function startBun(env: Record<string, string>): Promise<RunningRuntime> {
   return spawnRuntime(bunPath!, [`${root}test/http/bun-server.ts`], {
@@ -36,5 +33,5 @@ function startBun(env: Record<string, string>): Promise<RunningRuntime> {
 }
 
 describe.skipIf(bunPath === undefined)('handler.fetch under Bun (fetch-edge.ts in Bun.serve)', () => {
-  edgeFlowTests({ label: 'bun', start: startBun, audits, cleanup });
+  edgeFlowTests({ label: 'bun', start: startBun });
 });

@@ -8,20 +8,18 @@ import {
   Client as ClientV2,
   StreamableHTTPClientTransport as TransportV2,
 } from '@modelcontextprotocol/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startExistingServer } from '../../examples/existing-server.js';
 import edge, { type EdgeEnv } from '../../examples/fetch-edge.js';
 import { startNodeHttpExample } from '../../examples/node-http.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { useSecretsAudit } from '../support/audit.js';
+import { useCleanup } from '../support/cleanup.js';
 import { approveAnswer, approveSurface, ok, type ToolCaller } from './harness.js';
 import { connectLegacy, connectModern } from './helpers.js';
 
 const audits = useSecretsAudit();
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  while (open.length > 0) await open.pop()?.close();
-});
+const open = useCleanup();
 
 async function runtime(): Promise<LocalSess> {
   const sess = await startLocalSess();

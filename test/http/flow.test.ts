@@ -3,8 +3,9 @@
  * the person answers → publish → answers again → complete, in both protocol eras; bindings per
  * principal, workspace, client and grant generation; the deadline during a wait; close().
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
+import { useCleanup } from '../support/cleanup.js';
 import {
   approveAnswer,
   approveSurface,
@@ -18,10 +19,7 @@ import {
 import { connectLegacy, connectModern, listen } from './helpers.js';
 
 const audits = useSecretsAudit();
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  while (open.length > 0) await open.pop()?.close();
-});
+const open = useCleanup();
 
 async function harness(...args: Parameters<typeof startHttpHarness>): Promise<HttpHarness> {
   const h = await startHttpHarness(...args);

@@ -74,6 +74,26 @@ export interface HttpHarness {
   close(): Promise<void>;
 }
 
+/**
+ * A principal of the runtime's workspace (`alice` of `client_1`, scope `sess`) whose credential is
+ * the runtime's API key; `overrides` changes any part.
+ */
+export function runtimePrincipal(
+  sess: LocalSess,
+  overrides: Partial<SessHttpPrincipal> = {},
+): SessHttpPrincipal {
+  return {
+    workspaceId: sess.workspaceId,
+    principalId: 'alice',
+    clientId: 'client_1',
+    grantId: 'grant_1',
+    grantGeneration: 'g1',
+    scopes: ['sess'],
+    credential: () => sess.apiKey,
+    ...overrides,
+  };
+}
+
 /** Start the runtime, the handler and the server. */
 export async function startHttpHarness(
   extra: Partial<SessMcpHttpHandlerOptions> = {},
@@ -115,16 +135,7 @@ export async function startHttpHarness(
     counts,
     bindings,
     principal(token, overrides = {}) {
-      const p: SessHttpPrincipal = {
-        workspaceId: sess.workspaceId,
-        principalId: 'alice',
-        clientId: 'client_1',
-        grantId: 'grant_1',
-        grantGeneration: 'g1',
-        scopes: ['sess'],
-        credential: () => sess.apiKey,
-        ...overrides,
-      };
+      const p = runtimePrincipal(sess, overrides);
       tokens.set(token, p);
       return p;
     },

@@ -12,6 +12,26 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { SessMcpHttpHandlerOptions } from '../../src/http/index.js';
+
+/**
+ * The fewest options a handler is built with, for the tests of one more option: no request is
+ * served, so neither callback runs. Spread it and add the option under test.
+ */
+export const MINIMAL_HTTP_OPTIONS: SessMcpHttpHandlerOptions = Object.freeze({
+  authenticate: () => undefined,
+  handleStore: () => {
+    throw new Error('not used: no tool is called');
+  },
+  allowedHosts: ['localhost'],
+});
+
+/** The whole body of `req`, as UTF-8 text. */
+export async function readBody(req: AsyncIterable<unknown>): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /** A listening server and how to reach and stop it. */
 export interface TestServer {

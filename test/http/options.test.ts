@@ -10,14 +10,9 @@ import { SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../../src/core/rule
 import * as httpEntry from '../../src/http/index.js';
 import { resolveHttpOptions, type SessMcpHttpHandlerOptions } from '../../src/http/options.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
+import { MINIMAL_HTTP_OPTIONS } from './helpers.js';
 
-const base: SessMcpHttpHandlerOptions = {
-  authenticate: () => undefined,
-  handleStore: () => {
-    throw new Error('not used');
-  },
-  allowedHosts: ['localhost'],
-};
+const base = MINIMAL_HTTP_OPTIONS;
 
 function httpVerdict(extra: Partial<SessMcpHttpHandlerOptions>): 'accepted' | string {
   try {

@@ -4,15 +4,13 @@
  * server with every tool answers it, `tools/list` still lists every tool, and a 2025-03-26 batch that
  * calls two tools serves both.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TOOL_NAMES } from '../../src/index.js';
+import { useCleanup } from '../support/cleanup.js';
 import { approveSurface, type HttpHarness, startHttpHarness } from './harness.js';
 import { legacyPost } from './helpers.js';
 
-const open: HttpHarness[] = [];
-afterEach(async () => {
-  while (open.length > 0) await open.pop()?.close();
-});
+const open = useCleanup();
 
 const TOKEN = 'per-request-server-token';
 const HEADERS = { authorization: `Bearer ${TOKEN}`, 'mcp-protocol-version': '2025-11-25' };

@@ -3,7 +3,7 @@
  * node face, close — against real clients, a real `node:http` server and raw sockets.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DiagnosticEvent } from '../../src/core/ports.js';
 import { incomingFromRequest } from '../../src/http/fetch-face.js';
 import type { SessMcpHttpHandler } from '../../src/http/handler.js';
@@ -14,6 +14,7 @@ import {
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/options.js';
 import { createPipeline, type RequestScope } from '../../src/http/pipeline.js';
+import { useCleanup } from '../support/cleanup.js';
 import {
   connectLegacy,
   connectModern,
@@ -51,10 +52,7 @@ interface Harness {
   waitOutcomes: string[];
 }
 
-const open: Array<{ close(): Promise<void> }> = [];
-afterEach(async () => {
-  while (open.length > 0) await open.pop()?.close();
-});
+const open = useCleanup();
 
 function testServer(scope: RequestScope, h: Harness): McpServer {
   const server = new McpServer({ name: 'shell-test', version: '1.0.0' }, { capabilities: { tools: {} } });

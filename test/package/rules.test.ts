@@ -14,10 +14,11 @@ import { createSessEngine } from '../../src/core/engine.js';
 import { isSessMcpError } from '../../src/core/errors.js';
 import { SessApiError } from '../../src/core/ports.js';
 import { PROFILE_NAME_RULE, SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../../src/core/rules.js';
-import { createSessMcpHttpHandler, type SessMcpHttpHandlerOptions } from '../../src/http/index.js';
+import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { createSessClient } from '../../src/sess/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
+import { MINIMAL_HTTP_OPTIONS } from '../http/helpers.js';
 import { makeRecord } from '../store/fixtures.js';
 
 /** A verdict: accepted, or refused with the message (whose form each entry checks itself). */
@@ -54,13 +55,7 @@ const authority = {
   },
 };
 
-const httpBase: SessMcpHttpHandlerOptions = {
-  authenticate: () => undefined,
-  handleStore: () => {
-    throw new Error('not used: no tool is called');
-  },
-  allowedHosts: ['localhost'],
-};
+const httpBase = MINIMAL_HTTP_OPTIONS;
 
 const clientBase = { origin: 'https://api.sess.si', credential: () => 'sk_test_not_sent' };
 

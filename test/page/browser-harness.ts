@@ -8,15 +8,12 @@
  * Without `/usr/bin/chromium` (or `SESS_TEST_CHROMIUM`) a suite is skipped with a warning, except
  * under `CI`, where a missing browser fails.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
-
-// Debian's Chromium; SESS_TEST_CHROMIUM points elsewhere (another distribution's build).
-const CHROMIUM = process.env.SESS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
 /** Where screenshots of every state go. */
 export const SHOTS = 'test-results/page';
 /** The phone every person uses. */
@@ -152,22 +149,7 @@ export function useBrowser(): BrowserSuite {
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    [browser, runtime] = await Promise.all([
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--disable-quic',
-        ],
-      }),
-      startLocalSess(),
-    ]);
+    [browser, runtime] = await Promise.all([launchChromium(), startLocalSess()]);
   });
 
   afterAll(async () => {

@@ -21,12 +21,12 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runExchange } from '../../src/sess/exchange.js';
 import { createSessClient } from '../../src/sess/index.js';
 import { answerToForm } from '../../src/testing/page/index.js';
 import { bundleForNode } from '../support/bundle.js';
+import { lag, lagInIoCallback, sessionRead, slowServer } from '../support/slow-server.js';
 import { ANSWER, sampleSurface } from '../testing/helpers.js';
 
 let dir: string;
@@ -69,9 +69,6 @@ function advertisedIdleMs(keepAlive: string | null): number {
 }
 
 /** Block this process's event loop: no timer, no socket event runs meanwhile. */
-function lag(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
 
 /** How long past the advertised idle time the lag lasts: more than a client's own margin. */
 const PAST_ADVERTISED_MS = 1_500;
@@ -137,46 +134,11 @@ describe('a wait under event-loop lag', () => {
   }, 60_000);
 });
 
-/**
- * A server on its own thread (its own event loop, so this thread's lag does not stop it): it
- * flags each request it receives in `flag`, then answers `{}` after `delayMs`.
- */
-async function slowServer(
-  delayMs: number,
-): Promise<{ url: string; flag: Int32Array; close(): Promise<void> }> {
-  const flag = new Int32Array(new SharedArrayBuffer(4));
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-    const http = require('node:http');
-    const server = http.createServer((req, res) => {
-      Atomics.store(workerData.flag, 0, 1);
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
-        res.end('{}');
-      }, workerData.delayMs);
-    });
-    server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
-    { eval: true, workerData: { flag, delayMs } },
-  );
-  const port = await new Promise<number>((resolve) => worker.once('message', resolve));
-  return {
-    url: `http://127.0.0.1:${port}/v1/sessions/ses_x`,
-    flag,
-    close: () => worker.terminate().then(() => {}),
-  };
-}
-
 /** A plain Session read of `url` through the exchange, with a `timeoutMs` deadline. */
 function readSession(url: string, timeoutMs: number) {
   return runExchange({
     fetch: (input, init) => fetch(input, init),
-    url,
-    method: 'GET',
-    headers: { accept: 'application/json' },
-    mutation: false,
-    what: 'read a Session',
-    timeoutMs,
-    maxBytes: 1024,
+    ...sessionRead(url, timeoutMs),
   });
 }
 
@@ -186,16 +148,11 @@ describe('a deadline under event-loop lag', () => {
     try {
       const exchange = readSession(server.url, 600);
       const started = performance.now();
-      while (Atomics.load(server.flag, 0) === 0) await sleep(1);
+      await server.requested();
       // The request is at the server; it answers at +300 ms, while this loop is blocked (in an
       // I/O-side callback, as a burst of returning waits blocks it) until past the 600 ms
       // deadline. Unblocked, the loop's next turn runs the due deadline before it reads the socket.
-      await new Promise<void>((resolve) =>
-        setImmediate(() => {
-          lag(1_000);
-          resolve();
-        }),
-      );
+      await lagInIoCallback(1_000);
       expect(performance.now() - started).toBeGreaterThan(600);
       const response = await exchange;
       expect(response.status).toBe(200);

@@ -8,11 +8,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Worker } from 'node:worker_threads';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSessClient } from '../../src/sess/client.js';
 import { runExchange } from '../../src/sess/exchange.js';
 import { nodeTransport } from '../../src/sess/node-transport.js';
+import { lagInIoCallback, sessionRead, slowServer } from '../support/slow-server.js';
 import { clientFor, expectSessError, idemKey, surface, useRuntime } from './helpers.js';
 
 const runtime = useRuntime();
@@ -197,47 +197,22 @@ describe('the Node transport', () => {
   });
 
   it('a response that arrived before the deadline is read, though a lagging loop ran the deadline first', async () => {
-    const flag = new Int32Array(new SharedArrayBuffer(4));
-    const worker = new Worker(
-      `const { parentPort, workerData } = require('node:worker_threads');
-      const http = require('node:http');
-      const server = http.createServer((req, res) => {
-        Atomics.store(workerData.flag, 0, 1);
-        setTimeout(() => {
-          res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2' });
-          res.end('{}');
-        }, 300);
-      });
-      server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
-      { eval: true, workerData: { flag } },
-    );
+    const server = await slowServer(300);
     try {
-      const port = await new Promise<number>((resolve) => worker.once('message', resolve));
       const exchange = runExchange({
         fetch: () => Promise.reject(new Error('fetch must not be used')),
         transport: nodeTransport(),
-        url: `http://127.0.0.1:${port}/v1/sessions/ses_x`,
-        method: 'GET',
-        headers: { accept: 'application/json' },
-        mutation: false,
-        what: 'read a Session',
-        timeoutMs: 600,
-        maxBytes: 1024,
+        ...sessionRead(server.url, 600),
       });
       const started = performance.now();
-      while (Atomics.load(flag, 0) === 0) await sleep(1);
-      await new Promise<void>((resolve) =>
-        setImmediate(() => {
-          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1_000);
-          resolve();
-        }),
-      );
+      await server.requested();
+      await lagInIoCallback(1_000);
       expect(performance.now() - started).toBeGreaterThan(600);
       const response = await exchange;
       expect(response.status).toBe(200);
       expect(response.text).toBe('{}');
     } finally {
-      await worker.terminate();
+      await server.close();
     }
   }, 30_000);
 });

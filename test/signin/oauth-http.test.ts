@@ -22,7 +22,6 @@
  * where a missing browser fails. It never downloads a browser.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +32,7 @@ import {
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type RunningOAuthExample,
@@ -45,17 +44,15 @@ import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface, call, ok } from '../http/harness.js';
 import { type SecretsAudit, useSecretsAudit } from '../support/audit.js';
 import { bundleWithPackages } from '../support/bundle.js';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import {
   BrowserSignInProvider,
-  CHROMIUM_ARGS,
   OtherResourceProvider,
   type RedirectEndpoint,
   startRedirectEndpoint,
 } from './sign-in.js';
 
-const CHROMIUM = process.env.SESS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const SKIP_REASON = `no Chromium at ${CHROMIUM}; run: bash scripts/ci-chromium.sh`;
 
 const here = fileURLToPath(new URL('.', import.meta.url));
@@ -200,7 +197,7 @@ if (!HAVE_CHROMIUM) {
       // Another resource of the same authorization server: its tokens are not for this one.
       [`${new URL(example.url).origin}/other`]: ['sess'],
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     redirect = await startRedirectEndpoint();
   });
 

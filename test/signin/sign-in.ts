@@ -19,17 +19,6 @@ import type {
 } from '@modelcontextprotocol/client';
 import type { Browser } from 'playwright-core';
 
-/** Chromium flags for a quiet, offline headless run. */
-export const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 /** The loopback redirect endpoint: it answers the browser and hands the query to the test. */
 export interface RedirectEndpoint {
   url: string;

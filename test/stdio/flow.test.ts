@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
 import { useStdioStack } from '../support/stdio-stack.js';
-import { approveSurface, followUpSurface } from '../support/surfaces.js';
+import { approveSurface, followUpSurface, lunchAsk } from '../support/surfaces.js';
 import { errorOf, interactionOf, publishAfter } from './harness.js';
 
 const stdio = useStdioStack();
@@ -152,23 +152,7 @@ describe('sess_ask over stdio', () => {
     const stack = await stdio.start({ client: 'v1' });
     const { server, sess } = stack;
     const asked = interactionOf(
-      await server.callTool('sess_ask', {
-        question: 'Which day suits the team lunch?',
-        fields: [
-          {
-            name: 'day',
-            label: 'Day',
-            type: 'choice',
-            required: true,
-            options: [
-              { id: 'thu', label: 'Thursday' },
-              { id: 'fri', label: 'Friday' },
-            ],
-          },
-          { name: 'diet', label: 'Dietary needs', type: 'text' },
-        ],
-        respondents: { max: 3, name: true },
-      }),
+      await server.callTool('sess_ask', { ...lunchAsk(), respondents: { max: 3, name: true } }),
     );
     expect(asked.state).toBe('waiting');
     expect(asked.ask?.id).toEqual(expect.any(String));

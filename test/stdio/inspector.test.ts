@@ -8,13 +8,13 @@
  * is missing the test says so and skips, except under `CI=true`, where it fails (see
  * `test/support/outside-tool.ts`).
  */
-import { execFile } from 'node:child_process';
 import { dirname } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TOOL_NAMES } from '../../src/index.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface } from '../http/harness.js';
 import { createSecretsAudit } from '../support/audit.js';
+import { printedInteraction, printedJson, runInspector, toolCall } from '../support/inspector-cli.js';
 import { findOutsideTool, INSPECTOR_CLI_TOOL } from '../support/outside-tool.js';
 import { buildSessMcpBin, cleanBuilds, tempStateDir } from './harness.js';
 
@@ -23,24 +23,9 @@ const available = cli !== '';
 
 afterAll(() => cleanBuilds());
 
-function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    // As installed, it reads `../package.json` from its working directory: run it in its own folder.
-    execFile(
-      process.execPath,
-      [cli, ...args],
-      {
-        cwd: dirname(cli),
-        env: { PATH: process.env.PATH },
-        timeout: 60_000,
-      },
-      (error, out, err) =>
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, out, err }),
-    );
-  });
-}
-
-const printed = (out: string) => JSON.parse(out.slice(out.indexOf('{'))) as Record<string, unknown>;
+// As installed, it reads `../package.json` from its working directory: run it in its own folder.
+const run = (args: string[]) =>
+  runInspector(process.execPath, [cli, ...args], { cwd: dirname(cli), env: { PATH: process.env.PATH } });
 
 describe('inspector-cli 1.0.3 over stdio', () => {
   it.skipIf(!available)(
@@ -65,39 +50,25 @@ describe('inspector-cli 1.0.3 over stdio', () => {
         ];
         const listed = await run([...target, '--method', 'tools/list']);
         expect(listed.code, listed.err).toBe(0);
-        const names = (printed(listed.out).tools as Array<{ name: string }>).map((t) => t.name).sort();
+        const names = (printedJson(listed.out).tools as Array<{ name: string }>).map((t) => t.name).sort();
         expect(names).toEqual([...TOOL_NAMES].sort());
 
         const created = await run([
           ...target,
-          '--method',
-          'tools/call',
-          '--tool-name',
-          'sess_request',
-          '--tool-arg',
-          `interaction=${JSON.stringify(approveSurface)}`,
+          ...toolCall('sess_request', `interaction=${JSON.stringify(approveSurface)}`),
         ]);
         expect(created.code, created.err).toBe(0);
-        const interaction = (
-          printed(created.out).structuredContent as { interaction: { handle: string; humanUrl: string } }
-        ).interaction;
+        const interaction = printedInteraction(created.out);
         audit.url(interaction.humanUrl, 'sess link');
 
         await sess.submitAnswer(interaction.humanUrl, approveAnswer);
         audit.answer(approveAnswer.values, 'answer');
         const answered = await run([
           ...target,
-          '--method',
-          'tools/call',
-          '--tool-name',
-          'sess_response',
-          '--tool-arg',
-          `handle=${interaction.handle}`,
-          'revision=1',
-          'wait_ms=2000',
+          ...toolCall('sess_response', `handle=${interaction.handle}`, 'revision=1', 'wait_ms=2000'),
         ]);
         expect(answered.code, answered.err).toBe(0);
-        expect(printed(answered.out)).toMatchObject({
+        expect(printedJson(answered.out)).toMatchObject({
           structuredContent: {
             interaction: { state: 'answered', response: { verified: true, values: approveAnswer.values } },
           },

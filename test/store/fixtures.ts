@@ -76,6 +76,14 @@ export function stateOf(kind: InteractionState['kind'], revision = 1): Interacti
     keyId: 'k1',
     verifiedAt: '2026-11-30T00:00:01.000Z',
   };
+  const ask = {
+    askId: 'ask_1',
+    workspaceId: 'ws_1',
+    humanUrl: 'https://sess.example.test/a/secret',
+    expiresAt: '2026-12-01T00:00:00.000Z',
+    surface,
+    max: 3,
+  };
   switch (kind) {
     case 'create_intent':
       return { kind, request: { idempotencyKey: 'idem-1', surface, expiresIn: 600 } };
@@ -112,15 +120,7 @@ export function stateOf(kind: InteractionState['kind'], revision = 1): Interacti
         previous: 'waiting',
       };
     case 'ask_open':
-      return {
-        kind,
-        askId: 'ask_1',
-        workspaceId: 'ws_1',
-        humanUrl: 'https://sess.example.test/a/secret',
-        expiresAt: '2026-12-01T00:00:00.000Z',
-        surface,
-        max: 3,
-      };
+      return { kind, ...ask };
     case 'ask_closed':
       return { kind, askId: 'ask_1' };
     case 'withdraw_pending':
@@ -139,16 +139,7 @@ export function stateOf(kind: InteractionState['kind'], revision = 1): Interacti
         withdrawal: { expectedRevision: revision, reasonDigest: 'digest-of-reason' },
       };
     case 'ask_close_pending':
-      return {
-        kind,
-        askId: 'ask_1',
-        workspaceId: 'ws_1',
-        humanUrl: 'https://sess.example.test/a/secret',
-        expiresAt: '2026-12-01T00:00:00.000Z',
-        surface,
-        max: 3,
-        request: { idempotencyKey: 'idem-5' },
-      };
+      return { kind, ...ask, request: { idempotencyKey: 'idem-5' } };
   }
 }
 

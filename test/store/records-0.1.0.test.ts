@@ -90,21 +90,22 @@ async function rehome(h: Harness, fixture: InteractionRecord): Promise<Interacti
  */
 async function serveThroughEngine(
   stores: HandleStoreFactory,
-  fixtures: { waiting: InteractionRecord; answered: InteractionRecord; version: (kind: string) => number },
+  fixtures: Record<'waiting' | 'answered', { record: InteractionRecord; version: number }>,
   put: (record: InteractionRecord, version: number) => Promise<void>,
 ): Promise<void> {
   const h = await startHarness({ stores });
   try {
-    const waiting = await rehome(h, fixtures.waiting);
-    const toPublish = await rehome(h, { ...fixtures.answered, handle: `${fixtures.answered.handle}_p` });
-    const toComplete = await rehome(h, { ...fixtures.answered, handle: `${fixtures.answered.handle}_c` });
+    const answered = fixtures.answered.record;
+    const waiting = await rehome(h, fixtures.waiting.record);
+    const toPublish = await rehome(h, { ...answered, handle: `${answered.handle}_p` });
+    const toComplete = await rehome(h, { ...answered, handle: `${answered.handle}_c` });
     for (const record of [waiting, toPublish, toComplete]) {
       expect(record.format).toBe(1);
       expect('title' in record || 'expiresAt' in record).toBe(false);
-      await put(record, fixtures.version(record.state.kind));
+      await put(record, (record.state.kind === 'waiting' ? fixtures.waiting : fixtures.answered).version);
       expect((await h.record(record.handle))?.record).toEqual(record);
     }
-    const waitingVersion = fixtures.version('waiting');
+    const waitingVersion = fixtures.waiting.version;
 
     // Waiting: the person answers, sess_response returns the verified answer.
     if (waiting.state.kind !== 'waiting') throw new Error('unreachable');
@@ -220,15 +221,9 @@ describe('0.1.0 records on the file store', () => {
   it('serves, publishes and completes 0.1.0 records through the engine', async () => {
     const dir = await stateDir();
     const stores = createFileHandleStore({ stateDir: dir, profile: 'default' });
-    const waiting = await fileFixture010(handles.waiting!);
-    const answered = await fileFixture010(handles.answered!);
     await serveThroughEngine(
       stores,
-      {
-        waiting: waiting.record,
-        answered: answered.record,
-        version: (kind) => (kind === 'waiting' ? waiting.version : answered.version),
-      },
+      { waiting: await fileFixture010(handles.waiting!), answered: await fileFixture010(handles.answered!) },
       async (record, version) => {
         // The envelope exactly as 0.1.0's file store writes it.
         await mkdir(stores.directory, { recursive: true, mode: 0o700 });
@@ -321,15 +316,9 @@ if (url === undefined || url === '') {
     it('serves, publishes and completes 0.1.0 rows through the engine', async () => {
       const { table, rows, stores } = await fixtureTable();
       await stores.migrate();
-      const waiting = byKind(rows, 'waiting');
-      const answered = byKind(rows, 'answered');
       await serveThroughEngine(
         stores,
-        {
-          waiting: waiting.record,
-          answered: answered.record,
-          version: (kind) => (kind === 'waiting' ? waiting.version : answered.version),
-        },
+        { waiting: byKind(rows, 'waiting'), answered: byKind(rows, 'answered') },
         async (record, version) => {
           // The row exactly as 0.1.0's store inserts it: the record in the jsonb column (in place
           // of the fixture row of that handle).

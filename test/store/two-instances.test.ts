@@ -16,7 +16,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgresHttpExample } from '../../examples/postgres-http.js';
 import { MAX_UNFINISHED } from '../../src/core/ports.js';
 import { httpBindingOf } from '../../src/http/index.js';
@@ -34,6 +34,7 @@ import {
 import { connectLegacy, connectModern } from '../http/helpers.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { bundleWithPackages } from '../support/bundle.js';
+import { useCleanup } from '../support/cleanup.js';
 
 const url = process.env.DATABASE_URL;
 const SKIP_REASON = 'DATABASE_URL is unset; run: eval "$(bash scripts/ci-postgres.sh)"';
@@ -67,7 +68,7 @@ if (url === undefined || url === '') {
   const audits = useSecretsAudit();
   const admin = new pg.Pool({ connectionString: url, max: 2 });
   const tables: string[] = [];
-  const open: Array<{ close(): Promise<void> }> = [];
+  const open = useCleanup();
   let bundle = '';
 
   /** A table of its own for each test, dropped at the end. */
@@ -86,10 +87,6 @@ if (url === undefined || url === '') {
       // The example runs itself when its module is the entry point; inside the bundle it is not.
       { define: { 'import.meta.url': JSON.stringify('sess-mcp:two-instances-worker') } },
     );
-  });
-
-  afterEach(async () => {
-    while (open.length > 0) await open.pop()?.close();
   });
 
   afterAll(async () => {

@@ -96,3 +96,26 @@ export function minimalSurface(title = 'Deploy now?'): Surface {
     actions: [{ id: 'go', label: 'Deploy', intent: 'approve' }],
   };
 }
+
+/**
+ * The team-lunch `sess_ask` (a required day choice, Thursday or Friday, and a free-text diet
+ * field), built fresh: add `respondents` to ask several people through one link.
+ */
+export function lunchAsk(): { question: string; fields: Array<Record<string, unknown>> } {
+  return {
+    question: 'Which day suits the team lunch?',
+    fields: [
+      {
+        name: 'day',
+        label: 'Day',
+        type: 'choice',
+        required: true,
+        options: [
+          { id: 'thu', label: 'Thursday' },
+          { id: 'fri', label: 'Friday' },
+        ],
+      },
+      { name: 'diet', label: 'Dietary needs', type: 'text' },
+    ],
+  };
+}
