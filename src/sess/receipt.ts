@@ -12,7 +12,7 @@ import * as v from 'valibot';
 import { readOptions } from '../core/options.js';
 import type { VerifiedReceipt, VerifyResponseInput } from '../core/ports.js';
 import { SessApiError } from '../core/ports.js';
-import { canonicalJson, digestCanonicalJson } from './digest.js';
+import { canonicalJson, digestCanonicalJson, sameJsonValue } from './digest.js';
 import { verificationAborted as aborted, refuseReceipt as refuse } from './errors.js';
 import { type ParsedCompactJws, parseCompactJws, verifyCompactJwsSignature } from './jws.js';
 import { createKeySetCache } from './key-set.js';
@@ -33,6 +33,23 @@ function remember<K, V>(memo: Map<K, V>, max: number, key: K, value: V): void {
   memo.delete(key);
   memo.set(key, value);
   if (memo.size > max) memo.delete(memo.keys().next().value as K);
+}
+
+/** A value's canonical JSON and its digest. */
+interface Digested {
+  text: string;
+  digest: string;
+}
+
+/** A receipt whose signature verified under `key`, and what its claims last matched. */
+interface SignedReceipt {
+  key: CryptoKey;
+  read: ReadReceipt;
+  /**
+   * The Surface and answer the claims matched (their canonical JSON, and copies parsed from it
+   * at the first repeat), or `undefined` before a match.
+   */
+  matched: { surface: Digested; answer: Digested; values: [unknown, unknown] | undefined } | undefined;
 }
 
 /** A receipt's parts, read and checked for shape (before its signature is). */
@@ -156,16 +173,33 @@ export function receiptVerifier(config: ConnectionSettings, issuer: string): Rec
   // bytes under the same key verify the same way, so a repeat (`sess_response` on a saved
   // answer) is not parsed or checked again. The claims are compared on every call, and a key set
   // fetched again brings new key objects, whose receipts verify afresh.
-  const signed = new Map<string, { key: CryptoKey; read: ReadReceipt }>();
+  const signed = new Map<string, SignedReceipt>();
   // Digests by the canonical JSON they hash: the Surface of a saved record is digested once.
   const digests = new Map<string, string>();
-  const digest = async (value: unknown): Promise<string> => {
+  const digest = async (value: unknown): Promise<Digested> => {
     const text = canonicalJson(value);
     const known = digests.get(text);
-    if (known !== undefined) return known;
+    if (known !== undefined) return { text, digest: known };
     const computed = await digestCanonicalJson(text);
     if (text.length <= MAX_REMEMBERED_JSON_LENGTH) remember(digests, MAX_REMEMBERED_DIGESTS, text, computed);
-    return computed;
+    return { text, digest: computed };
+  };
+  // A repeat of a receipt whose claims matched: when the Surface and the answer are the same
+  // JSON values as then (compared as values, against copies parsed from their canonical JSON),
+  // their digests are the same, and neither is written or hashed again.
+  const digestsOf = (
+    known: SignedReceipt | undefined,
+    surface: unknown,
+    answer: unknown,
+  ): Promise<[Digested, Digested]> | [Digested, Digested] => {
+    const matched = known?.matched;
+    if (matched !== undefined) {
+      matched.values ??= [JSON.parse(matched.surface.text), JSON.parse(matched.answer.text)];
+      if (sameJsonValue(surface, matched.values[0]) && sameJsonValue(answer, matched.values[1])) {
+        return [matched.surface, matched.answer];
+      }
+    }
+    return Promise.all([digest(surface), digest(answer)]);
   };
   return {
     async verify(check, signal) {
@@ -178,20 +212,20 @@ export function receiptVerifier(config: ConnectionSettings, issuer: string): Rec
       if (key.workspaceId !== check.workspaceId) throw refuse('foreign_key');
       // The digests are taken while the signature is checked (with WebCrypto each is a job on
       // another thread); a bad signature is still the error reported.
-      const digested = (async () =>
-        Promise.all([
-          digest(check.surface),
-          digest({ action: check.answer.action, values: check.answer.values }),
-        ]))();
+      const answer = { action: check.answer.action, values: check.answer.values };
+      const reused = known?.key === key.key ? known : undefined;
+      const digested = (async () => digestsOf(reused, check.surface, answer))();
       digested.catch(() => {});
-      if (known?.key !== key.key) {
+      let entry = reused;
+      if (entry === undefined) {
         if (!(await verifyCompactJwsSignature(read.jws, key.key))) throw refuse('bad_signature');
-        remember(signed, MAX_REMEMBERED_RECEIPTS, check.receipt, { key: key.key, read });
+        entry = { key: key.key, read, matched: undefined };
+        remember(signed, MAX_REMEMBERED_RECEIPTS, check.receipt, entry);
       }
-      let surfaceDigest: string;
-      let answerDigest: string;
+      let surface: Digested;
+      let answered: Digested;
       try {
-        [surfaceDigest, answerDigest] = await digested;
+        [surface, answered] = await digested;
       } catch {
         throw new SessApiError(
           'configuration',
@@ -206,11 +240,13 @@ export function receiptVerifier(config: ConnectionSettings, issuer: string): Rec
         c.sid === check.sessionId &&
         c.rev === check.revision &&
         c.evt === check.eventId &&
-        c.sdg === surfaceDigest &&
-        c.adg === answerDigest &&
+        c.sdg === surface.digest &&
+        c.adg === answered.digest &&
         actMatches &&
         askClaimsMatch(c, check.ask);
       if (!matches) throw refuse('claims_mismatch');
+      if (entry.matched?.surface !== surface)
+        entry.matched = { surface, answer: answered, values: undefined };
       return {
         workspaceId: c.ws,
         sessionId: c.sid,

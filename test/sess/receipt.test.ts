@@ -410,6 +410,16 @@ describe('a shared verifier', () => {
           reason: 'claims_mismatch',
         },
       );
+      // A repeat with the same values, built afresh and in another member order, still verifies;
+      // the same Surface changed in place after a repeat does not.
+      const reordered = JSON.parse(JSON.stringify(input)) as typeof input;
+      reordered.surface = Object.fromEntries(
+        Object.entries(reordered.surface).reverse(),
+      ) as typeof input.surface;
+      expect((await client.verifyResponse(reordered)).eventId).toBe(input.eventId);
+      (reordered.surface as { title: string }).title = 'Changed in place';
+      await expectSessError(client.verifyResponse(reordered), 'verification', { reason: 'claims_mismatch' });
+      expect((await client.verifyResponse(input)).eventId).toBe(input.eventId);
       // Nor does it outlive its key: once the set is fetched again without it, the receipt fails.
       const oldKid = local.keys.activeKid();
       await local.keys.rotate();

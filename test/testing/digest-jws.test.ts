@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   base64UrlDecode,
@@ -5,6 +6,7 @@ import {
   canonicalJson,
   digestJson,
   isDigest,
+  sameJsonValue,
 } from '../../src/sess/digest.js';
 import {
   generateSigningKey,
@@ -14,6 +16,52 @@ import {
   signCompactJws,
   verifyCompactJwsSignature,
 } from '../../src/sess/jws.js';
+
+/** Whether canonicalJson writes `a` and `b` the same, or `undefined` when it refuses either. */
+function sameCanonical(a: unknown, b: unknown): boolean | undefined {
+  try {
+    return canonicalJson(a) === canonicalJson(b);
+  } catch {
+    return undefined;
+  }
+}
+
+describe('sameJsonValue', () => {
+  it('is true for a JSON value and its canonical JSON parsed back, whatever the member order', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(sameJsonValue(value, JSON.parse(canonicalJson(value)))).toBe(true);
+        expect(sameJsonValue(JSON.parse(JSON.stringify(value)), value)).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('is true only where canonicalJson writes both the same (never for a value it refuses)', () => {
+    const anything = fc.anything({ withNullPrototype: true, withObjectString: true, withBoxedValues: true });
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue(), anything), fc.oneof(fc.jsonValue(), anything), (a, b) => {
+        if (sameJsonValue(a, b)) expect(sameCanonical(a, b)).toBe(true);
+        if (sameJsonValue(a, a)) expect(sameCanonical(a, a)).toBe(true);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('tells members left out, reordered, changed or added', () => {
+    const base = { a: 1, b: [true, 'x', { c: null }], d: undefined };
+    expect(sameJsonValue(base, { b: [true, 'x', { c: null }], a: 1 })).toBe(true);
+    expect(sameJsonValue({ a: -0 }, { a: 0 })).toBe(true);
+    expect(sameJsonValue(base, { a: 1, b: [true, 'x', { c: 0 }] })).toBe(false);
+    expect(sameJsonValue(base, { a: 1, b: [true, 'x', { c: null }], e: 2 })).toBe(false);
+    expect(sameJsonValue(base, { a: 1, b: [true, 'x'] })).toBe(false);
+    expect(sameJsonValue({ a: 1 }, { a: '1' })).toBe(false);
+    expect(sameJsonValue([1], { 0: 1 })).toBe(false);
+    expect(sameJsonValue({ d: new Date(0) }, { d: new Date(0) })).toBe(false);
+    expect(sameJsonValue([Number.NaN], [Number.NaN])).toBe(false);
+    expect(sameJsonValue([undefined], [undefined])).toBe(false);
+  });
+});
 
 describe('canonicalJson', () => {
   it('sorts keys, drops whitespace and writes strings and numbers as JSON.stringify does', () => {
