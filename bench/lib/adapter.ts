@@ -81,7 +81,7 @@ async function recordingSess(origin: string, fn: () => Promise<unknown>): Promis
 }
 
 /** Trials of measure 1 (each `CALLS` calls of either side), interleaved. */
-const TRIALS = 9;
+const TRIALS = 15;
 const CALLS = 20;
 
 /** Measure 1. */
