@@ -23,7 +23,9 @@ import {
   close,
   closeSync,
   constants,
+  fstatSync,
   fsync,
+  ftruncateSync,
   futimes,
   lstatSync,
   openSync,
@@ -86,6 +88,8 @@ const TEMP_SUFFIX = '.tmp';
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 /** Create or truncate, write only, never through a link. */
 const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | NOFOLLOW;
+/** Create or overwrite in place (no truncation first), write only, never through a link. */
+const OVERWRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | NOFOLLOW;
 /** Create a new file only (a link in its place counts as existing), write only. */
 export const CREATE_NEW_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 
@@ -306,16 +310,24 @@ export class ProfileIo {
     }
   }
 
-  /** {@link ProfileIo.writeSmallFile} on the default file system: the same flags, synchronously. */
+  /**
+   * {@link ProfileIo.writeSmallFile} on the default file system, synchronously, and in place: the
+   * new content is written over the old from its start and the file cut to it only when it was
+   * longer. Truncating a file and writing it again makes ext4 free and allocate its block and
+   * flush it at `close` (its protection for files replaced that way): about 0.5–1 ms here for the
+   * 25 bytes of `handles.gen`, where an overwrite of the same length costs a page-cache copy.
+   */
   private writeSmallFileNow(path: string, content: string, doing: string): void {
     let fd: number;
     try {
-      fd = this.openNow(path, WRITE_FLAGS);
+      fd = this.openNow(path, OVERWRITE_FLAGS);
     } catch (error) {
       throw ioError(error, doing);
     }
     try {
-      writeAllNow(fd, content);
+      const bytes = Buffer.from(content, 'utf8');
+      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, at);
+      if (fstatSync(fd).size > bytes.length) ftruncateSync(fd, bytes.length);
     } catch (error) {
       throw ioError(error, doing);
     } finally {

@@ -166,6 +166,24 @@ describe('file store lease grace', () => {
     expect((await view.get(record.handle))?.version).toBe(version);
   });
 
+  it('on the default file system, handles.gen is written over in place: a longer file left there is cut to the new token', async () => {
+    const { view, record, profileDir } = await profile();
+    await sleep(LEASE_GRACE_MS + 50);
+    const gen = join(profileDir, 'handles.gen');
+    await fs.writeFile(gen, `${'f'.repeat(100)}\n`, { mode: 0o600 });
+    const { ino } = await fs.stat(gen);
+    await view.update(record, 1);
+    const text = await fs.readFile(gen, 'utf8');
+    expect(text).toMatch(/^[0-9a-f]{24}\n$/);
+    expect((await fs.stat(gen)).ino).toBe(ino);
+    // The next tenure writes another token over it, of the same length.
+    await sleep(LEASE_GRACE_MS + 50);
+    await view.update(record, 2);
+    const next = await fs.readFile(gen, 'utf8');
+    expect(next).toMatch(/^[0-9a-f]{24}\n$/);
+    expect(next).not.toBe(text);
+  });
+
   it('a process that exits within the grace leaves no lock behind', async () => {
     const { stateDir, lock } = await profile();
     await sleep(LEASE_GRACE_MS + 50);
