@@ -2,7 +2,7 @@
  * The local Sess runtime in a process of its own (measures 1, 2 and 3), so its memory and CPU are
  * not counted against the handler under test. Driven over IPC: `{ kind: 'waiting', n }` answers
  * once `n` waits are held; `{ kind: 'answer', urls }` submits an answer on every link and reports
- * when the last was accepted (bench/lib/waits.ts, measure 1). For measure 2, one answer at a
+ * when each and the last was accepted (bench/lib/waits.ts, measure 1). For measure 2, one answer at a
  * time: `{ kind: 'hold', url }` answers `held` (with the Session id) once a wait on that link's
  * Session is held; `{ kind: 'submit', url }` submits an answer on it; `{ kind: 'times' }` answers,
  * once that submit is done, when it started, when the runtime committed the answer and when the
@@ -64,10 +64,13 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
     const started = performance.timeOrigin + performance.now();
     let next = 0;
     let refused = 0;
+    /** When each link's answer was accepted, in the order of `urls`. */
+    const acceptedAt: number[] = new Array(urls.length);
     const worker = async () => {
       while (next < urls.length) {
-        const url = urls[next++]!;
-        const page = await sess.submitAnswer(url, { action: 'go', values: {} });
+        const i = next++;
+        const page = await sess.submitAnswer(urls[i]!, { action: 'go', values: {} });
+        acceptedAt[i] = performance.timeOrigin + performance.now();
         if (page.status !== 303) refused += 1;
       }
     };
@@ -75,7 +78,7 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
     const done = performance.timeOrigin + performance.now();
     const used = process.cpuUsage(cpu);
     await stopProfile('runtime-answer');
-    send({ kind: 'answered', started, done, refused, cpuMs: (used.user + used.system) / 1000 });
+    send({ kind: 'answered', started, done, refused, cpuMs: (used.user + used.system) / 1000, acceptedAt });
   } else if (message.kind === 'close') {
     await sess.close();
     process.exit(0);

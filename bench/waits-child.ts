@@ -25,6 +25,8 @@ await new Promise((resolve) => setTimeout(resolve, 500));
 send({ kind: 'created', urls, before: memory() });
 
 let lastReturned = 0;
+/** When each wait returned for good, in the order of the links reported as `created`. */
+const returnedAt: number[] = new Array(n);
 /** This process's CPU (user + system, ms) since `from`, as `process.cpuUsage()` counts it. */
 const cpuSince = (from: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(from);
@@ -70,11 +72,21 @@ async function hold(i: number): Promise<void> {
   if (outcome === 'answered') answered += 1;
   outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
   lastReturned = performance.timeOrigin + performance.now();
+  returnedAt[i] = lastReturned;
   done += 1;
   if (done === n) {
     const returnCpuMs = cpuSince(returnStarted);
     await stopProfile('holder-return');
-    send({ kind: 'returned', lastReturned, answered, outcomes, reissued, holdCpuMs, returnCpuMs });
+    send({
+      kind: 'returned',
+      lastReturned,
+      returnedAt,
+      answered,
+      outcomes,
+      reissued,
+      holdCpuMs,
+      returnCpuMs,
+    });
   }
 }
 

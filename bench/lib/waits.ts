@@ -13,6 +13,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { join } from 'node:path';
 import { message } from './children.js';
 import { WAIT_LAST_RETURN_MAX_MS, WAIT_RSS_MAX_KIB } from './goals.js';
+import { percentile } from './stats.js';
 import { ms, type Row, yesNo } from './table.js';
 
 interface Memory {
@@ -80,6 +81,7 @@ async function holdWaits(n: number): Promise<Row[]> {
     trace('measured');
     const returned = message<{
       lastReturned: number;
+      returnedAt: number[];
       answered: number;
       reissued: number;
       outcomes: Record<string, number>;
@@ -88,10 +90,13 @@ async function holdWaits(n: number): Promise<Row[]> {
     }>(holder, 'returned');
     holder.send({ kind: 'answering' });
     runtime.send({ kind: 'answer', urls: created.urls });
-    const answered = await message<{ started: number; done: number; refused: number; cpuMs: number }>(
-      runtime,
-      'answered',
-    );
+    const answered = await message<{
+      started: number;
+      done: number;
+      refused: number;
+      cpuMs: number;
+      acceptedAt: number[];
+    }>(runtime, 'answered');
     trace('answered');
     const back = await returned;
     trace(`returned: ${JSON.stringify(back.outcomes)}, ${back.reissued} called again after the ceiling`);
@@ -99,6 +104,8 @@ async function holdWaits(n: number): Promise<Row[]> {
     const heapPerWait =
       (during.heapUsed + during.external - created.before.heapUsed - created.before.external) / n / 1024;
     const after = back.lastReturned - answered.done;
+    // Each wait's own delay: from its answer's acceptance to its return.
+    const delays = back.returnedAt.map((at, i) => at - answered.acceptedAt[i]!).filter(Number.isFinite);
     const label = `3 waits ×${n.toLocaleString('en')}`;
     return [
       {
@@ -116,6 +123,14 @@ async function holdWaits(n: number): Promise<Row[]> {
         ratio: answeredSummary(back.answered, n, back.outcomes, answered.refused),
         goal: `≤ ${ms(WAIT_LAST_RETURN_MAX_MS)}`,
         met: yesNo(after <= WAIT_LAST_RETURN_MAX_MS && back.answered === n && answered.refused === 0),
+      },
+      {
+        measure: `${label}: each wait's return after its answer`,
+        subject: `p50 ${ms(percentile(delays, 50))}`,
+        baseline: `p99 ${ms(percentile(delays, 99))}`,
+        ratio: `max ${ms(Math.max(...delays))}, of ${count(delays.length)}`,
+        goal: '—',
+        met: '—',
       },
       {
         measure: `${label}: handler CPU per wait`,
