@@ -93,10 +93,17 @@ const OVERWRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | NOFOLLOW;
 /** Create a new file only (a link in its place counts as existing), write only. */
 export const CREATE_NEW_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
 
-/** Write all of `content` to the open file `fd`, synchronously. */
-function writeAllNow(fd: number, content: string): void {
+/**
+ * Make `content` the whole content of the open file `fd`, synchronously and in place: written
+ * over the old content from its start, the file cut to it only when it was longer. Truncating a
+ * file and writing it again makes ext4 free and allocate its block and flush it at `close` (its
+ * protection for files replaced that way): about 0.5–1 ms here for the 25 bytes of `handles.gen`,
+ * where an overwrite of the same length costs a page-cache copy.
+ */
+function replaceContentNow(fd: number, content: string): void {
   const bytes = Buffer.from(content, 'utf8');
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, at);
+  if (fstatSync(fd).size > bytes.length) ftruncateSync(fd, bytes.length);
 }
 
 /** A file opened synchronously, as the store uses one (its later calls go through the thread pool). */
@@ -104,7 +111,7 @@ function fileOfDescriptor(fd: number): FileStoreFileLike {
   const call = (run: (done: (error: NodeJS.ErrnoException | null) => void) => void) =>
     new Promise<void>((resolve, reject) => run((error) => (error ? reject(error) : resolve())));
   return {
-    writeFile: async (data) => writeAllNow(fd, data),
+    writeFile: async (data) => replaceContentNow(fd, data),
     sync: () => call((done) => fsync(fd, done)),
     utimes: (atime, mtime) => call((done) => futimes(fd, atime, mtime, done)),
     close: () => call((done) => close(fd, done)),
@@ -171,6 +178,13 @@ export class ProfileIo {
    * Temp file names: the pid and random bytes drawn once per profile object, then a counter, so
    * no two writers (processes, hosts on a shared directory, objects in one process) pick the same.
    */
+  /**
+   * With the default file system, statuses and the lease's small files are handled with
+   * synchronous calls (a file system passed in is always called through its promises); writes
+   * only where `O_NOFOLLOW` keeps them off links.
+   */
+  private readonly callsNow: boolean;
+  private readonly writesNow: boolean;
   private readonly tempPrefix = `${process.pid}-${randomBytes(6).toString('hex')}-`;
   private temps = 0;
 
@@ -184,6 +198,8 @@ export class ProfileIo {
     this.lockPath = join(profileDir, 'handles.lock');
     this.nextPath = join(profileDir, 'handles.lock.next');
     this.genPath = join(profileDir, 'handles.gen');
+    this.callsNow = fs === nodeFileStoreFs;
+    this.writesNow = this.callsNow && NOFOLLOW !== 0;
   }
 
   pathOf(handle: string): string {
@@ -272,7 +288,7 @@ export class ProfileIo {
    * through libuv's thread pool about ten times that, and a commit takes six of them.
    */
   async status(path: string): Promise<FileStoreStats | undefined> {
-    if (this.fs === nodeFileStoreFs) return lstatSync(path, { throwIfNoEntry: false });
+    if (this.callsNow) return lstatSync(path, { throwIfNoEntry: false });
     return this.fs.lstat(path).catch(absentAs(undefined));
   }
 
@@ -297,7 +313,7 @@ export class ProfileIo {
    * the calls.
    */
   async writeSmallFile(path: string, content: string, doing: string): Promise<void> {
-    if (this.fs === nodeFileStoreFs && NOFOLLOW !== 0) return this.writeSmallFileNow(path, content, doing);
+    if (this.writesNow) return this.writeSmallFileNow(path, content, doing);
     try {
       const file = await this.openForWrite(path, WRITE_FLAGS, doing);
       try {
@@ -310,13 +326,7 @@ export class ProfileIo {
     }
   }
 
-  /**
-   * {@link ProfileIo.writeSmallFile} on the default file system, synchronously, and in place: the
-   * new content is written over the old from its start and the file cut to it only when it was
-   * longer. Truncating a file and writing it again makes ext4 free and allocate its block and
-   * flush it at `close` (its protection for files replaced that way): about 0.5–1 ms here for the
-   * 25 bytes of `handles.gen`, where an overwrite of the same length costs a page-cache copy.
-   */
+  /** {@link ProfileIo.writeSmallFile} on the default file system: synchronously and in place. */
   private writeSmallFileNow(path: string, content: string, doing: string): void {
     let fd: number;
     try {
@@ -325,9 +335,7 @@ export class ProfileIo {
       throw ioError(error, doing);
     }
     try {
-      const bytes = Buffer.from(content, 'utf8');
-      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, at);
-      if (fstatSync(fd).size > bytes.length) ftruncateSync(fd, bytes.length);
+      replaceContentNow(fd, content);
     } catch (error) {
       throw ioError(error, doing);
     } finally {
@@ -355,10 +363,10 @@ export class ProfileIo {
    * {@link ProfileIo.writeSmallFile} is.
    */
   async createFile(path: string, content: string, doing: string): Promise<FileStoreFileLike> {
-    if (this.fs === nodeFileStoreFs && NOFOLLOW !== 0) {
+    if (this.writesNow) {
       const fd = this.openNow(path, CREATE_NEW_FLAGS);
       try {
-        writeAllNow(fd, content);
+        replaceContentNow(fd, content);
       } catch (error) {
         closeSync(fd);
         try {
@@ -389,8 +397,7 @@ export class ProfileIo {
     const stats = await this.fileStatus(path, doing);
     if (stats === undefined) return undefined;
     try {
-      const text =
-        this.fs === nodeFileStoreFs ? readFileSync(path, 'utf8') : await this.fs.readFile(path, 'utf8');
+      const text = this.callsNow ? readFileSync(path, 'utf8') : await this.fs.readFile(path, 'utf8');
       return { text, mtimeMs: stats.mtimeMs };
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return undefined;
