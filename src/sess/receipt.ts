@@ -245,8 +245,10 @@ export function receiptVerifier(config: ConnectionSettings, issuer: string): Rec
         actMatches &&
         askClaimsMatch(c, check.ask);
       if (!matches) throw refuse('claims_mismatch');
+      // Kept within the same bound as the digest memo, so 1 024 receipts stay small.
+      const small = surface.text.length + answered.text.length <= MAX_REMEMBERED_JSON_LENGTH;
       if (entry.matched?.surface !== surface)
-        entry.matched = { surface, answer: answered, values: undefined };
+        entry.matched = small ? { surface, answer: answered, values: undefined } : undefined;
       return {
         workspaceId: c.ws,
         sessionId: c.sid,
