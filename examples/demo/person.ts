@@ -21,8 +21,8 @@ export function haveChromium(): boolean {
   return existsSync(chromiumPath());
 }
 
-/** The launch flags of the answer-page browser suite (`test/page/browser.test.ts`). */
-const CHROMIUM_ARGS = [
+/** Chromium flags for a quiet, offline headless run (the package's browser tests use them too). */
+export const CHROMIUM_ARGS: readonly string[] = Object.freeze([
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -31,7 +31,7 @@ const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
   '--disable-quic',
-];
+]);
 
 /** How long one page step may take before the person gives up (a busy CI core is slow). */
 const STEP_TIMEOUT_MS = 30_000;
@@ -40,7 +40,7 @@ const STEP_TIMEOUT_MS = 30_000;
 export async function launchAutoPerson(out: DemoOutput): Promise<DemoPerson> {
   // Loaded here so that a demo without --auto never pays for playwright-core.
   const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS });
+  const browser = await chromium.launch({ executablePath: chromiumPath(), args: [...CHROMIUM_ARGS] });
   const context = await browser.newContext({
     viewport: { width: 390, height: 844 },
     isMobile: true,
