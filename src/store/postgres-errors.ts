@@ -31,7 +31,9 @@ interface SqlstateRule {
  *   system I/O (58), a read-only server during a failover (25006), an internal error (XX000):
  *   `db_transient`, retryable;
  * - login (28), a missing database (3D000), a missing privilege (42501), data corruption
- *   (XX001, XX002): `db_permanent`: the owner must fix the database or its settings.
+ *   (XX001, XX002): `db_permanent`: the owner must fix the database or its settings;
+ * - a prepared statement missing or already there (26000, 42P05): `db_permanent`, what a
+ *   connection pooler in transaction mode that does not keep prepared statements causes.
  */
 export const SQLSTATE_TABLE: readonly SqlstateRule[] = [
   {
@@ -58,6 +60,13 @@ export const SQLSTATE_TABLE: readonly SqlstateRule[] = [
     retryable: false,
     message:
       'The state store (PostgreSQL) refused the login, the database or the access ({code}). The owner must fix the store settings or the database.',
+  },
+  {
+    match: /^(26000|42P05)$/,
+    reason: 'db_permanent',
+    retryable: false,
+    message:
+      "The state store's prepared statements were lost on their connection ({code}), as behind a connection pooler in transaction mode. The owner must create the store with preparedStatements: false.",
   },
 ];
 

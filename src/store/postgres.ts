@@ -86,6 +86,15 @@ export interface PostgresHandleStoreOptions {
    * @default 'sess_mcp_handles'
    */
   table?: string;
+  /**
+   * Send the statements of reads, updates, deletes and counts as named (prepared) statements, so
+   * each connection parses and plans each of them once instead of at every call. Turn it off
+   * behind a connection pooler in transaction mode that does not keep prepared statements
+   * (PgBouncer before 1.21, or with `max_prepared_statements = 0`). With `pool`, the pool's
+   * `query` must also take a `{ name, text, values }` object, as `pg`'s does.
+   * @default true with `connectionString`, false with `pool`
+   */
+  preparedStatements?: boolean;
 }
 
 /** A PostgreSQL store backend. */
@@ -139,7 +148,11 @@ const FORMAT_CHECK = `
 /** The listing groups, first to last. */
 const LIST_GROUPS: readonly ListGroup[] = [0, 1, 2];
 
-function checkOptions(options: PostgresHandleStoreOptions): { schema: string; table: string } {
+function checkOptions(options: PostgresHandleStoreOptions): {
+  schema: string;
+  table: string;
+  prepared: boolean;
+} {
   const read = readOptions(FACTORY, options);
   const { pool } = options;
   const connectionString = read.optionalString('connectionString', options.connectionString);
@@ -158,7 +171,38 @@ function checkOptions(options: PostgresHandleStoreOptions): { schema: string; ta
   return {
     schema: read.optionalRule('schema', options.schema, SQL_IDENTIFIER_RULE) ?? 'public',
     table: read.optionalRule('table', options.table, SQL_IDENTIFIER_RULE) ?? 'sess_mcp_handles',
+    prepared: read.boolean('preparedStatements', options.preparedStatements, pool === undefined),
   };
+}
+
+/** A statement the store sends as it is, or by name when statements are prepared. */
+interface Statement {
+  /** `sess_mcp_` and a hash of the text: the same text always has the same name. */
+  readonly name: string;
+  readonly text: string;
+}
+
+/** A pool or client whose `query` also takes a named statement (`pg`'s does). */
+interface NamedQueryable {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<PgResultLike>;
+}
+
+/**
+ * A named statement of `text`. Its name is a hash of the text (53 bits, cyrb53), so two stores
+ * on one pool with other tables never give one name to two texts, which `pg` refuses.
+ */
+function statement(text: string): Statement {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ code, 2654435761);
+    h2 = Math.imul(h2 ^ code, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  const hash = 4294967296 * (2097151 & h2) + (h1 >>> 0);
+  return { name: `sess_mcp_${hash.toString(36)}`, text };
 }
 
 async function makePool(connectionString: string): Promise<PoolLike> {
@@ -205,7 +249,7 @@ async function makePool(connectionString: string): Promise<PoolLike> {
  * ```
  */
 export function createPostgresHandleStore(options: PostgresHandleStoreOptions): PostgresHandleStore {
-  const { schema, table } = checkOptions(options);
+  const { schema, table, prepared } = checkOptions(options);
   const qualified = `"${schema}"."${table}"`;
   let poolPromise: Promise<PoolLike> | undefined =
     options.pool !== undefined ? Promise.resolve(options.pool) : undefined;
@@ -227,13 +271,21 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     throw pgStoreError(error);
   };
 
-  function query(text: string, values: unknown[]): Promise<PgResultLike> {
+  /** Run `sent` on `on`: by name when statements are prepared and it has one. */
+  const run = (on: PoolLike, sent: string | Statement, values: unknown[]): Promise<PgResultLike> =>
+    typeof sent === 'string'
+      ? on.query(sent, values)
+      : prepared
+        ? (on as unknown as NamedQueryable).query({ name: sent.name, text: sent.text, values })
+        : on.query(sent.text, values);
+
+  function query(sent: string | Statement, values: unknown[]): Promise<PgResultLike> {
     if (ready === undefined || closed)
       return pool()
-        .then((made) => made.query(text, values))
+        .then((made) => run(made, sent, values))
         .then(undefined, failed);
     try {
-      return Promise.resolve(ready.query(text, values)).then(undefined, failed);
+      return Promise.resolve(run(ready, sent, values)).then(undefined, failed);
     } catch (error) {
       return Promise.reject(pgStoreError(error));
     }
@@ -311,15 +363,27 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
 
   const columns = `version, record, record_text`;
   // The statements an update runs, built once per store rather than once per update.
-  const selectRow = `SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`;
+  const selectRow = statement(`SELECT ${columns} FROM ${qualified} WHERE handle = $1 AND scope = $2`);
   // Sent at every update, so without the layout's runs of blanks: fewer bytes to encode and send.
   const compact = (statement: string) => statement.replace(/\s+/g, ' ').trim();
   const updateSet = `UPDATE ${qualified}
              SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
                  state_kind = $8, list_group = $9::smallint, written_at = now()
              WHERE handle = $1 AND scope = $2 AND version = $6`;
-  const updateFromDecoded = compact(`${updateSet} RETURNING version`);
-  const updateChecked = compact(`${updateSet}${FORMAT_CHECK} RETURNING version`);
+  const updateFromDecoded = statement(compact(`${updateSet} RETURNING version`));
+  const updateChecked = statement(compact(`${updateSet}${FORMAT_CHECK} RETURNING version`));
+  const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group)`;
+  const insertFinished = statement(
+    `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint) ON CONFLICT (handle) DO NOTHING`,
+  );
+  const deleteAny = statement(`DELETE FROM ${qualified} WHERE handle = $1 AND scope = $2`);
+  const deleteAt = statement(`DELETE FROM ${qualified} WHERE handle = $1 AND scope = $2 AND version = $3`);
+  const countUnfinished = statement(
+    `SELECT count(*)::int AS n FROM ${qualified} WHERE scope = $1 AND unfinished`,
+  );
+  const selectUnfinished = statement(
+    `SELECT handle, ${columns} FROM ${qualified} WHERE scope = $1 AND unfinished ORDER BY created_at COLLATE "C", handle COLLATE "C"`,
+  );
 
   return {
     table: qualified,
@@ -414,7 +478,6 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
             row.kind,
             row.group,
           ];
-          const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group)`;
           const inserted = unfinished
             ? await transaction(async (client) => {
                 // Creates of one scope queue here; the count below then sees every earlier one.
@@ -432,12 +495,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
                 ]);
                 return rows.length > 0 ? 'exists' : 'full';
               })
-            : (
-                  await query(
-                    `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint) ON CONFLICT (handle) DO NOTHING`,
-                    values,
-                  )
-                ).rowCount === 1
+            : (await query(insertFinished, values)).rowCount === 1
               ? 'inserted'
               : 'exists';
           if (inserted === 'exists') throw handleExistsError();
@@ -450,21 +508,13 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
           noteDecoded(scope, handle, undefined);
           const { rowCount } =
             expectedVersion === undefined
-              ? await query(`DELETE FROM ${qualified} WHERE handle = $1 AND scope = $2`, [handle, scope])
-              : await query(`DELETE FROM ${qualified} WHERE handle = $1 AND scope = $2 AND version = $3`, [
-                  handle,
-                  scope,
-                  expectedVersion,
-                ]);
+              ? await query(deleteAny, [handle, scope])
+              : await query(deleteAt, [handle, scope, expectedVersion]);
           return rowCount === 1;
         },
 
         async listUnfinished() {
-          const { rows } = await query(
-            `SELECT handle, ${columns} FROM ${qualified} WHERE scope = $1 AND unfinished
-             ORDER BY created_at COLLATE "C", handle COLLATE "C"`,
-            [scope],
-          );
+          const { rows } = await query(selectUnfinished, [scope]);
           const out: VersionedRecord[] = [];
           for (const row of rows) {
             try {
@@ -479,10 +529,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
         },
 
         async countUnfinished() {
-          const { rows } = await query(
-            `SELECT count(*)::int AS n FROM ${qualified} WHERE scope = $1 AND unfinished`,
-            [scope],
-          );
+          const { rows } = await query(countUnfinished, [scope]);
           return Number(rows[0]?.n ?? 0);
         },
 

@@ -71,42 +71,47 @@ if (url === undefined || url === '') {
     await admin.end();
   });
 
-  describeHandleStoreContract('postgres', async () => {
-    const table = freshTable();
-    const store = createPostgresHandleStore({ connectionString: url, table });
-    await store.migrate();
-    const brokenStores: ReturnType<typeof createPostgresHandleStore>[] = [];
-    return {
-      factory: store,
-      async corrupt(binding, handle, kind) {
-        // Rows in the layout this version writes: garbled JSON text, or a record of format 2.
-        const [marker, text] =
-          kind === 'garbled'
-            ? [RECORD_TEXT_MARKER, '{"oops": ["not", "a", "rec']
-            : [
-                { ...RECORD_TEXT_MARKER, record_format: 3 },
-                JSON.stringify({ ...makeRecord(binding, 'waiting', { handle }), format: 3 }),
-              ];
-        await admin.query(
-          `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record, record_text)
+  // The contract with the store's statements prepared (its own pool's default) and sent unnamed.
+  for (const preparedStatements of [true, false])
+    describeHandleStoreContract(
+      preparedStatements ? 'postgres' : 'postgres, unprepared statements',
+      async () => {
+        const table = freshTable();
+        const store = createPostgresHandleStore({ connectionString: url, table, preparedStatements });
+        await store.migrate();
+        const brokenStores: ReturnType<typeof createPostgresHandleStore>[] = [];
+        return {
+          factory: store,
+          async corrupt(binding, handle, kind) {
+            // Rows in the layout this version writes: garbled JSON text, or a record of format 2.
+            const [marker, text] =
+              kind === 'garbled'
+                ? [RECORD_TEXT_MARKER, '{"oops": ["not", "a", "rec']
+                : [
+                    { ...RECORD_TEXT_MARKER, record_format: 3 },
+                    JSON.stringify({ ...makeRecord(binding, 'waiting', { handle }), format: 3 }),
+                  ];
+            await admin.query(
+              `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record, record_text)
            VALUES ($1, $2, 1, true, '2026-01-01', $3::jsonb, $4)`,
-          [handle, bindingScope(binding), JSON.stringify(marker), text],
-        );
+              [handle, bindingScope(binding), JSON.stringify(marker), text],
+            );
+          },
+          async broken(binding) {
+            const broken = createPostgresHandleStore({
+              connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/none`,
+              table,
+            });
+            brokenStores.push(broken);
+            return broken.forBinding(binding);
+          },
+          close: async () => {
+            for (const broken of brokenStores) await broken.close();
+            await store.close();
+          },
+        };
       },
-      async broken(binding) {
-        const broken = createPostgresHandleStore({
-          connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/none`,
-          table,
-        });
-        brokenStores.push(broken);
-        return broken.forBinding(binding);
-      },
-      close: async () => {
-        for (const broken of brokenStores) await broken.close();
-        await store.close();
-      },
-    };
-  });
+    );
 
   describe('PostgreSQL store', () => {
     let table: string;
@@ -287,6 +292,86 @@ if (url === undefined || url === '') {
       expect(closed.code).toBe('STATE_STORE_ERROR');
     });
 
+    /** The names of the statements prepared on the one connection of `pool` (max 1). */
+    const preparedOn = async (pool: pg.Pool) =>
+      (await pool.query('SELECT name FROM pg_prepared_statements ORDER BY name')).rows.map(
+        (row: { name: string }) => row.name,
+      );
+
+    it('prepares its statements with its own pool or when told, and sends them unnamed otherwise', async () => {
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      try {
+        const record = makeRecord(stdioA, 'waiting');
+        const plain = createPostgresHandleStore({ pool: pool as unknown as PoolLike, table });
+        await plain.forBinding(stdioA).create(record);
+        await plain.forBinding(stdioA).get(record.handle);
+        expect(await preparedOn(pool)).toEqual([]);
+        const named = createPostgresHandleStore({
+          pool: pool as unknown as PoolLike,
+          table,
+          preparedStatements: true,
+        });
+        const view = named.forBinding(stdioA);
+        const answered = { ...record, state: makeRecord(stdioA, 'answered').state };
+        expect((await view.update(answered, 1)).version).toBe(2);
+        expect((await view.update(answered, 2)).version).toBe(3);
+        expect((await view.get(record.handle))?.version).toBe(3);
+        const names = await preparedOn(pool);
+        expect(names.length).toBeGreaterThanOrEqual(2);
+        for (const name of names) expect(name).toMatch(/^sess_mcp_[0-9a-z]+$/);
+        // Another table on the same connection: other texts, other names, no clash.
+        const otherTable = freshTable();
+        const other = createPostgresHandleStore({
+          pool: pool as unknown as PoolLike,
+          table: otherTable,
+          preparedStatements: true,
+        });
+        await other.migrate();
+        await other.forBinding(stdioA).create(makeRecord(stdioA, 'completed', { handle: record.handle }));
+        expect((await other.forBinding(stdioA).get(record.handle))?.record.state.kind).toBe('completed');
+        expect((await view.get(record.handle))?.record.state.kind).toBe('answered');
+        expect((await preparedOn(pool)).length).toBeGreaterThan(names.length);
+      } finally {
+        await pool.end();
+      }
+    });
+
+    it('says what to do when a pooler loses its prepared statements, and writes nothing', async () => {
+      const pool = new pg.Pool({ connectionString: url, max: 1 });
+      try {
+        const stores = createPostgresHandleStore({
+          pool: pool as unknown as PoolLike,
+          table,
+          preparedStatements: true,
+        });
+        const view = stores.forBinding(stdioA);
+        const record = makeRecord(stdioA, 'waiting');
+        await view.create(record);
+        const answered = { ...record, state: makeRecord(stdioA, 'answered').state };
+        await view.update(answered, 1);
+        // What a pooler in transaction mode does: the next statement lands on a server
+        // connection that never parsed it.
+        await pool.query('DEALLOCATE ALL');
+        const error = await storeFailure(view.update(answered, 2));
+        expect([error.code, error.reason, error.retryable]).toEqual([
+          'STATE_STORE_ERROR',
+          'db_permanent',
+          false,
+        ]);
+        expect(error.message).toContain('26000');
+        expect(error.message).toContain('preparedStatements: false');
+        const { rows } = await admin.query(`SELECT version FROM "public"."${table}" WHERE handle = $1`, [
+          record.handle,
+        ]);
+        expect(rows[0].version).toBe(2);
+        // The same store unprepared, on the same connection, goes on.
+        const plain = createPostgresHandleStore({ pool: pool as unknown as PoolLike, table });
+        expect((await plain.forBinding(stdioA).update(answered, 2)).version).toBe(3);
+      } finally {
+        await pool.end();
+      }
+    });
+
     it('refuses bad options with a TypeError naming the factory and the option', () => {
       const cases: [unknown, RegExp][] = [
         [undefined, /^createPostgresHandleStore: options must be an object\.$/],
@@ -309,6 +394,10 @@ if (url === undefined || url === '') {
           /^createPostgresHandleStore: option "schema" must be a lower-case SQL identifier/,
         ],
         [{ connectionString: url, table: 'a'.repeat(64) }, /option "table"/],
+        [
+          { connectionString: url, preparedStatements: 'yes' },
+          /^createPostgresHandleStore: option "preparedStatements" must be a boolean\.$/,
+        ],
       ];
       for (const [options, message] of cases) {
         expect(() => createPostgresHandleStore(options as PostgresHandleStoreOptions)).toThrow(TypeError);
@@ -761,6 +850,8 @@ if (url === undefined || url === '') {
       ['28000', 'db_permanent', false],
       ['3D000', 'db_permanent', false],
       ['42501', 'db_permanent', false],
+      ['26000', 'db_permanent', false],
+      ['42P05', 'db_permanent', false],
       ['XX001', 'db_permanent', false],
       ['23505', 'db_permanent', false],
       ['42601', 'db_permanent', false],
