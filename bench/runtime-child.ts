@@ -78,6 +78,8 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
     const done = performance.timeOrigin + performance.now();
     const used = process.cpuUsage(cpu);
     await stopProfile('runtime-answer');
+    // A later round (after measure 3's warm-up) profiles its own hold again.
+    profiling = false;
     send({ kind: 'answered', started, done, refused, cpuMs: (used.user + used.system) / 1000, acceptedAt });
   } else if (message.kind === 'close') {
     await sess.close();

@@ -3,8 +3,11 @@
  * simultaneous `sess_response` waits against a runtime in another process. Driven over IPC by
  * bench/lib/waits.ts; run with `--expose-gc` so resident memory is read after a collection.
  *
- * Steps: create `n` interactions (one principal each, so no binding's cap is reached), report
- * their links and the resident memory; on `hold`, start every wait; on `measure`, report the
+ * Steps: first a warm-up outside every figure (create {@link WARM_UP} interactions, report their
+ * links, hold a wait on each on `warm-hold` and report `warmed` once the runtime's answers have
+ * returned them all), so the figures are those of a process that has run the path before, as
+ * the other measures' warm-up calls are; then create `n` interactions (one principal each, so
+ * no binding's cap is reached), report their links and the resident memory; on `hold`, start every wait; on `measure`, report the
  * memory with the waits held; then report when the last wait returned, how many were answered,
  * and how every other one ended (its state or its tool error's code).
  */
@@ -18,6 +21,27 @@ const rig = sessHandler(origin, workspaceId, apiKey);
 const memory = memoryAfterGc;
 /** Each wait's `wait_ms`: the ceiling, or shorter (`SESS_BENCH_WAIT_MS`) so waits are called again while answers land. */
 const WAIT_MS = Number(process.env.SESS_BENCH_WAIT_MS ?? 45_000);
+
+/** Waits held and answered before the measured ones. */
+const WARM_UP = 250;
+const warm = await createInteractions(rig, WARM_UP, 'w');
+const warmHold = new Promise<void>((resolve) => {
+  const listener = (message: { kind: string }) => {
+    if (message.kind !== 'warm-hold') return;
+    process.off('message', listener);
+    resolve();
+  };
+  process.on('message', listener);
+});
+send({ kind: 'warm', urls: warm.urls });
+await warmHold;
+await Promise.all(
+  warm.handles.map(async (handle, i) => {
+    const args = { handle, revision: 1, wait_ms: WAIT_MS };
+    await resultOf(await rig.handler.fetch(toolCall('sess_response', args, `w${i}`)));
+  }),
+);
+send({ kind: 'warmed' });
 
 const { handles, urls } = await createInteractions(rig, n);
 // Let the creates' sockets and buffers settle before the reading the waits are compared with.

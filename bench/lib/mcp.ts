@@ -181,6 +181,7 @@ export function memoryAfterGc(): { rss: number; heapUsed: number; external: numb
 export async function createInteractions(
   rig: SessHandlerRig,
   n: number,
+  principal = 'p',
 ): Promise<{ handles: string[]; urls: string[] }> {
   const handles: string[] = new Array(n);
   const urls: string[] = new Array(n);
@@ -188,7 +189,12 @@ export async function createInteractions(
   const worker = async () => {
     while (next < n) {
       const i = next++;
-      const created = await callTool(rig.handler.fetch, 'sess_request', { interaction: SURFACE }, `p${i}`);
+      const created = await callTool(
+        rig.handler.fetch,
+        'sess_request',
+        { interaction: SURFACE },
+        `${principal}${i}`,
+      );
       handles[i] = created.handle;
       urls[i] = created.humanUrl!;
     }

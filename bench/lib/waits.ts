@@ -1,7 +1,8 @@
 /**
  * Measure 3 (concurrent waits): 1 000, 5 000 and 10 000 simultaneous `sess_response` waits held
  * by one handler process (bench/waits-child.ts) against the local runtime in another process
- * (bench/runtime-child.ts), each size in fresh processes.
+ * (bench/runtime-child.ts), each size in fresh processes, after a warm-up of 250 waits held and
+ * answered in the same processes (outside every figure).
  *
  * Figures: resident memory per wait (RSS with the waits held minus RSS before, both after a full
  * collection, over n) and the time from the last answer accepted to the last wait returned (both
@@ -61,6 +62,16 @@ async function holdWaits(n: number): Promise<Row[]> {
       execArgv: ['--expose-gc'],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
+    // The warm-up: the handler holds waits on its warm-up links, the runtime answers them all.
+    const warm = await message<{ urls: string[] }>(holder, 'warm');
+    holder.send({ kind: 'warm-hold' });
+    runtime.send({ kind: 'waiting', n: warm.urls.length });
+    await message(runtime, 'waiting');
+    const warmed = message(holder, 'warmed');
+    runtime.send({ kind: 'answer', urls: warm.urls });
+    await message(runtime, 'answered');
+    await warmed;
+    trace('warmed up');
     const created = await message<{ urls: string[]; before: Memory }>(holder, 'created');
     trace('created');
     const heldAt = performance.now();
