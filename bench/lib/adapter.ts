@@ -81,8 +81,14 @@ async function recordingSess(origin: string, fn: () => Promise<unknown>): Promis
 }
 
 /** Trials of measure 1 (each `CALLS` calls of either side), interleaved. */
-const TRIALS = 15;
-const CALLS = 20;
+const TRIALS = 21;
+const CALLS = 30;
+/**
+ * Calls of each side, alternating, before the trials: a long-running server's code is compiled
+ * by the time it serves most calls, and the subject runs more code than the bare tool, which
+ * V8 takes more calls to optimise.
+ */
+const WARM_UP_CALLS = 400;
 
 /** Measure 1. */
 export async function adapterOverhead(): Promise<Row[]> {
@@ -143,7 +149,7 @@ export async function adapterOverhead(): Promise<Row[]> {
     const fetchBare = bare.fetch as (r: Request) => Promise<Response>;
     const subject = async () => resultOf(await fetchSess(toolCall('sess_response', args)));
     const baseline = async () => resultOf(await fetchBare(toolCall('trivial', args)));
-    for (let i = 0; i < 40; i += 1) {
+    for (let i = 0; i < WARM_UP_CALLS; i += 1) {
       await subject();
       await baseline();
     }

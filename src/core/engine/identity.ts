@@ -7,6 +7,8 @@
  * does not decide anything about state; the engine does.
  */
 
+import { sameJsonValue } from '../same-json.js';
+
 /** Bytes of randomness in every generated identifier (128 bits). */
 const RANDOM_BYTES = 16;
 
@@ -50,9 +52,13 @@ function sortKeys(value: unknown): unknown {
   return value;
 }
 
-/** True when two JSON values are equal, ignoring key order. */
+/**
+ * True when two JSON values are equal, ignoring key order: told by walking both where they are
+ * plain JSON (`sameJsonValue`, which answers true only for values whose canonical JSON is the
+ * same), else by their canonical JSON.
+ */
 export function sameJson(a: unknown, b: unknown): boolean {
-  return canonicalJson(a) === canonicalJson(b);
+  return sameJsonValue(a, b) || canonicalJson(a) === canonicalJson(b);
 }
 
 /** `sha256:` and the base64url SHA-256 of the canonical JSON of `value`. */
