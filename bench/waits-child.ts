@@ -23,7 +23,7 @@ const memory = memoryAfterGc;
 const WAIT_MS = Number(process.env.SESS_BENCH_WAIT_MS ?? 45_000);
 
 /** Waits held and answered before the measured ones. */
-const WARM_UP = 250;
+const WARM_UP = 50;
 const warm = await createInteractions(rig, WARM_UP, 'w');
 const warmHold = new Promise<void>((resolve) => {
   const listener = (message: { kind: string }) => {

@@ -1,7 +1,7 @@
 /**
  * Measure 3 (concurrent waits): 1 000, 5 000 and 10 000 simultaneous `sess_response` waits held
  * by one handler process (bench/waits-child.ts) against the local runtime in another process
- * (bench/runtime-child.ts), each size in fresh processes, after a warm-up of 250 waits held and
+ * (bench/runtime-child.ts), each size in fresh processes, after a warm-up of 50 waits held and
  * answered in the same processes (outside every figure).
  *
  * Figures: resident memory per wait (RSS with the waits held minus RSS before, both after a full
