@@ -136,6 +136,30 @@ export const IdSchema = v.pipe(
   v.check((s) => SESS_ID_RULE.test(s), 'not an id'),
 );
 
+/** Whether `s` is a UTC timestamp, `YYYY-MM-DDTHH:MM:SS(.fff)Z`, that `Date` can read. */
+export function isTimestamp(s: string): boolean {
+  return ISO_UTC_PATTERN.test(s) && !Number.isNaN(Date.parse(s));
+}
+
+/** The longest URL a view may carry, in UTF-16 code units. */
+export const MAX_URL_LENGTH = 2048;
+
+/** The last URL {@link isAbsoluteUrl} accepted: a Session's views repeat its link. */
+let lastAbsoluteUrl = '';
+
+/** Whether `s` is an absolute `http:` or `https:` URL (any length: the schema bounds it). */
+export function isAbsoluteUrl(s: string): boolean {
+  if (s === lastAbsoluteUrl && s !== '') return true;
+  try {
+    const url = new URL(s);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return false;
+  } catch {
+    return false;
+  }
+  lastAbsoluteUrl = s;
+  return true;
+}
+
 /** A UTC timestamp, `YYYY-MM-DDTHH:MM:SS(.fff)Z`, that `Date` can read. */
 export const TimestampSchema = v.pipe(
   v.string(),
@@ -146,15 +170,8 @@ export const TimestampSchema = v.pipe(
 /** An absolute `http:` or `https:` URL. */
 export const AbsoluteUrlSchema = v.pipe(
   v.string(),
-  v.maxLength(2048),
-  v.check((s) => {
-    try {
-      const url = new URL(s);
-      return url.protocol === 'https:' || url.protocol === 'http:';
-    } catch {
-      return false;
-    }
-  }, 'not an absolute http(s) URL'),
+  v.maxLength(MAX_URL_LENGTH),
+  v.check(isAbsoluteUrl, 'not an absolute http(s) URL'),
 );
 
 const PositiveInt = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
