@@ -13,7 +13,6 @@ import * as v from 'valibot';
 import type { AskRespondentView, AskView, ResponseEvent, SessionStatus, SessionView } from '../core/ports.js';
 import type { Answer } from '../core/surface.js';
 import { protocol } from './errors.js';
-import { readSessionView } from './view-reader.js';
 import {
   askViewProblem,
   FINAL_SESSION_STATUSES,
@@ -25,6 +24,7 @@ import {
   type WireSessionView,
   WireSessionViewSchema,
 } from './wire.js';
+import { readSessionView } from './wire-reader.js';
 
 /** A successful call's parts that decoding looks at. */
 export interface DecodeInput {

@@ -1,21 +1,28 @@
 /**
- * The Session view read without valibot: the same checks as `WireSessionViewSchema`, written out,
- * for the views a client reads on every wait and every confirming read. It only ever accepts: a
- * body it accepts is one the schema accepts, decoded to the same value (members in the schema's
- * order, answer values as null-prototype copies); anything else, including what it cannot tell
- * cheaply, gets `undefined`, and the caller decodes that body with the schema, whose issue is the
- * one reported. A test holds the two to each other on valid and mutated views.
+ * Two wire bodies read without valibot, the ones a first answer's release reads every time: the
+ * Session view (every wait and every confirming read) and a receipt's header and claims. The
+ * same checks as `WireSessionViewSchema`, `ReceiptHeaderSchema` and `ReceiptClaimsSchema`, written
+ * out. A reader only ever accepts: what it accepts, the schema accepts, decoded to the same value
+ * (members in the schema's order, answer values as null-prototype copies); anything else,
+ * including what it cannot tell cheaply, gets `undefined`, and the caller decodes that body with
+ * the schema, whose issue is the one reported. A test holds each reader to its schema on valid and
+ * mutated bodies.
  *
- * It checks nothing the schema does not (the view's consistency is `sessionViewProblem`'s, the
- * request's expectations `decode.ts`'s) and does no I/O.
+ * It checks nothing the schemas do not (a view's consistency is `sessionViewProblem`'s, the
+ * request's expectations `decode.ts`'s, a receipt's meaning `receipt.ts`'s) and does no I/O.
  */
 import type { SessionStatus } from '../core/ports.js';
 import { SESS_ID_RULE } from '../core/rules.js';
+import { isDigest } from './digest.js';
 import { copyJson, copyKeyedMap, NOT_JSON } from './json-copy.js';
 import {
   isAbsoluteUrl,
   isTimestamp,
   MAX_URL_LENGTH,
+  RECEIPT_KID_MAX_LENGTH,
+  RESPONDENT_NAME_MAX_LENGTH,
+  type ReceiptClaims,
+  type ReceiptHeader,
   SESSION_STATUSES,
   type WireResponseEvent,
   type WireSessionView,
@@ -96,4 +103,46 @@ export function readSessionView(json: unknown): WireSessionView | undefined {
   if (extendable) view.extendable_until = extendableUntil as string;
   view.responses = responses;
   return view;
+}
+
+/** A receipt's protected header as `ReceiptHeaderSchema` decodes it, or `undefined` (then use the schema). */
+export function readReceiptHeader(header: Record<string, unknown>): ReceiptHeader | undefined {
+  const { alg, kid, typ } = header;
+  if (alg !== 'EdDSA' || typ !== 'sess-receipt+jwt') return undefined;
+  if (typeof kid !== 'string' || kid.length < 1 || kid.length > RECEIPT_KID_MAX_LENGTH) return undefined;
+  return { alg, kid, typ };
+}
+
+function isNonNegativeInt(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+}
+
+function isDigestValue(value: unknown): value is string {
+  return typeof value === 'string' && isDigest(value);
+}
+
+/**
+ * A receipt's claims as `ReceiptClaimsSchema` decodes them, or `undefined` (then use the schema).
+ * `payload` is read as the receipt check gives it to the schema: an `act` that is a string reads as
+ * `link_holder` (whether it was is the check's to decide).
+ */
+export function readReceiptClaims(payload: Record<string, unknown>): ReceiptClaims | undefined {
+  const { iss, ws, sid, rev, evt, sdg, adg, act, iat } = payload;
+  if (typeof iss !== 'string' || iss.length < 1 || typeof act !== 'string') return undefined;
+  if (!SESS_ID_RULE.test(ws) || !SESS_ID_RULE.test(sid) || !isPositiveInt(rev) || !SESS_ID_RULE.test(evt)) {
+    return undefined;
+  }
+  if (!isDigestValue(sdg) || !isDigestValue(adg) || !isNonNegativeInt(iat)) return undefined;
+  const claims: ReceiptClaims = { iss, ws, sid, rev, evt, sdg, adg, act: 'link_holder', iat };
+  if ('ask' in payload) {
+    if (!SESS_ID_RULE.test(payload.ask)) return undefined;
+    claims.ask = payload.ask;
+  }
+  if ('name' in payload) {
+    const { name } = payload;
+    if (typeof name !== 'string' || name.length < 1 || name.length > RESPONDENT_NAME_MAX_LENGTH)
+      return undefined;
+    claims.name = name;
+  }
+  return claims;
 }

@@ -1,15 +1,21 @@
 /**
- * The Session view reader that runs before the schema: whatever it accepts, the schema accepts
- * and decodes to the same value; whatever it leaves, the schema decides (so a refusal and its
- * message are the schema's). Bodies are real views of the local runtime with random changes.
+ * The readers that run before the schemas (the Session view, a receipt's header and claims):
+ * whatever one accepts, its schema accepts and decodes to the same value; whatever it leaves, the
+ * schema decides (so a refusal and its message are the schema's). Session bodies are real views of
+ * the local runtime with random changes.
  */
 import fc from 'fast-check';
 import * as v from 'valibot';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessApiError } from '../../src/core/ports.js';
 import { decodeSession } from '../../src/sess/decode.js';
-import { readSessionView } from '../../src/sess/view-reader.js';
-import { type WireSessionView, WireSessionViewSchema } from '../../src/sess/wire.js';
+import {
+  ReceiptClaimsSchema,
+  ReceiptHeaderSchema,
+  type WireSessionView,
+  WireSessionViewSchema,
+} from '../../src/sess/wire.js';
+import { readReceiptClaims, readReceiptHeader, readSessionView } from '../../src/sess/wire-reader.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { afterAnswer, answer, answeredSession, clientFor, surface } from './helpers.js';
 
@@ -196,4 +202,104 @@ it('leaves a refusal to the schema: decodeSession refuses what the schema refuse
     }),
     { numRuns: 1000, seed: Number(process.env.FC_SEED ?? 20261202) },
   );
+});
+
+describe('the receipt readers', () => {
+  const claimsBase: Record<string, unknown> = {
+    iss: 'https://sess.example',
+    ws: 'ws_1',
+    sid: 'sess_1',
+    rev: 2,
+    evt: 'evt_1',
+    sdg: `sha-256:${'A'.repeat(43)}`,
+    adg: `sha-256:${'b'.repeat(42)}_`,
+    act: 'link_holder',
+    iat: 1_764_000_000,
+  };
+  const headerBase: Record<string, unknown> = { alg: 'EdDSA', kid: 'k1', typ: 'sess-receipt+jwt' };
+  const claimMembers = [...Object.keys(claimsBase), 'ask', 'name', 'other'];
+  const claimValue = fc.oneof(
+    edgy,
+    fc.constantFrom(
+      `sha-256:${'x'.repeat(43)}`,
+      `sha-256:${'x'.repeat(44)}`,
+      'sha256:abc',
+      'link_holder',
+      'someone_else',
+      'EdDSA',
+      'sess-receipt+jwt',
+      'k'.repeat(128),
+      'k'.repeat(129),
+      'n'.repeat(200),
+      'n'.repeat(201),
+      2 ** 53 - 1,
+    ),
+  );
+  const change = fc.oneof(
+    fc.record({ set: fc.constantFrom(...claimMembers), value: claimValue }),
+    fc.record({ drop: fc.constantFrom(...claimMembers) }),
+  );
+  const changed = (
+    base: Record<string, unknown>,
+    changes: ({ set: string; value: unknown } | { drop: string })[],
+  ) => {
+    const out: Record<string, unknown> = { ...base };
+    for (const c of changes) {
+      if ('drop' in c) delete out[c.drop];
+      else out[c.set] = c.value;
+    }
+    return JSON.parse(JSON.stringify(out)) as Record<string, unknown>;
+  };
+
+  it('accept only claims the schema accepts (with a string act read as link_holder), decoded the same', () => {
+    let accepted = 0;
+    let left = 0;
+    fc.assert(
+      fc.property(fc.array(change, { maxLength: 3 }), (changes) => {
+        const payload = changed(claimsBase, changes);
+        const act = payload.act;
+        const parsed = v.safeParse(
+          ReceiptClaimsSchema,
+          typeof act === 'string' ? { ...payload, act: 'link_holder' } : payload,
+        );
+        const read = readReceiptClaims(payload);
+        if (read === undefined) {
+          left += 1;
+          return;
+        }
+        accepted += 1;
+        expect(parsed.success).toBe(true);
+        if (parsed.success) expect(same(read, parsed.output)).toBe(true);
+      }),
+      { numRuns: 3000, seed: Number(process.env.FC_SEED ?? 20261203) },
+    );
+    expect(accepted).toBeGreaterThan(100);
+    expect(left).toBeGreaterThan(100);
+  });
+
+  it('accept only headers the schema accepts, decoded the same', () => {
+    let accepted = 0;
+    let left = 0;
+    const headerChange = fc.oneof(
+      fc.record({ set: fc.constantFrom('alg', 'kid', 'typ', 'crit'), value: claimValue }),
+      fc.record({ drop: fc.constantFrom('alg', 'kid', 'typ') }),
+    );
+    fc.assert(
+      fc.property(fc.array(headerChange, { maxLength: 2 }), (changes) => {
+        const header = changed(headerBase, changes);
+        const parsed = v.safeParse(ReceiptHeaderSchema, header);
+        const read = readReceiptHeader(header);
+        if (read === undefined) {
+          left += 1;
+          return;
+        }
+        accepted += 1;
+        expect(parsed.success).toBe(true);
+        if (parsed.success) expect(same(read, parsed.output)).toBe(true);
+      }),
+      { numRuns: 2000, seed: Number(process.env.FC_SEED ?? 20261204) },
+    );
+    expect(accepted).toBeGreaterThan(50);
+    expect(left).toBeGreaterThan(50);
+  });
 });
