@@ -176,9 +176,9 @@ export const AbsoluteUrlSchema = v.pipe(
 
 const PositiveInt = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
 const NonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
-/** A respondent's name: 1–200 characters. */
 /** The longest name a respondent may give, in UTF-16 code units. */
 export const RESPONDENT_NAME_MAX_LENGTH = 200;
+/** A respondent's name: 1–200 characters. */
 const RespondentName = v.pipe(v.string(), v.minLength(1), v.maxLength(RESPONDENT_NAME_MAX_LENGTH));
 
 // ---------------------------------------------------------------------------------------------
@@ -441,10 +441,10 @@ export const JwksEnvelopeSchema = v.object({ keys: v.array(v.unknown()) });
 /** The largest key-set body a client reads, in bytes (64 KiB: hundreds of keys). */
 export const MAX_JWKS_BYTES = 65_536;
 
-/** The protected header of a receipt. */
 /** The longest `kid` a receipt's header may name, in UTF-16 code units. */
 export const RECEIPT_KID_MAX_LENGTH = 128;
 
+/** The protected header of a receipt. */
 export const ReceiptHeaderSchema = v.object({
   alg: v.literal('EdDSA'),
   kid: v.pipe(v.string(), v.minLength(1), v.maxLength(RECEIPT_KID_MAX_LENGTH)),
