@@ -24,6 +24,7 @@ import {
   type WireSessionView,
   WireSessionViewSchema,
 } from './wire.js';
+import { readSessionView } from './wire-reader.js';
 
 /** A successful call's parts that decoding looks at. */
 export interface DecodeInput {
@@ -98,21 +99,26 @@ export interface ViewExpectation {
 }
 
 /**
- * Parse a view with its schema, check it against itself (`problem`), the object asked for and
- * the workspace; what `noun` names (`Session`, `Ask`) goes into the messages.
+ * Parse a view with its schema (or `read`, which decodes what it accepts as the schema would and
+ * leaves the rest to it), check it against itself (`problem`), the object asked for and the
+ * workspace; what `noun` names (`Session`, `Ask`) goes into the messages.
  */
 function decodeView<S extends typeof WireSessionViewSchema | typeof WireAskViewSchema>(
   schema: S,
+  read: ((json: unknown) => v.InferOutput<S> | undefined) | undefined,
   problemOf: (view: v.InferOutput<S>) => string | undefined,
   noun: string,
   result: DecodeInput,
   what: string,
   expect: ViewExpectation,
 ): v.InferOutput<S> {
-  const parsed = v.safeParse(schema, result.json);
-  if (!parsed.success)
-    throw protocol(what, `malformed ${noun} at ${issuePath(parsed.issues)}`, 'view_malformed');
-  const view = parsed.output;
+  let view = read?.(result.json);
+  if (view === undefined) {
+    const parsed = v.safeParse(schema, result.json);
+    if (!parsed.success)
+      throw protocol(what, `malformed ${noun} at ${issuePath(parsed.issues)}`, 'view_malformed');
+    view = parsed.output;
+  }
   const problem = problemOf(view);
   if (problem !== undefined) throw protocol(what, problem, 'view_inconsistent');
   if (expect.id !== undefined && view.id !== expect.id)
@@ -123,7 +129,15 @@ function decodeView<S extends typeof WireSessionViewSchema | typeof WireAskViewS
 
 /** Decode a Session view and check it against itself, the headers and the workspace. */
 export function decodeSession(result: DecodeInput, what: string, expect: ViewExpectation): WireSessionView {
-  const wire = decodeView(WireSessionViewSchema, sessionViewProblem, 'Session', result, what, expect);
+  const wire = decodeView(
+    WireSessionViewSchema,
+    readSessionView,
+    sessionViewProblem,
+    'Session',
+    result,
+    what,
+    expect,
+  );
   const etag = result.headers.get(HEADERS.etag);
   if (etag !== null && etag !== `"${wire.revision}"` && etag !== `W/"${wire.revision}"`) {
     throw protocol(what, 'the ETag disagrees with the revision', 'etag_revision');
@@ -133,7 +147,7 @@ export function decodeSession(result: DecodeInput, what: string, expect: ViewExp
 
 /** Decode an Ask view and check it against itself and the workspace. */
 export function decodeAsk(result: DecodeInput, what: string, expect: ViewExpectation): AskView {
-  return toAskView(decodeView(WireAskViewSchema, askViewProblem, 'Ask', result, what, expect));
+  return toAskView(decodeView(WireAskViewSchema, undefined, askViewProblem, 'Ask', result, what, expect));
 }
 
 /**

@@ -9,6 +9,9 @@
  */
 import { nativeSha256 } from './native-crypto.js';
 
+/** One encoder for every digest (it keeps no state between calls). */
+const UTF8 = new TextEncoder();
+
 /** The prefix of every digest string: the algorithm, then base64url of the hash. */
 export const DIGEST_PREFIX = 'sha-256:';
 
@@ -25,7 +28,55 @@ export const DIGEST_PREFIX = 'sha-256:';
  * `{ b: 1, a: [true, 'x'] }` is written `{"a":[true,"x"],"b":1}`.
  */
 export function canonicalJson(value: unknown): string {
-  return write(value, '');
+  try {
+    return writeFast(value);
+  } catch {
+    // Written again with the path of every member, so the error names where the value went wrong.
+    return write(value, '');
+  }
+}
+
+/** Thrown by {@link writeFast} for anything {@link write} would refuse or write differently. */
+const NOT_FAST = new Error('not written on the fast path');
+
+/**
+ * {@link write} without the path it keeps for its messages: the same text for every value it
+ * writes, and {@link NOT_FAST} for anything else (then `write` writes it or throws its own error).
+ */
+function writeFast(value: unknown): string {
+  if (value === null) return 'null';
+  switch (typeof value) {
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      if (!Number.isFinite(value)) throw NOT_FAST;
+      return JSON.stringify(value);
+    case 'object': {
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          // A hole or `undefined`: `write` refuses the one and writes the other its own way.
+          if (!(i in value) || value[i] === undefined) throw NOT_FAST;
+          out += i === 0 ? writeFast(value[i]) : `,${writeFast(value[i])}`;
+        }
+        return `${out}]`;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) throw NOT_FAST;
+      const record = value as Record<string, unknown>;
+      let out = '{';
+      for (const key of Object.keys(record).sort()) {
+        const member = record[key];
+        if (member === undefined) continue;
+        out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${writeFast(member)}`;
+      }
+      return `${out}}`;
+    }
+    default:
+      throw NOT_FAST;
+  }
 }
 
 function write(value: unknown, at: string): string {
@@ -67,30 +118,76 @@ function write(value: unknown, at: string): string {
 
 export { sameJsonValue } from '../core/same-json.js';
 
+/** The 64 characters of base64url, by their 6-bit value. */
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** The 6-bit value of each base64url character by its char code, -1 for every other code. */
+const BASE64URL_VALUES = (() => {
+  const values = new Int8Array(128).fill(-1);
+  for (let i = 0; i < BASE64URL.length; i++) values[BASE64URL.charCodeAt(i)] = i;
+  return values;
+})();
+
 /** Base64url without padding of some bytes. */
 export function base64UrlEncode(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]!);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  let out = '';
+  let i = 0;
+  for (; i + 2 < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
+    out += BASE64URL[n >> 18]! + BASE64URL[(n >> 12) & 63]! + BASE64URL[(n >> 6) & 63]! + BASE64URL[n & 63]!;
+  }
+  const left = bytes.length - i;
+  if (left === 1) {
+    const n = bytes[i]!;
+    out += BASE64URL[n >> 2]! + BASE64URL[(n & 3) << 4]!;
+  } else if (left === 2) {
+    const n = (bytes[i]! << 8) | bytes[i + 1]!;
+    out += BASE64URL[n >> 10]! + BASE64URL[(n >> 4) & 63]! + BASE64URL[(n & 15) << 2]!;
+  }
+  return out;
+}
+
+/** The 6-bit value of the character at `index`, or -1 when it is not base64url. */
+function valueAt(text: string, index: number): number {
+  const code = text.charCodeAt(index);
+  return code < 128 ? BASE64URL_VALUES[code]! : -1;
 }
 
 /**
  * Decode base64url without padding. Returns `undefined` for anything that is not strict
- * base64url (padding, `+`, `/`, whitespace, or an impossible length).
+ * base64url (padding, `+`, `/`, whitespace, or an impossible length), and for a non-canonical
+ * encoding (stray low bits in the last character), so one byte string has one text.
  */
 export function base64UrlDecode(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined;
-  const padded = text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4);
-  let binary: string;
-  try {
-    binary = atob(padded);
-  } catch {
-    return undefined;
+  const left = text.length % 4;
+  if (left === 1) return undefined;
+  const whole = text.length - left;
+  const out = new Uint8Array((whole / 4) * 3 + (left === 0 ? 0 : left - 1));
+  let at = 0;
+  for (let i = 0; i < whole; i += 4) {
+    const a = valueAt(text, i);
+    const b = valueAt(text, i + 1);
+    const c = valueAt(text, i + 2);
+    const d = valueAt(text, i + 3);
+    if ((a | b | c | d) < 0) return undefined;
+    const n = (a << 18) | (b << 12) | (c << 6) | d;
+    out[at++] = n >> 16;
+    out[at++] = (n >> 8) & 255;
+    out[at++] = n & 255;
   }
-  const out = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-  // Reject non-canonical encodings (stray low bits in the last character).
-  if (base64UrlEncode(out) !== text) return undefined;
+  if (left === 2) {
+    const a = valueAt(text, whole);
+    const b = valueAt(text, whole + 1);
+    if ((a | b) < 0 || (b & 15) !== 0) return undefined;
+    out[at] = (a << 2) | (b >> 4);
+  } else if (left === 3) {
+    const a = valueAt(text, whole);
+    const b = valueAt(text, whole + 1);
+    const c = valueAt(text, whole + 2);
+    if ((a | b | c) < 0 || (c & 3) !== 0) return undefined;
+    out[at++] = (a << 2) | (b >> 4);
+    out[at] = ((b & 15) << 4) | (c >> 2);
+  }
   return out;
 }
 
@@ -108,7 +205,7 @@ export async function digestJson(value: unknown): Promise<string> {
  * WebCrypto; the bytes hashed are the same UTF-8 either way.
  */
 export async function digestCanonicalJson(text: string): Promise<string> {
-  const bytes = new TextEncoder().encode(text);
+  const bytes = UTF8.encode(text);
   const hash = nativeSha256(bytes) ?? new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
   return DIGEST_PREFIX + base64UrlEncode(hash);
 }

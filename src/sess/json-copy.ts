@@ -90,9 +90,20 @@ function copying<T>(
   ) as unknown as v.GenericSchema<unknown, T>;
 }
 
+/**
+ * A null-prototype copy of a plain object whose every member `member` accepts (all keys kept), or
+ * {@link NOT_JSON}: what {@link keyedMap} decodes.
+ */
+export function copyKeyedMap<T>(
+  value: unknown,
+  member: (value: unknown) => T | typeof NOT_JSON,
+): Record<string, T> | typeof NOT_JSON {
+  return isPlainObject(value) ? copyMap(value, member) : NOT_JSON;
+}
+
 /** A map from any string key (all kept, null prototype) to values `member` accepts. */
 export function keyedMap<T>(member: (value: unknown) => T | typeof NOT_JSON, message: string) {
-  return copying((value) => (isPlainObject(value) ? copyMap(value, member) : NOT_JSON), message);
+  return copying((value) => copyKeyedMap(value, member), message);
 }
 
 /** Any JSON value; its objects decode with a null prototype and every key. */

@@ -71,8 +71,12 @@ export async function generateSigningKey(ws: string, kid: string): Promise<Ed255
   };
 }
 
+/** One encoder and one strict decoder for every token (neither keeps state between calls). */
+const UTF8_ENCODER = new TextEncoder();
+const UTF8_DECODER = new TextDecoder('utf-8', { fatal: true });
+
 function encodeJsonPart(value: Record<string, unknown>): string {
-  return base64UrlEncode(new TextEncoder().encode(JSON.stringify(value)));
+  return base64UrlEncode(UTF8_ENCODER.encode(JSON.stringify(value)));
 }
 
 /**
@@ -88,7 +92,7 @@ export async function signCompactJws(
   if (header.alg !== JWS_ALG) throw new TypeError('signCompactJws: header.alg must be "EdDSA"');
   const input = `${encodeJsonPart(header)}.${encodeJsonPart(payload)}`;
   const signature = new Uint8Array(
-    await crypto.subtle.sign({ name: 'Ed25519' }, privateKey, new TextEncoder().encode(input)),
+    await crypto.subtle.sign({ name: 'Ed25519' }, privateKey, UTF8_ENCODER.encode(input)),
   );
   return `${input}.${base64UrlEncode(signature)}`;
 }
@@ -98,7 +102,7 @@ function decodeJsonPart(part: string): Record<string, unknown> | undefined {
   if (bytes === undefined) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    value = JSON.parse(UTF8_DECODER.decode(bytes));
   } catch {
     return undefined;
   }
@@ -122,7 +126,7 @@ export function parseCompactJws(token: string): ParsedCompactJws | undefined {
   if (header === undefined || payload === undefined || signature === undefined || signature.length !== 64) {
     return undefined;
   }
-  return { header, payload, signingInput: new TextEncoder().encode(`${h}.${p}`), signature };
+  return { header, payload, signingInput: UTF8_ENCODER.encode(`${h}.${p}`), signature };
 }
 
 /**

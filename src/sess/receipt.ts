@@ -18,6 +18,7 @@ import { type ParsedCompactJws, parseCompactJws, verifyCompactJwsSignature } fro
 import { createKeySetCache } from './key-set.js';
 import { type ConnectionOptions, type ConnectionSettings, readConnectionOptions } from './settings.js';
 import { ReceiptClaimsSchema, ReceiptHeaderSchema } from './wire.js';
+import { readReceiptClaims, readReceiptHeader } from './wire-reader.js';
 
 /** How many verified receipts one verifier remembers (the oldest go first). */
 const MAX_REMEMBERED_RECEIPTS = 1_024;
@@ -60,24 +61,32 @@ interface ReadReceipt {
   actMatches: boolean;
 }
 
+/** What `schema` decodes `value` to, or `undefined` when it refuses it. */
+function schemaOutput<S extends v.GenericSchema>(schema: S, value: unknown): v.InferOutput<S> | undefined {
+  const parsed = v.safeParse(schema, value);
+  return parsed.success ? parsed.output : undefined;
+}
+
 /** Parse a receipt and check its header and claims for shape; `malformed` otherwise. */
 function readReceipt(receipt: string): ReadReceipt {
   const jws = parseCompactJws(receipt);
   if (jws === undefined) throw refuse('malformed');
-  const header = v.safeParse(ReceiptHeaderSchema, jws.header);
   // Another actor assurance is a well-formed receipt for something else: a claims mismatch
   // (decided after the signature), not a malformed receipt.
   const act = jws.payload.act;
-  const claims = v.safeParse(
-    ReceiptClaimsSchema,
-    typeof act === 'string' ? { ...jws.payload, act: 'link_holder' } : jws.payload,
-  );
-  if (!header.success || !claims.success) throw refuse('malformed');
+  const header = readReceiptHeader(jws.header) ?? schemaOutput(ReceiptHeaderSchema, jws.header);
+  const claims =
+    readReceiptClaims(jws.payload) ??
+    schemaOutput(
+      ReceiptClaimsSchema,
+      typeof act === 'string' ? { ...jws.payload, act: 'link_holder' } : jws.payload,
+    );
+  if (header === undefined || claims === undefined) throw refuse('malformed');
   if (Object.keys(jws.header).some((name) => name !== 'alg' && name !== 'kid' && name !== 'typ')) {
     // `crit`, `jwk`, `x5u` and friends would change what the signature means: refuse them.
     throw refuse('malformed');
   }
-  return { jws, kid: header.output.kid, claims: claims.output, actMatches: act === 'link_holder' };
+  return { jws, kid: header.kid, claims, actMatches: act === 'link_holder' };
 }
 
 /** The largest `iat` a `Date` can hold, in seconds. */

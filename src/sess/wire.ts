@@ -136,6 +136,30 @@ export const IdSchema = v.pipe(
   v.check((s) => SESS_ID_RULE.test(s), 'not an id'),
 );
 
+/** Whether `s` is a UTC timestamp, `YYYY-MM-DDTHH:MM:SS(.fff)Z`, that `Date` can read. */
+export function isTimestamp(s: string): boolean {
+  return ISO_UTC_PATTERN.test(s) && !Number.isNaN(Date.parse(s));
+}
+
+/** The longest URL a view may carry, in UTF-16 code units. */
+export const MAX_URL_LENGTH = 2048;
+
+/** The last URL {@link isAbsoluteUrl} accepted: a Session's views repeat its link. */
+let lastAbsoluteUrl = '';
+
+/** Whether `s` is an absolute `http:` or `https:` URL (any length: the schema bounds it). */
+export function isAbsoluteUrl(s: string): boolean {
+  if (s === lastAbsoluteUrl && s !== '') return true;
+  try {
+    const url = new URL(s);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') return false;
+  } catch {
+    return false;
+  }
+  lastAbsoluteUrl = s;
+  return true;
+}
+
 /** A UTC timestamp, `YYYY-MM-DDTHH:MM:SS(.fff)Z`, that `Date` can read. */
 export const TimestampSchema = v.pipe(
   v.string(),
@@ -146,21 +170,16 @@ export const TimestampSchema = v.pipe(
 /** An absolute `http:` or `https:` URL. */
 export const AbsoluteUrlSchema = v.pipe(
   v.string(),
-  v.maxLength(2048),
-  v.check((s) => {
-    try {
-      const url = new URL(s);
-      return url.protocol === 'https:' || url.protocol === 'http:';
-    } catch {
-      return false;
-    }
-  }, 'not an absolute http(s) URL'),
+  v.maxLength(MAX_URL_LENGTH),
+  v.check(isAbsoluteUrl, 'not an absolute http(s) URL'),
 );
 
 const PositiveInt = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
 const NonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
+/** The longest name a respondent may give, in UTF-16 code units. */
+export const RESPONDENT_NAME_MAX_LENGTH = 200;
 /** A respondent's name: 1–200 characters. */
-const RespondentName = v.pipe(v.string(), v.minLength(1), v.maxLength(200));
+const RespondentName = v.pipe(v.string(), v.minLength(1), v.maxLength(RESPONDENT_NAME_MAX_LENGTH));
 
 // ---------------------------------------------------------------------------------------------
 // Surface (request side: closed objects, structure only; Sess checks lengths separately)
@@ -422,10 +441,13 @@ export const JwksEnvelopeSchema = v.object({ keys: v.array(v.unknown()) });
 /** The largest key-set body a client reads, in bytes (64 KiB: hundreds of keys). */
 export const MAX_JWKS_BYTES = 65_536;
 
+/** The longest `kid` a receipt's header may name, in UTF-16 code units. */
+export const RECEIPT_KID_MAX_LENGTH = 128;
+
 /** The protected header of a receipt. */
 export const ReceiptHeaderSchema = v.object({
   alg: v.literal('EdDSA'),
-  kid: v.pipe(v.string(), v.minLength(1), v.maxLength(128)),
+  kid: v.pipe(v.string(), v.minLength(1), v.maxLength(RECEIPT_KID_MAX_LENGTH)),
   typ: v.literal('sess-receipt+jwt'),
 });
 /** The protected header of a receipt. */
