@@ -18,6 +18,8 @@ import { copyJson, copyKeyedMap, NOT_JSON } from './json-copy.js';
 import {
   isAbsoluteUrl,
   isTimestamp,
+  MAX_ANSWER_ACTION_LENGTH,
+  MAX_RECEIPT_LENGTH,
   MAX_URL_LENGTH,
   RECEIPT_KID_MAX_LENGTH,
   RESPONDENT_NAME_MAX_LENGTH,
@@ -27,10 +29,6 @@ import {
   type WireResponseEvent,
   type WireSessionView,
 } from './wire.js';
-
-/** The bounds the schema sets on an answer's action and on a receipt, in UTF-16 code units. */
-const MAX_ACTION_LENGTH = 64;
-const MAX_RECEIPT_LENGTH = 8192;
 
 type Members = Record<string, unknown>;
 
@@ -53,7 +51,8 @@ function readEvent(value: unknown): WireResponseEvent | undefined {
   const { event_id: eventId, revision, answer, submitted_at: submittedAt, receipt } = value;
   if (!SESS_ID_RULE.test(eventId) || !isPositiveInt(revision) || !isObject(answer)) return undefined;
   const { action } = answer;
-  if (typeof action !== 'string' || action.length < 1 || action.length > MAX_ACTION_LENGTH) return undefined;
+  if (typeof action !== 'string' || action.length < 1 || action.length > MAX_ANSWER_ACTION_LENGTH)
+    return undefined;
   const values = copyKeyedMap(answer.values, answerValue);
   if (values === NOT_JSON || !isTimestampValue(submittedAt)) return undefined;
   if (typeof receipt !== 'string' || receipt.length < 1 || receipt.length > MAX_RECEIPT_LENGTH)

@@ -275,9 +275,12 @@ type _SurfaceMatches = [v.InferOutput<typeof SurfaceSchema>] extends [Surface] ?
 const _surfaceMatches: _SurfaceMatches = true;
 void _surfaceMatches;
 
+/** The longest action id an answer names, in UTF-16 code units. */
+export const MAX_ANSWER_ACTION_LENGTH = 64;
+
 /** An answer: the action pressed and a value per field `name` (every name kept, null prototype). */
 export const AnswerSchema = v.object({
-  action: v.pipe(v.string(), v.minLength(1), v.maxLength(64)),
+  action: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_ANSWER_ACTION_LENGTH)),
   values: keyedMap((value) => copyJson(value, 1), 'not a map of answer values'),
 });
 
@@ -365,13 +368,16 @@ export interface WaitQuery {
 // Responses
 
 /** One answer in a Session view. */
+/** The longest receipt (compact JWS) a Session view carries, in characters. */
+export const MAX_RECEIPT_LENGTH = 8192;
+
 export const WireResponseEventSchema = v.object({
   event_id: IdSchema,
   revision: PositiveInt,
   answer: AnswerSchema,
   submitted_at: TimestampSchema,
   /** Compact JWS; see {@link ReceiptClaimsSchema}. */
-  receipt: v.pipe(v.string(), v.minLength(1), v.maxLength(8192)),
+  receipt: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_RECEIPT_LENGTH)),
 });
 /** One answer in a Session view. */
 export type WireResponseEvent = v.InferOutput<typeof WireResponseEventSchema>;
