@@ -16,7 +16,7 @@ import { ms, type Row, times, yesNo } from './table.js';
 
 const RUN_MS = 1_000;
 /** Interleaved trials per side (at least 5). */
-const TRIALS = 6;
+const TRIALS = 9;
 
 interface Trial {
   rate: number;
