@@ -7,6 +7,8 @@
  * Session is held; `{ kind: 'submit', url }` submits an answer on it; `{ kind: 'times' }` answers,
  * once that submit is done, when it started, when the runtime committed the answer and when the
  * page answered, on the machine's monotonic clock (`process.hrtime`, the same in every process).
+ * `{ kind: 'profile', n: 1 }` starts a CPU profile (under `SESS_BENCH_PROFILE`), `n: 0` writes it
+ * as `adapter-runtime`; both answer `profiled`.
  */
 import { startLocalSess } from '../src/testing/index.js';
 import { startProfile, stopProfile } from './lib/profile.js';
@@ -81,6 +83,11 @@ process.on('message', async (message: { kind: string; n?: number; urls?: string[
     // A later round (after measure 3's warm-up) profiles its own hold again.
     profiling = false;
     send({ kind: 'answered', started, done, refused, cpuMs: (used.user + used.system) / 1000, acceptedAt });
+  } else if (message.kind === 'profile') {
+    // Measure 1 under SESS_BENCH_PROFILE: the runtime's side of the profiled repeat calls.
+    if (message.n === 1) await startProfile();
+    else await stopProfile('adapter-runtime');
+    send({ kind: 'profiled' });
   } else if (message.kind === 'close') {
     await sess.close();
     process.exit(0);

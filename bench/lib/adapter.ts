@@ -90,6 +90,13 @@ const CALLS = 30;
  */
 const WARM_UP_CALLS = 400;
 
+/** Start (`1`) or stop and write (`0`) the runtime child's CPU profile of measure 1. */
+async function toggleRuntimeProfile(runtime: ReturnType<typeof forkBench>, n: 0 | 1): Promise<void> {
+  const done = message(runtime, 'profiled');
+  runtime.send({ kind: 'profile', n });
+  await done;
+}
+
 /** Measure 1. */
 export async function adapterOverhead(): Promise<Row[]> {
   const runtime = forkBench('runtime-child');
@@ -159,9 +166,12 @@ export async function adapterOverhead(): Promise<Row[]> {
         ['adapter-subject', subject],
         ['adapter-baseline', baseline],
       ] as const) {
+        const runtimeSide = name === 'adapter-subject';
+        if (runtimeSide) await toggleRuntimeProfile(runtime, 1);
         await startProfile();
         for (let i = 0; i < 500; i += 1) await side();
         await stopProfile(name);
+        if (runtimeSide) await toggleRuntimeProfile(runtime, 0);
       }
     }
     // Each helper idles while the other side runs, so its CPU over all trials is its own side's.

@@ -28,7 +28,7 @@ import {
 import { ApiFailure, type ApiResult, failureResult, okResult } from './api-failure.js';
 import type { ApiCall } from './fault-application.js';
 import type { LocalEndpoint } from './faults.js';
-import { readJson, sendJson } from './http-io.js';
+import { type ClientWatch, readJson, sendJson } from './http-io.js';
 import { IdempotentReplies } from './idempotency.js';
 import type { LocalModel } from './model.js';
 import { digestSync, type SessionRecord } from './records.js';
@@ -206,7 +206,7 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
     );
 
   const sessionResult = (s: SessionRecord, status = 200, headers: Record<string, string> = {}) =>
-    okResult(status, model.sessionView(s), { etag: `"${s.revision}"`, ...headers });
+    okResult(status, model.sessionView(s, false), { etag: `"${s.revision}"`, ...headers });
 
   /**
    * An idempotent `POST`: the key, the body, the Idempotency-Key (and the If-Match revision when
@@ -281,11 +281,11 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
       return () => okResult(200, model.askView(model.closeAsk(ws, id, revision, reason)));
     });
 
-  const wait = (req: IncomingMessage, id: string, url: URL) => async (signal: AbortSignal) => {
+  const wait = (req: IncomingMessage, id: string, url: URL) => async (client: ClientWatch) => {
     const ws = auth(req);
     const { revision, status, timeout } = waitQuery(url.searchParams);
     const s = model.getSession(ws, id);
-    await model.waits.wait(s, revision, status, timeout, signal);
+    await model.waits.wait(s, revision, status, timeout, client.signal);
     return sessionResult(s);
   };
 
@@ -349,7 +349,7 @@ export function createApiRoutes(options: ApiRoutesOptions): Route {
   const resolve = (
     req: IncomingMessage,
     url: URL,
-  ): [LocalEndpoint, string, (signal: AbortSignal) => Promise<ApiResult>] | undefined => {
+  ): [LocalEndpoint, string, (client: ClientWatch) => Promise<ApiResult>] | undefined => {
     const path = url.pathname;
     if (path === '/.well-known/sess/jwks.json') {
       return [

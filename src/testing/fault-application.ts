@@ -17,7 +17,7 @@ import type {
   LocalFaults,
   ReceiptTamper,
 } from './faults.js';
-import { closedSignal } from './http-io.js';
+import { type ClientWatch, watchClient } from './http-io.js';
 import type { LocalModel } from './model.js';
 import { digestSync } from './records.js';
 
@@ -34,8 +34,8 @@ export interface ApiCall {
   res: ServerResponse;
   /** The caller's workspace, when its key is valid (for tampering and the workspace header). */
   workspaceId: string | undefined;
-  /** Does the call; `signal` fires when the client went away. */
-  handle(signal: AbortSignal): Promise<ApiResult>;
+  /** Does the call; `client` says when the client went away. */
+  handle(client: ClientWatch): Promise<ApiResult>;
   /** Writes the answer. */
   send(result: ApiResult): void;
 }
@@ -194,30 +194,30 @@ export function createFaultApplication(
   };
 
   /** Wait at a hold until it is released or the client went away. */
-  const held = async (fault: Extract<LocalFault, { kind: 'hold' }>, signal: AbortSignal): Promise<void> => {
+  const held = async (fault: Extract<LocalFault, { kind: 'hold' }>, client: ClientWatch): Promise<void> => {
     fault.reached();
     await new Promise<void>((resolve) => {
       void fault.released.then(resolve);
-      signal.addEventListener('abort', () => resolve());
+      client.signal.addEventListener('abort', () => resolve());
     });
   };
 
   return async ({ endpoint, req, res, workspaceId, handle, send }) => {
-    const signal = closedSignal(res);
+    const client = watchClient(res);
     const fault = faults.take(endpoint);
     if (fault?.kind === 'hold' && fault.at === 'arrival') {
-      await held(fault, signal);
-      if (signal.aborted) return;
+      await held(fault, client);
+      if (client.aborted) return;
     }
     if (fault?.kind === 'delay') {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, fault.ms);
-        signal.addEventListener('abort', () => {
+        client.signal.addEventListener('abort', () => {
           clearTimeout(timer);
           resolve();
         });
       });
-      if (signal.aborted) return;
+      if (client.aborted) return;
     }
     if (fault?.kind === 'transport') {
       req.socket.destroy();
@@ -237,14 +237,14 @@ export function createFaultApplication(
     }
     let result: ApiResult;
     try {
-      result = await handle(signal);
+      result = await handle(client);
     } catch (e) {
       result = thrownResult(e);
     }
-    if (signal.aborted) return;
+    if (client.aborted) return;
     if (fault?.kind === 'hold') {
-      if (fault.at === 'commit') await held(fault, signal);
-      if (signal.aborted) return;
+      if (fault.at === 'commit') await held(fault, client);
+      if (client.aborted) return;
       send(result);
       return;
     }

@@ -120,14 +120,41 @@ export function redirect(res: ServerResponse, location: string, headers: Record<
   res.end();
 }
 
+/** Whether the client of one request went away before its answer was written. */
+export interface ClientWatch {
+  /** True once it went away. */
+  readonly aborted: boolean;
+  /** An `AbortSignal` that fires then, made on first use (most requests never wait on one). */
+  readonly signal: AbortSignal;
+}
+
 /**
- * An `AbortSignal` that fires when the client goes away before its answer was written, so a
- * long wait is abandoned with it (no AbortError per finished request).
+ * Watch `res` for its client going away before its answer was written, so a long wait is
+ * abandoned with it (no AbortError per finished request).
  */
-export function closedSignal(res: ServerResponse): AbortSignal {
-  const closed = new AbortController();
+export function watchClient(res: ServerResponse): ClientWatch {
+  let gone = false;
+  let controller: AbortController | undefined;
   res.on('close', () => {
-    if (!res.writableEnded) closed.abort();
+    if (res.writableEnded) return;
+    gone = true;
+    controller?.abort();
   });
-  return closed.signal;
+  return {
+    get aborted() {
+      return gone;
+    },
+    get signal() {
+      if (controller === undefined) {
+        controller = new AbortController();
+        if (gone) controller.abort();
+      }
+      return controller.signal;
+    },
+  };
+}
+
+/** {@link watchClient}'s signal, for a request that waits on it. */
+export function closedSignal(res: ServerResponse): AbortSignal {
+  return watchClient(res).signal;
 }

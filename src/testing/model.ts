@@ -126,7 +126,11 @@ export class LocalModel {
     return `${this.origin}/s/${s.token}`;
   }
 
-  sessionView(s: SessionRecord): WireSessionView {
+  /**
+   * The wire view of `s`. Its answers are copies unless `copy` is false (for a view written out
+   * as JSON at once, which copies them anyway).
+   */
+  sessionView(s: SessionRecord, copy = true): WireSessionView {
     const view: WireSessionView = {
       id: s.id,
       workspace_id: s.workspaceId,
@@ -134,7 +138,7 @@ export class LocalModel {
       status: this.status(s),
       human_url: this.humanUrl(s),
       expires_at: iso(s.expiresAt),
-      responses: s.responses.map((r) => ({ ...r, answer: structuredClone(r.answer) })),
+      responses: copy ? s.responses.map((r) => ({ ...r, answer: structuredClone(r.answer) })) : s.responses,
     };
     if (s.extendableUntil !== undefined) view.extendable_until = iso(s.extendableUntil);
     return view;

@@ -117,5 +117,14 @@ export function digestSync(value: unknown): string {
 
 /** A clock time as the wire writes it (`YYYY-MM-DDTHH:MM:SS.sssZ`). */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  let text = isoTexts.get(ms);
+  if (text === undefined) {
+    text = new Date(ms).toISOString();
+    if (isoTexts.size >= 256) isoTexts.clear();
+    isoTexts.set(ms, text);
+  }
+  return text;
 }
+
+/** The ISO texts of times written lately: a view writes the same few at every read. */
+const isoTexts = new Map<number, string>();
