@@ -9,19 +9,14 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SessApiError, type SessionView } from '../../src/core/ports.js';
 import type { WireSessionView } from '../../src/sess/wire.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
-import { afterAnswer, answer, answeredSession, clientFor, surface } from './helpers.js';
+import { clientFor, twiceAnsweredView } from './helpers.js';
 
 let sess: LocalSess;
 let base: WireSessionView;
 
 beforeAll(async () => {
   sess = await startLocalSess();
-  const client = clientFor(sess);
-  const { created, answered } = await answeredSession(sess, client);
-  await client.publish(created.sessionId, { ...afterAnswer(answered), surface: surface('Next?') });
-  await sess.submitAnswer(created.humanUrl, answer('second'));
-  base = sess.sessions.get(created.sessionId)!.view;
-  expect(base).toMatchObject({ revision: 2, status: 'answered' });
+  base = await twiceAnsweredView(sess);
 });
 afterAll(async () => {
   await sess.close();

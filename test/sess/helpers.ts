@@ -15,6 +15,7 @@ import {
 } from '../../src/core/ports.js';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
+import type { WireSessionView } from '../../src/sess/wire.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import { type UseLocalSessOptions, useLocalSess } from '../support/local-sess.js';
 import { messageField, surfaceOf } from '../support/surfaces.js';
@@ -143,6 +144,21 @@ export async function answeredSession(
   const answered = await client.getSession(created.sessionId);
   expect(answered.status).toBe('answered');
   return { created, answered, surface: s, answer: a };
+}
+
+/**
+ * The wire view of a Session of `sess` answered at revision 1, published again and answered at
+ * revision 2 (two responses): the real view the decode tests change.
+ */
+export async function twiceAnsweredView(sess: LocalSess): Promise<WireSessionView> {
+  const client = clientFor(sess);
+  const { created, answered } = await answeredSession(sess, client);
+  await client.publish(created.sessionId, { ...afterAnswer(answered), surface: surface('Next?') });
+  await sess.submitAnswer(created.humanUrl, answer('second'));
+  const view = sess.sessions.get(created.sessionId)!.view;
+  expect(view).toMatchObject({ revision: 2, status: 'answered' });
+  expect(view.responses).toHaveLength(2);
+  return view;
 }
 
 /**

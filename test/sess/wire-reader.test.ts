@@ -17,20 +17,14 @@ import {
 } from '../../src/sess/wire.js';
 import { readReceiptClaims, readReceiptHeader, readSessionView } from '../../src/sess/wire-reader.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
-import { afterAnswer, answer, answeredSession, clientFor, surface } from './helpers.js';
+import { twiceAnsweredView } from './helpers.js';
 
 let sess: LocalSess;
 let base: WireSessionView;
 
 beforeAll(async () => {
   sess = await startLocalSess();
-  const client = clientFor(sess);
-  const { created, answered } = await answeredSession(sess, client);
-  await client.publish(created.sessionId, { ...afterAnswer(answered), surface: surface('Next?') });
-  await sess.submitAnswer(created.humanUrl, answer('second'));
-  base = JSON.parse(JSON.stringify(sess.sessions.get(created.sessionId)!.view));
-  expect(base).toMatchObject({ revision: 2, status: 'answered' });
-  expect(base.responses).toHaveLength(2);
+  base = JSON.parse(JSON.stringify(await twiceAnsweredView(sess)));
 });
 afterAll(async () => {
   await sess.close();
