@@ -33,7 +33,8 @@ interface SqlstateRule {
  * - login (28), a missing database (3D000), a missing privilege (42501), data corruption
  *   (XX001, XX002): `db_permanent`: the owner must fix the database or its settings;
  * - a prepared statement missing or already there (26000, 42P05): `db_permanent`, what a
- *   connection pooler in transaction mode that does not keep prepared statements causes.
+ *   connection pooler in transaction mode that does not keep prepared statements causes (the
+ *   store sends such a statement again unnamed first; this is what a second loss reports).
  */
 export const SQLSTATE_TABLE: readonly SqlstateRule[] = [
   {

@@ -88,10 +88,13 @@ export interface PostgresHandleStoreOptions {
   table?: string;
   /**
    * Send the statements of reads, updates, deletes and counts as named (prepared) statements, so
-   * each connection parses and plans each of them once instead of at every call. Turn it off
-   * behind a connection pooler in transaction mode that does not keep prepared statements
-   * (PgBouncer before 1.21, or with `max_prepared_statements = 0`). With `pool`, the pool's
-   * `query` must also take a `{ name, text, values }` object, as `pg`'s does.
+   * each connection parses and plans each of them once instead of at every call. Behind a
+   * connection pooler in transaction mode that does not keep prepared statements (PgBouncer
+   * before 1.21, or with `max_prepared_statements = 0`) a named statement can land on a server
+   * connection that never parsed it: the store then sends that statement again unnamed, and
+   * every statement after it (nothing ran the first time); pass `false` to skip that first
+   * failure. With `pool`, the pool's `query` must also take a `{ name, text, values }` object,
+   * as `pg`'s does.
    * @default true with `connectionString`, false with `pool`
    */
   preparedStatements?: boolean;
@@ -175,6 +178,13 @@ function checkOptions(options: PostgresHandleStoreOptions): {
   };
 }
 
+/**
+ * The SQLSTATEs of a named statement a server connection does not have (26000) or has already
+ * (42P05): what a pooler that hands a client's statements to other server connections causes.
+ * Both fail before the statement runs.
+ */
+const LOST_STATEMENT: ReadonlySet<string> = new Set(['26000', '42P05']);
+
 /** A statement the store sends as it is, or by name when statements are prepared. */
 interface Statement {
   /** `sess_mcp_` and a hash of the text: the same text always has the same name. */
@@ -249,7 +259,10 @@ async function makePool(connectionString: string): Promise<PoolLike> {
  * ```
  */
 export function createPostgresHandleStore(options: PostgresHandleStoreOptions): PostgresHandleStore {
-  const { schema, table, prepared } = checkOptions(options);
+  const checked = checkOptions(options);
+  const { schema, table } = checked;
+  /** Whether statements are sent by name; false for good once a connection lost one. */
+  let prepared = checked.prepared;
   const qualified = `"${schema}"."${table}"`;
   let poolPromise: Promise<PoolLike> | undefined =
     options.pool !== undefined ? Promise.resolve(options.pool) : undefined;
@@ -271,13 +284,22 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     throw pgStoreError(error);
   };
 
-  /** Run `sent` on `on`: by name when statements are prepared and it has one. */
-  const run = (on: PoolLike, sent: string | Statement, values: unknown[]): Promise<PgResultLike> =>
-    typeof sent === 'string'
-      ? on.query(sent, values)
-      : prepared
-        ? (on as unknown as NamedQueryable).query({ name: sent.name, text: sent.text, values })
-        : on.query(sent.text, values);
+  /**
+   * Run `sent` on `on`: by name when statements are prepared and it has one. A named statement
+   * the server connection does not have (26000) or already has under another client (42P05)
+   * failed before it ran: it is sent again unnamed, and so is every statement after it.
+   */
+  const run = (on: PoolLike, sent: string | Statement, values: unknown[]): Promise<PgResultLike> => {
+    if (typeof sent === 'string') return on.query(sent, values);
+    if (!prepared) return on.query(sent.text, values);
+    return (on as unknown as NamedQueryable)
+      .query({ name: sent.name, text: sent.text, values })
+      .then(undefined, (error: unknown) => {
+        if (!LOST_STATEMENT.has(String((error as { code?: unknown } | null)?.code))) throw error;
+        prepared = false;
+        return on.query(sent.text, values);
+      });
+  };
 
   function query(sent: string | Statement, values: unknown[]): Promise<PgResultLike> {
     if (ready === undefined || closed)

@@ -336,7 +336,7 @@ if (url === undefined || url === '') {
       }
     });
 
-    it('says what to do when a pooler loses its prepared statements, and writes nothing', async () => {
+    it('sends a statement its connection lost again unnamed, once, and unnamed from then on', async () => {
       const pool = new pg.Pool({ connectionString: url, max: 1 });
       try {
         const stores = createPostgresHandleStore({
@@ -348,28 +348,35 @@ if (url === undefined || url === '') {
         const record = makeRecord(stdioA, 'waiting');
         await view.create(record);
         const answered = { ...record, state: makeRecord(stdioA, 'answered').state };
-        await view.update(answered, 1);
+        expect((await view.update(answered, 1)).version).toBe(2);
         // What a pooler in transaction mode does: the next statement lands on a server
-        // connection that never parsed it.
+        // connection that never parsed it (pg still thinks this one did).
         await pool.query('DEALLOCATE ALL');
-        const error = await storeFailure(view.update(answered, 2));
-        expect([error.code, error.reason, error.retryable]).toEqual([
-          'STATE_STORE_ERROR',
-          'db_permanent',
-          false,
-        ]);
-        expect(error.message).toContain('26000');
-        expect(error.message).toContain('preparedStatements: false');
-        const { rows } = await admin.query(`SELECT version FROM "public"."${table}" WHERE handle = $1`, [
-          record.handle,
-        ]);
-        expect(rows[0].version).toBe(2);
-        // The same store unprepared, on the same connection, goes on.
-        const plain = createPostgresHandleStore({ pool: pool as unknown as PoolLike, table });
-        expect((await plain.forBinding(stdioA).update(answered, 2)).version).toBe(3);
+        expect((await view.update(answered, 2)).version).toBe(3);
+        const versionOf = async () =>
+          (await admin.query(`SELECT version FROM "public"."${table}" WHERE handle = $1`, [record.handle]))
+            .rows[0].version;
+        // Written once: the named statement failed before it ran.
+        expect(await versionOf()).toBe(3);
+        expect((await view.get(record.handle))?.version).toBe(3);
+        expect((await view.update(answered, 3)).version).toBe(4);
+        expect(await versionOf()).toBe(4);
+        expect(await preparedOn(pool)).toEqual([]);
       } finally {
         await pool.end();
       }
+    });
+
+    it('says what to do when a statement is lost where it is sent unnamed too', () => {
+      const error = pgStoreError(
+        Object.assign(new Error('prepared statement "x" does not exist'), { code: '26000' }),
+      );
+      expect([error.code, error.reason, error.retryable]).toEqual([
+        'STATE_STORE_ERROR',
+        'db_permanent',
+        false,
+      ]);
+      expect(error.message).toContain('preparedStatements: false');
     });
 
     it('refuses bad options with a TypeError naming the factory and the option', () => {
