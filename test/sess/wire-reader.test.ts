@@ -138,28 +138,41 @@ function same(a: unknown, b: unknown): boolean {
   return keys.every((key) => same((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
 }
 
-it('accepts only what the schema accepts, decoded to the same value', () => {
+/**
+ * Checks one reader against its schema over a property: a body the reader accepts is one the
+ * schema accepts, decoded to the same value; `both` then says each outcome occurred often.
+ */
+function againstSchema() {
   let accepted = 0;
   let left = 0;
-  fc.assert(
-    fc.property(fc.array(mutation, { maxLength: 3 }), (mutations) => {
-      const json = mutated(mutations);
-      const parsed = v.safeParse(WireSessionViewSchema, json);
-      const read = readSessionView(json);
+  return {
+    check(read: unknown, parsed: { success: boolean; output?: unknown }): void {
       if (read === undefined) {
         left += 1;
         return;
       }
       accepted += 1;
       expect(parsed.success).toBe(true);
-      if (!parsed.success) return;
-      expect(same(read, parsed.output)).toBe(true);
+      if (parsed.success) expect(same(read, parsed.output)).toBe(true);
+    },
+    /** Both outcomes occur, each more than `least` times: the property is not vacuous. */
+    both(least: number): void {
+      expect(accepted).toBeGreaterThan(least);
+      expect(left).toBeGreaterThan(least);
+    },
+  };
+}
+
+it('accepts only what the schema accepts, decoded to the same value', () => {
+  const reader = againstSchema();
+  fc.assert(
+    fc.property(fc.array(mutation, { maxLength: 3 }), (mutations) => {
+      const json = mutated(mutations);
+      reader.check(readSessionView(json), v.safeParse(WireSessionViewSchema, json));
     }),
     { numRuns: 3000, seed: Number(process.env.FC_SEED ?? 20261201) },
   );
-  // Both outcomes occur: the property is not vacuous.
-  expect(accepted).toBeGreaterThan(100);
-  expect(left).toBeGreaterThan(100);
+  reader.both(100);
 });
 
 it('reads the runtime view itself, with every answer value kept', () => {
@@ -246,8 +259,7 @@ describe('the receipt readers', () => {
   };
 
   it('accept only claims the schema accepts (with a string act read as link_holder), decoded the same', () => {
-    let accepted = 0;
-    let left = 0;
+    const reader = againstSchema();
     fc.assert(
       fc.property(fc.array(change, { maxLength: 3 }), (changes) => {
         const payload = changed(claimsBase, changes);
@@ -256,24 +268,15 @@ describe('the receipt readers', () => {
           ReceiptClaimsSchema,
           typeof act === 'string' ? { ...payload, act: 'link_holder' } : payload,
         );
-        const read = readReceiptClaims(payload);
-        if (read === undefined) {
-          left += 1;
-          return;
-        }
-        accepted += 1;
-        expect(parsed.success).toBe(true);
-        if (parsed.success) expect(same(read, parsed.output)).toBe(true);
+        reader.check(readReceiptClaims(payload), parsed);
       }),
       { numRuns: 3000, seed: Number(process.env.FC_SEED ?? 20261203) },
     );
-    expect(accepted).toBeGreaterThan(100);
-    expect(left).toBeGreaterThan(100);
+    reader.both(100);
   });
 
   it('accept only headers the schema accepts, decoded the same', () => {
-    let accepted = 0;
-    let left = 0;
+    const reader = againstSchema();
     const headerChange = fc.oneof(
       fc.record({ set: fc.constantFrom('alg', 'kid', 'typ', 'crit'), value: claimValue }),
       fc.record({ drop: fc.constantFrom('alg', 'kid', 'typ') }),
@@ -282,18 +285,10 @@ describe('the receipt readers', () => {
       fc.property(fc.array(headerChange, { maxLength: 2 }), (changes) => {
         const header = changed(headerBase, changes);
         const parsed = v.safeParse(ReceiptHeaderSchema, header);
-        const read = readReceiptHeader(header);
-        if (read === undefined) {
-          left += 1;
-          return;
-        }
-        accepted += 1;
-        expect(parsed.success).toBe(true);
-        if (parsed.success) expect(same(read, parsed.output)).toBe(true);
+        reader.check(readReceiptHeader(header), parsed);
       }),
       { numRuns: 2000, seed: Number(process.env.FC_SEED ?? 20261204) },
     );
-    expect(accepted).toBeGreaterThan(50);
-    expect(left).toBeGreaterThan(50);
+    reader.both(50);
   });
 });
