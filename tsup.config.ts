@@ -5,6 +5,7 @@ import { defineConfig } from 'tsup';
 // so the exports map and this list never need to change shape when it arrives.
 const entries: Record<string, string> = {
   index: 'src/index.ts',
+  schemas: 'src/schemas/index.ts',
   stdio: 'src/stdio/index.ts',
   sess: 'src/sess/index.ts',
   http: 'src/http/index.ts',

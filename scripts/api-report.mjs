@@ -20,6 +20,7 @@ const write = process.argv.includes('--write');
 /** Report name → the entry's declaration file in dist/ (the entries of package.json `exports`). */
 const ENTRIES = {
   index: 'dist/index.d.ts',
+  schemas: 'dist/schemas.d.ts',
   sess: 'dist/sess.d.ts',
   http: 'dist/http.d.ts',
   stdio: 'dist/stdio.d.ts',

@@ -3,12 +3,13 @@
  *
  * What an embedder needs: the engine and its options, the ports (`SessApi`, `HandleStore`,
  * `Authority`) and their types, `registerSessTools` for an existing MCP server, the error table
- * and class, the result and argument types, the tool contract and the few schemas a host reuses,
- * and the memory store. It imports neither `@modelcontextprotocol/*` nor any `node:` module.
+ * and class, the result and argument types, the tool contract, and the memory store. It imports
+ * neither `@modelcontextprotocol/*` nor any `node:` module.
  *
- * The Sess client and receipt verifier live in `@sess.si/mcp/sess`; the faces in
- * `@sess.si/mcp/stdio` and `@sess.si/mcp/http`; the durable stores in `@sess.si/mcp/store/file`
- * and `@sess.si/mcp/store/postgres`. Validator internals stay behind the module boundary.
+ * The valibot schemas of the tool contract live in `@sess.si/mcp/schemas`; the Sess client and
+ * receipt verifier in `@sess.si/mcp/sess`; the faces in `@sess.si/mcp/stdio` and
+ * `@sess.si/mcp/http`; the durable stores in `@sess.si/mcp/store/file` and
+ * `@sess.si/mcp/store/postgres`. Validator internals stay behind the module boundary.
  */
 
 // The engine and its options.
@@ -116,7 +117,6 @@ export type {
 } from './core/result.js';
 // The tool contract: what `tools/list` publishes and what the tools accept.
 export { type ToolSet, WAIT_CEILING_MS } from './core/rules.js';
-export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from './core/schemas.js';
 export type * from './core/surface.js';
 export {
   type AskArgs,

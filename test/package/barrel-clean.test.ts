@@ -1,7 +1,7 @@
 /**
- * The built root entry (`dist/index.js` and `dist/index.cjs`, with every chunk they load) must
- * import neither `@modelcontextprotocol/*` nor any `node:` module, so the core runs on edge
- * runtimes. `npm test` builds first (`pretest`).
+ * The built root entry and the schemas entry (`dist/index.*` and `dist/schemas.*`, with every
+ * chunk they load) must import neither `@modelcontextprotocol/*` nor any `node:` module, so the
+ * core runs on edge runtimes. `npm test` builds first (`pretest`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -44,8 +44,8 @@ const forbidden = (spec: string) =>
   spec.startsWith('@modelcontextprotocol/') ||
   /^(fs|path|os|crypto|http|https|net|child_process|stream|url|util|events|buffer)(\/|$)/.test(spec);
 
-describe('built root entry', () => {
-  for (const entry of ['dist/index.js', 'dist/index.cjs']) {
+describe('built core entries', () => {
+  for (const entry of ['dist/index.js', 'dist/index.cjs', 'dist/schemas.js', 'dist/schemas.cjs']) {
     it(`${entry} imports no node: module and no MCP SDK`, () => {
       const file = join(root, entry);
       expect(existsSync(file), `${entry} is missing: run npm run build`).toBe(true);

@@ -16,6 +16,7 @@ const root = resolve(import.meta.dirname, '../..');
 /** The source file of every public entry (package.json `exports` → tsup entries). */
 const ENTRY_SOURCES = new Set([
   'src/index.ts',
+  'src/schemas/index.ts',
   'src/sess/index.ts',
   'src/http/index.ts',
   'src/stdio/index.ts',

@@ -1,0 +1,12 @@
+/**
+ * `@sess.si/mcp/schemas`: the valibot schemas of the tool contract, for a host that reuses them
+ * (to build a Surface in its own code and check it before a tool call, or to derive its own
+ * forms): `TOOL_ARGUMENT_SCHEMAS`, one closed schema per tool, and `SurfaceSchema`, whose output
+ * is exactly the `Surface` type of the root entry.
+ *
+ * These schemas check shape and per-value limits only; `parseToolArguments` from the root entry
+ * is the one full check (rules that span values, unsafe keys, depth and size). Their types are
+ * valibot's, spelled out, so they live here and not in the root entry. Imports no `node:` module
+ * and no `@modelcontextprotocol/*`. This file only re-exports.
+ */
+export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from '../core/schemas.js';
