@@ -39,9 +39,6 @@ export const STDIO_ENV = {
 /** The environment shape the server reads (`process.env` fits). */
 export type EnvLike = Readonly<Record<string, string | undefined>>;
 
-/** The default Sess API origin. */
-export const DEFAULT_API_ORIGIN: string = DEFAULT_SESS_ORIGIN;
-
 /** The default profile name. */
 export const DEFAULT_PROFILE = 'default';
 
@@ -205,14 +202,14 @@ function readFlag(env: EnvLike, name: string): boolean {
 
 function readOrigin(env: EnvLike, allowInsecureLocalhost: boolean): string {
   const raw = optional(env, STDIO_ENV.apiOrigin);
-  if (raw === undefined) return DEFAULT_API_ORIGIN;
+  if (raw === undefined) return DEFAULT_SESS_ORIGIN;
   try {
     return validateSessOrigin(raw, { allowInsecureLocalhost });
   } catch (error) {
     // The client's message names the rule and never repeats the value (which may hold credentials).
     const reason = error instanceof SessApiError ? error.message : 'it is not a valid origin.';
     throw notConfigured(
-      `${STDIO_ENV.apiOrigin} is not usable: ${reason} Use an HTTPS origin without path, query, fragment or credentials, such as ${DEFAULT_API_ORIGIN}.`,
+      `${STDIO_ENV.apiOrigin} is not usable: ${reason} Use an HTTPS origin without path, query, fragment or credentials, such as ${DEFAULT_SESS_ORIGIN}.`,
     );
   }
 }

@@ -7,7 +7,6 @@
  */
 export { createStdioAuthority, type StdioAuthorityOptions, type StdioStoreFactory } from './authority.js';
 export {
-  DEFAULT_API_ORIGIN,
   DEFAULT_PROFILE,
   type EnvLike,
   readStdioConfig,

@@ -188,7 +188,6 @@ describe('one source per rule', () => {
 
   it('@sess.si/mcp/stdio exports exactly its named values (no WAIT_CEILING_MS)', () => {
     expect(Object.keys(stdioEntry).sort()).toEqual([
-      'DEFAULT_API_ORIGIN',
       'DEFAULT_PROFILE',
       'STDIO_ENV',
       'createStderrDiagnostics',
