@@ -2,9 +2,10 @@
  * The one option-checking helper every factory uses, so every bad option fails at construction
  * with a `TypeError` of the same form: `<factory>: option "<name>" <rule>.`
  *
- * It checks shapes and ranges and fills defaults. It knows no particular option: the rules for
- * values that several entries accept (wait ceiling, workspace ids, profile names) live in
- * `rules.ts`, and each factory names its own options.
+ * It checks shapes and ranges, fills defaults and refuses options under a name a factory
+ * renamed. It knows no particular option: the rules for values that several entries accept (wait
+ * ceiling, workspace ids, profile names) live in `rules.ts`, and each factory names its own
+ * options.
  */
 import type { ValueRule } from './rules.js';
 
@@ -24,6 +25,13 @@ export interface OptionReader {
   optionalRule(option: string, value: unknown, rule: ValueRule<string>): string | undefined;
   /** A boolean; `fallback` when absent. */
   boolean(option: string, value: unknown, fallback: boolean): boolean;
+  /**
+   * Refuse every option the bag still carries under an old name, given as old name → new name:
+   * `read.renamed({ requestTimeoutMs: 'requestDeadlineMs' })` fails with
+   * `<factory>: option "requestTimeoutMs" was renamed to "requestDeadlineMs".` A key that is
+   * present fails even when its value is `undefined`, so a stale name never passes unnoticed.
+   */
+  renamed(names: Readonly<Record<string, string>>): void;
   /** A function; required unless `optional`. */
   func<F extends (...args: never[]) => unknown>(option: string, value: unknown, optional?: false): F;
   func<F extends (...args: never[]) => unknown>(
@@ -87,6 +95,12 @@ export function readOptions(factory: string, options: unknown, allowMissing = fa
       if (value === undefined) return fallback;
       if (typeof value !== 'boolean') fail(option, 'must be a boolean');
       return value as boolean;
+    },
+    renamed(names) {
+      if (options === undefined) return;
+      for (const [from, to] of Object.entries(names)) {
+        if (Object.hasOwn(options as object, from)) fail(from, `was renamed to "${to}"`);
+      }
     },
     func(option: string, value: unknown, optional?: boolean) {
       if (value === undefined && optional === true) return undefined;
