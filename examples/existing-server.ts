@@ -22,7 +22,7 @@ export interface ExistingServerOptions {
   /** Testing only: a local `http://127.0.0.1` Sess runtime. */
   allowInsecureLocalhost?: boolean;
   /** Lower the request deadline (default 60 s). */
-  requestTimeoutMs?: number;
+  requestDeadlineMs?: number;
 }
 
 /** The running server. */
@@ -62,7 +62,7 @@ export async function startExistingServer(options: ExistingServerOptions): Promi
     resourceMetadataUrl: 'http://127.0.0.1/.well-known/oauth-protected-resource/mcp',
     ...(options.sessOrigin === undefined ? {} : { sessOrigin: options.sessOrigin }),
     ...(options.allowInsecureLocalhost === true ? { allowInsecureLocalhost: true } : {}),
-    ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
+    ...(options.requestDeadlineMs === undefined ? {} : { requestDeadlineMs: options.requestDeadlineMs }),
   });
 
   const server = http.createServer((req, res) => {

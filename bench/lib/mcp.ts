@@ -135,7 +135,7 @@ export function sessHandler(origin: string, workspaceId: string, apiKey: string)
     allowedHosts: ['127.0.0.1'],
     sessOrigin: origin,
     allowInsecureLocalhost: true,
-    requestTimeoutMs: 120_000,
+    requestDeadlineMs: 120_000,
   });
   return {
     handler,

@@ -227,7 +227,7 @@ function scopedEngine(engine: SessEngine, scope: RequestScope): SessEngine {
  * 2025-era clients (`initialize` answers `2025-11-25`; no session id). In front of the SDK, on
  * both faces and in this order: the header-only preflight (Host allowlist, exact Origin
  * allowlist, exactly one `authenticate`, scopes), the bounded body read, and the raw-body
- * unsafe-key guard — all under `requestTimeoutMs`, absolute from the request's arrival.
+ * unsafe-key guard — all under `requestDeadlineMs`, absolute from the request's arrival.
  *
  * @throws {TypeError} naming the option when an option is invalid.
  * @example

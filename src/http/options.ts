@@ -44,7 +44,7 @@ export interface SessMcpHttpHandlerOptions {
    * Verify the request's credentials from its method, URL and headers (the body is not readable
    * here) and return the principal, or `undefined` when there is none (`401`). Called exactly once
    * per request, after the Host and Origin checks. A throw answers `500` without its message; no
-   * answer before `requestTimeoutMs` answers `503`.
+   * answer before `requestDeadlineMs` answers `503`.
    */
   authenticate(request: Request): SessHttpPrincipal | undefined | Promise<SessHttpPrincipal | undefined>;
   /**
@@ -75,13 +75,16 @@ export interface SessMcpHttpHandlerOptions {
    */
   maxBodyBytes?: number;
   /**
-   * The request deadline, absolute from the moment the request enters the handler. A body not
-   * arrived by then answers `408`, an `authenticate` not answered `503`; a `sess_response` wait
-   * in flight ends as `needs_resume`. A create, publish or complete already sent is never cut.
-   * (Each Sess API call has its own, shorter timeout inside the client.)
+   * The deadline of one HTTP request, in milliseconds, absolute from the moment it enters the
+   * handler: what the handler still waits on then ends. A body not arrived answers `408`, an
+   * `authenticate` not answered `503`, and the request's Sess reads and waits stop (a
+   * `sess_response` wait in flight ends as `needs_resume`). A create, publish or complete already
+   * sent to Sess is never cut, so its answer may come after the deadline. It is not the timeout of
+   * one Sess API call: the Sess client keeps its own (`DEFAULT_SESS_CALL_TIMEOUT_MS`, 30 s).
+   * Formerly `requestTimeoutMs`, which is now refused.
    * @default 60000 ({@link DEFAULT_HTTP_REQUEST_TIMEOUT_MS})
    */
-  requestTimeoutMs?: number;
+  requestDeadlineMs?: number;
   /**
    * The Sess API origin.
    * @default 'https://api.sess.si'
@@ -151,7 +154,7 @@ export interface ResolvedHttpOptions {
   requiredScopes: readonly string[];
   resourceMetadataUrl: string | undefined;
   maxBodyBytes: number;
-  requestTimeoutMs: number;
+  requestDeadlineMs: number;
   sessOrigin: string;
   allowInsecureLocalhost: boolean;
   expectedWorkspaceId: string | undefined;
@@ -165,12 +168,15 @@ export interface ResolvedHttpOptions {
 
 /** Default `maxBodyBytes`: 256 KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
-/** Default `requestTimeoutMs`: 60 s for one HTTP request, from its arrival to its answer. */
+/** Default `requestDeadlineMs`: 60 s for one HTTP request, from its arrival. */
 export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 60_000;
 /** The largest `maxBodyBytes` taken: 1 GiB. */
 const MAX_BODY_BYTES_LIMIT = 2 ** 30;
 
 const FACTORY = 'createSessMcpHttpHandler';
+
+/** Options refused under their old name, old → new. */
+const RENAMED_OPTIONS = { requestTimeoutMs: 'requestDeadlineMs' } as const;
 
 function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
@@ -276,6 +282,7 @@ function resourceMetadataUrlOf(read: OptionReader, value: unknown): string | und
  */
 export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): ResolvedHttpOptions {
   const read = readOptions(FACTORY, options);
+  read.renamed(RENAMED_OPTIONS);
   const authenticate = read.func<SessMcpHttpHandlerOptions['authenticate']>(
     'authenticate',
     options.authenticate,
@@ -300,9 +307,9 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     { min: 1, max: MAX_BODY_BYTES_LIMIT },
     DEFAULT_MAX_BODY_BYTES,
   );
-  const requestTimeoutMs = read.integer(
-    'requestTimeoutMs',
-    options.requestTimeoutMs,
+  const requestDeadlineMs = read.integer(
+    'requestDeadlineMs',
+    options.requestDeadlineMs,
     { min: 1, max: MAX_TIMER_MS },
     DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
   );
@@ -357,7 +364,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     requiredScopes,
     resourceMetadataUrl,
     maxBodyBytes,
-    requestTimeoutMs,
+    requestDeadlineMs,
     sessOrigin,
     allowInsecureLocalhost,
     expectedWorkspaceId,

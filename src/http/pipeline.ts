@@ -347,7 +347,7 @@ export function createPipeline(
     const ender = new AbortController();
     const stop = ender.signal;
     const endAll = () => ender.abort();
-    const timer = setTimeout(endAll, options.requestTimeoutMs);
+    const timer = setTimeout(endAll, options.requestDeadlineMs);
     // close() reaches this request through its entry in a set, removed when the request is done,
     // so the handler-wide signal does not collect a listener per request.
     onCloseCallbacks.add(endAll);

@@ -63,7 +63,7 @@ describeWithChromium('the lifecycle over HTTP (v2 client, node:http on 127.0.0.1
       requiredScopes: ['sess'],
       sessOrigin: sess.origin,
       allowInsecureLocalhost: true,
-      requestTimeoutMs: 10_000,
+      requestDeadlineMs: 10_000,
       diagnostics: (event) => events.push(event),
     });
     const server = await listen((req, res) => handler.node(req, res));

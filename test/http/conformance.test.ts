@@ -89,7 +89,7 @@ describe.skipIf(!available)('MCP conformance suites against handler.node', () =>
       allowedOrigins: [`http://localhost:${server.port}`],
       sessOrigin: sess.origin,
       allowInsecureLocalhost: true,
-      requestTimeoutMs: 20_000,
+      requestDeadlineMs: 20_000,
     });
   });
   afterAll(async () => {

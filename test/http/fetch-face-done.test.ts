@@ -19,8 +19,8 @@ const TOKEN = 'fetch-face-done-token';
 const HEADERS = { authorization: `Bearer ${TOKEN}`, 'mcp-protocol-version': '2025-11-25' };
 let nextId = 1;
 
-async function harness(requestTimeoutMs = 10_000): Promise<HttpHarness> {
-  const h = await startHttpHarness({ requestTimeoutMs });
+async function harness(requestDeadlineMs = 10_000): Promise<HttpHarness> {
+  const h = await startHttpHarness({ requestDeadlineMs });
   open.push(h);
   h.principal(TOKEN);
   return h;

@@ -206,7 +206,7 @@ describe('bindings', () => {
 
 describe('deadline and close', () => {
   it('the request deadline ends a wait as needs_resume, and the next call resumes it', async () => {
-    const h = await harness({ requestTimeoutMs: 700 });
+    const h = await harness({ requestDeadlineMs: 700 });
     h.principal(BEARER);
     const client = await connectModern(h.server.url, { authorization: `Bearer ${BEARER}` });
     const created = await ok(client, 'sess_request', { interaction: approveSurface });
@@ -244,7 +244,7 @@ describe('deadline and close', () => {
     ['publish', 'sess_publish'],
     ['complete', 'sess_complete'],
   ] as const)('a %s already sent is not cut by the deadline', async (endpoint, tool) => {
-    const h = await harness({ requestTimeoutMs: 600 });
+    const h = await harness({ requestDeadlineMs: 600 });
     h.principal(BEARER);
     const client = await connectLegacy(h.server.url, { authorization: `Bearer ${BEARER}` });
     let args: Record<string, unknown> = { interaction: approveSurface };
@@ -335,7 +335,7 @@ describe('deadline and close', () => {
 
   it("another caller's cancellation with the same request id changes nothing", async () => {
     // The deadline is far enough out that only the cancellation can end the wait in time.
-    const h = await harness({ requestTimeoutMs: 6_000 });
+    const h = await harness({ requestDeadlineMs: 6_000 });
     h.principal('token-a-000000000001');
     h.principal('token-b-000000000001', { principalId: 'bob' });
     const client = await connectLegacy(h.server.url, { authorization: 'Bearer token-a-000000000001' });

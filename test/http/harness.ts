@@ -121,7 +121,7 @@ export async function startHttpHarness(
     requiredScopes: ['sess'],
     sessOrigin: sess.origin,
     allowInsecureLocalhost: true,
-    requestTimeoutMs: 10_000,
+    requestDeadlineMs: 10_000,
     diagnostics: (event) => events.push(event),
     ...extra,
   });

@@ -45,7 +45,7 @@ describe('createSessMcpHttpHandler options', () => {
     ['allowedOrigins', { allowedOrigins: ['https://a.example/path'] }],
     ['requiredScopes', { requiredScopes: ['a b'] }],
     ['maxBodyBytes', { maxBodyBytes: 0 }],
-    ['requestTimeoutMs', { requestTimeoutMs: -1 }],
+    ['requestDeadlineMs', { requestDeadlineMs: -1 }],
     ['maxWaitMs', { maxWaitMs: 45_001 }],
     ['maxWaitMs', { maxWaitMs: 1.5 }],
     ['allowInsecureLocalhost', { allowInsecureLocalhost: 'yes' }],
@@ -58,6 +58,18 @@ describe('createSessMcpHttpHandler options', () => {
   ])('a bad %s is a TypeError in the one form, naming it', (name, bad) => {
     const message = httpVerdict(bad as Partial<SessMcpHttpHandlerOptions>);
     expect(message).toMatch(new RegExp(`^createSessMcpHttpHandler: option "${name}" [^\\n]+\\.$`));
+  });
+
+  it('refuses the old name requestTimeoutMs, naming the new one, whatever its value', () => {
+    const renamed = 'createSessMcpHttpHandler: option "requestTimeoutMs" was renamed to "requestDeadlineMs".';
+    for (const value of [30_000, -1, undefined]) {
+      expect(httpVerdict({ requestTimeoutMs: value } as Partial<SessMcpHttpHandlerOptions>)).toBe(renamed);
+    }
+    expect(() =>
+      httpEntry.createSessMcpHttpHandler({ ...base, requestTimeoutMs: 30_000 } as SessMcpHttpHandlerOptions),
+    ).toThrow(new TypeError(renamed));
+    expect(httpVerdict({ requestDeadlineMs: 30_000 })).toBe('accepted');
+    expect(resolveHttpOptions({ ...base, requestDeadlineMs: 1_234 }).requestDeadlineMs).toBe(1_234);
   });
 
   it('accepts maxWaitMs 0 (never wait), as the engine and SESS_MCP_MAX_WAIT_MS do', () => {
@@ -76,7 +88,7 @@ describe('createSessMcpHttpHandler options', () => {
 
   it('fills the defaults', () => {
     const resolved = resolveHttpOptions(base);
-    expect(resolved.requestTimeoutMs).toBe(httpEntry.DEFAULT_HTTP_REQUEST_TIMEOUT_MS);
+    expect(resolved.requestDeadlineMs).toBe(httpEntry.DEFAULT_HTTP_REQUEST_TIMEOUT_MS);
     expect(httpEntry.DEFAULT_HTTP_REQUEST_TIMEOUT_MS).toBe(60_000);
     expect(resolved.maxBodyBytes).toBe(httpEntry.DEFAULT_MAX_BODY_BYTES);
     expect(resolved.maxBodyBytes).toBe(256 * 1024);

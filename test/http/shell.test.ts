@@ -115,7 +115,7 @@ async function start(extra: Partial<SessMcpHttpHandlerOptions> = {}): Promise<Ha
     allowedOrigins: ['https://app.example.com'],
     requiredScopes: ['sess'],
     resourceMetadataUrl: 'https://mcp.example.com/.well-known/oauth-protected-resource',
-    requestTimeoutMs: 1_500,
+    requestDeadlineMs: 1_500,
     maxBodyBytes: 4_096,
     diagnostics: (e) => h.events.push(e),
     ...extra,
@@ -254,7 +254,7 @@ describe('header-only preflight, answered before the body is sent', () => {
   });
 
   it('a hanging authenticate answers 503 at the deadline', async () => {
-    const h = await start({ authenticate: () => new Promise(() => {}), requestTimeoutMs: 300 });
+    const h = await start({ authenticate: () => new Promise(() => {}), requestDeadlineMs: 300 });
     const started = Date.now();
     const response = await h.handler.fetch(legacyPost('http://127.0.0.1/mcp', INITIALIZE, AUTH));
     expect(response.status).toBe(503);
@@ -307,7 +307,7 @@ describe('the body', () => {
   });
 
   it('a body that has not arrived by the deadline answers 408 and the connection closes', async () => {
-    const h = await start({ requestTimeoutMs: 400 });
+    const h = await start({ requestDeadlineMs: 400 });
     const seen = await rawExchange(
       h.server.port,
       'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tok-a\r\nContent-Type: application/json\r\nContent-Length: 200',
@@ -381,7 +381,7 @@ describe('the unsafe-key guard, in the request era', () => {
 
 describe('deadline, disconnect and close', () => {
   it('the deadline ends a wait in flight, and the answer still arrives', async () => {
-    const h = await start({ requestTimeoutMs: 600 });
+    const h = await start({ requestDeadlineMs: 600 });
     const client = await connectLegacy(h.server.url, AUTH);
     const started = Date.now();
     const result = await client.callTool({ name: 'wait', arguments: {} });
@@ -391,7 +391,7 @@ describe('deadline, disconnect and close', () => {
   });
 
   it('a client disconnect aborts the wait', async () => {
-    const h = await start({ requestTimeoutMs: 10_000 });
+    const h = await start({ requestDeadlineMs: 10_000 });
     const client = await connectLegacy(h.server.url, AUTH);
     const controller = new AbortController();
     const call = client.callTool({ name: 'wait', arguments: {} }, undefined, { signal: controller.signal });
@@ -403,7 +403,7 @@ describe('deadline, disconnect and close', () => {
   });
 
   it('close() ends waits as needs_resume, lets a mutation finish, then later requests get 503', async () => {
-    const h = await start({ requestTimeoutMs: 10_000 });
+    const h = await start({ requestDeadlineMs: 10_000 });
     const client = await connectLegacy(h.server.url, AUTH);
     const waiting = client.callTool({ name: 'wait', arguments: {} });
     const mutating = client.callTool({ name: 'mutate', arguments: {} });

@@ -18,7 +18,7 @@ let h: HttpHarness;
 const tally = { cases: 0, toolsRunByAbuse: 0 };
 
 beforeAll(async () => {
-  h = await startHttpHarness({ requestTimeoutMs: 1_500 });
+  h = await startHttpHarness({ requestDeadlineMs: 1_500 });
   h.principal(TOKEN);
 });
 afterAll(async () => {
