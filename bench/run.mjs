@@ -3,7 +3,8 @@
  * with esbuild and runs the main one, so it works with no build step and no TypeScript runner.
  *
  * Bundles go under node_modules/.cache/sess-bench/<pid>/ so two runs never share a file; packages
- * stay external. This script measures nothing itself; see bench/main.ts.
+ * stay external. This script measures nothing itself and reads none of the flags (`--only`,
+ * `--runs`, …): bench/main.ts does, through bench/lib/args.ts.
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';

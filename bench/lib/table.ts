@@ -6,7 +6,7 @@
 
 /** One row of the table. */
 export interface Row {
-  /** Which of the six measures, e.g. `1 adapter overhead`. */
+  /** Which measure and which of its figures, e.g. `5 cold start (spawn → tools/list)`. */
   measure: string;
   /** The subject's figure, with its unit. */
   subject: string;
