@@ -1,10 +1,56 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/**
+ * Test files that bound a time from above on a short scale (a lease handed over within its grace,
+ * a refusal within half a second, a hostile form answered within 100 ms). They run after the
+ * rest, one file at a time, so no other file's load moves their clocks and their bounds stay
+ * honest. A file whose bounds are seconds wide, or only from below, does not belong here.
+ */
+const APART = [
+  'test/engine/waits.test.ts',
+  'test/http/fetch-face-done.test.ts',
+  'test/http/shell.test.ts',
+  'test/reliability/http-abuse.test.ts',
+  'test/sess/client.test.ts',
+  'test/sess/node-transport.test.ts',
+  'test/store/file-grace.test.ts',
+  'test/store/file-lease.test.ts',
+  'test/testing/hostile-form.test.ts',
+  'test/testing/wait-expiry.test.ts',
+];
+
+/**
+ * Most test files wait: on child processes (hosts, stdio servers, crash cells), on a browser, on
+ * PostgreSQL, on held waits of the local runtime. They run side by side, more of them than there
+ * are cores, because each spends most of its time waiting.
+ */
+const SIDE_BY_SIDE_WORKERS = 4;
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'side-by-side',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...APART],
+          maxWorkers: SIDE_BY_SIDE_WORKERS,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'apart',
+          include: APART,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
