@@ -7,7 +7,13 @@
  */
 
 import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
-import { INPUT_SCHEMAS_RULE, SESS_ID_RULE, TOOL_SET_RULE, WAIT_MS_RULE } from '../core/rules.js';
+import {
+  INPUT_SCHEMAS_RULE,
+  RECEIPT_ISSUER_RULE,
+  SESS_ID_RULE,
+  TOOL_SET_RULE,
+  WAIT_MS_RULE,
+} from '../core/rules.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 
@@ -94,7 +100,10 @@ export interface SessMcpHttpHandlerOptions {
    * a Sess id, 1 to 128 characters of `A-Z a-z 0-9 . _ : -`.
    */
   expectedWorkspaceId?: string;
-  /** The receipt issuer, if it differs from the Sess origin. */
+  /**
+   * The receipt issuer, if it differs from the Sess origin: printable ASCII without spaces, at most
+   * 2048 characters.
+   */
   receiptIssuer?: string;
   /**
    * Lower the ceiling of one `sess_response` wait: a whole number of milliseconds from 0 to
@@ -337,7 +346,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     options.expectedWorkspaceId,
     SESS_ID_RULE,
   );
-  const receiptIssuer = read.optionalString('receiptIssuer', options.receiptIssuer);
+  const receiptIssuer = read.optionalRule('receiptIssuer', options.receiptIssuer, RECEIPT_ISSUER_RULE);
   const sink = read.func<DiagnosticsSink>('diagnostics', options.diagnostics, true);
   const diagnostics: DiagnosticsSink =
     sink === undefined
