@@ -1,9 +1,13 @@
 /**
  * The options of `createSessMcpHttpHandler`, the principal a host's `authenticate` returns, and
  * their validation at construction: a bad option is a `TypeError` naming it, before any request.
+ * It also holds the predicates that apply the checked options to a request: whether its `Host`
+ * (`hostAllowed`, `defaultPortOf`) and `Origin` (`originAllowed`) are allowed, and whether what
+ * `authenticate` returned is a principal (`isPrincipal`).
  *
- * This module decides nothing about a request. It does not authenticate (the host does), it does
- * not store (the host's `handleStore` does) and it never reads the environment.
+ * It refuses no request itself: the pipeline (`pipeline.ts`) asks these predicates and decides
+ * what each refusal is. It does not authenticate (the host does), does not store (the host's
+ * `handleStore` does) and never reads the environment.
  */
 
 import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
