@@ -9,7 +9,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const APART = [
   'test/engine/waits.test.ts',
   'test/http/fetch-face-done.test.ts',
-  'test/http/shell.test.ts',
+  'test/http/pipeline.test.ts',
   'test/reliability/http-abuse.test.ts',
   'test/sess/client.test.ts',
   'test/sess/node-transport.test.ts',

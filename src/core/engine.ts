@@ -40,7 +40,7 @@ import {
   toolListSuccess,
   toolSuccess,
 } from './result.js';
-import { WAIT_CEILING_MS, WAIT_MS_RULE } from './rules.js';
+import { RANDOM_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from './rules.js';
 import type {
   AskArgs,
   CompleteArgs,
@@ -108,9 +108,6 @@ export interface SessEngine {
   withdraw(args: WithdrawArgs, ctx?: ToolCallContext): Promise<InteractionResult>;
 }
 
-/** What a random id must look like: base64url, at least 22 characters (128 bits). */
-const RANDOM_ID = /^[A-Za-z0-9_-]{22,128}$/;
-
 /** The engine's options, checked and with their defaults. */
 interface CheckedOptions {
   maxWaitMs: number;
@@ -142,10 +139,10 @@ function checkOptions(options: SessEngineOptions): CheckedOptions {
   );
   const randomId = read.func<() => string>('randomId', options.randomId, true);
   if (randomId !== undefined) {
-    // Handles are bearer references: refuse an id source that cannot carry 128 bits.
-    const sample: unknown = randomId();
-    if (typeof sample !== 'string' || !RANDOM_ID.test(sample)) {
-      read.fail('randomId', 'must be a function returning 22–128 base64url characters (at least 128 bits)');
+    // Handles are bearer references: refuse an id source that cannot carry 128 bits, or whose
+    // handles the tools would refuse. Each handle's id is checked again where it is made.
+    if (!RANDOM_ID_RULE.test(randomId())) {
+      read.fail('randomId', `must be a function returning ${RANDOM_ID_RULE.text}`);
     }
   }
   const diagnostics = read.func<NonNullable<SessEngineOptions['diagnostics']>>(

@@ -6,7 +6,7 @@
  * This module only names and measures. It does not validate anything (see `validate.ts`) and it
  * holds no messages except the two length messages Sess itself uses.
  */
-import { WAIT_CEILING_MS } from './rules.js';
+import { MAX_ID_LENGTH, WAIT_CEILING_MS } from './rules.js';
 
 /** Length limits of person-read text, in Unicode code points (an emoji counts 1). */
 export const TEXT_LIMITS = {
@@ -76,8 +76,8 @@ export const ARGUMENT_LIMITS = {
   minRating: 0,
   /** Highest rating bound. */
   maxRating: 10,
-  /** Longest handle or `response_event_id`, in characters (`[A-Za-z0-9._:-]`). */
-  maxIdLength: 128,
+  /** Longest handle or `response_event_id`, in characters (`[A-Za-z0-9._:-]`): the Sess id length (`rules.ts`). */
+  maxIdLength: MAX_ID_LENGTH,
   /** Longest field `name` or action `id`, in characters (`[A-Za-z0-9_.-]`). */
   maxNameLength: 64,
   /** Most items of one `sess_list` page (`limit`). */

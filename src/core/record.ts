@@ -1,7 +1,11 @@
 /**
  * The durable interaction record: one per handle, versioned, its state a tagged union keyed on
- * `state.kind`. Transitions live in the engine (`engine.ts`), in one place; this module only
- * names the states and the few facts stores need (`isUnfinished`, the format version).
+ * `state.kind`. This module names the states and states the facts read off a record: the record
+ * formats written and read, whether a record is unfinished (`isUnfinished`, for the cap), and the
+ * public state, listing group and owner code `sess_list` shows for it (`listStateOf`,
+ * `listGroupOf`, `ownerCodeOf`).
+ *
+ * It changes no state: every transition lives in one place, `engine/transitions.ts`.
  *
  * A record may hold the Sess link and answer data until it is completed: stores keep it private.
  */

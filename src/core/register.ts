@@ -14,8 +14,8 @@ import type { ToolCallContext } from './engine/types.js';
 import type { SessEngine } from './engine.js';
 import { readOptions } from './options.js';
 import type { ToolResult } from './result.js';
-import { INPUT_SCHEMAS_RULE, type InputSchemas, TOOL_SET_RULE, type ToolSet } from './rules.js';
-import { toolDefinitionsOf, toolsOf } from './tool-definitions.js';
+import { INPUT_SCHEMAS_RULE, type InputSchemas, TOOL_SET_RULE, type ToolSet, toolsOf } from './rules.js';
+import { toolDefinitionsOf } from './tool-definitions.js';
 
 /**
  * A Standard Schema with a JSON Schema converter (`StandardSchemaWithJSON` of the MCP SDK),

@@ -6,6 +6,7 @@
  * This module only states rules. It reads no environment and builds no message prefix: the option
  * helper (`options.ts`) and the stdio configuration name the option or variable.
  */
+import { TOOL_NAMES, TOOLS_V5, type ToolName } from './tool-args.js';
 
 /** A rule a value must satisfy, with the words a message uses for it ("must be <text>"). */
 export interface ValueRule<T> {
@@ -31,13 +32,59 @@ export const WAIT_MS_RULE: ValueRule<number> = {
     typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 && value <= WAIT_CEILING_MS,
 };
 
-const ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+/**
+ * The longest Sess id (workspace, Session, Ask) and the longest handle or `response_event_id` a
+ * tool takes (`ARGUMENT_LIMITS.maxIdLength`), in characters.
+ */
+export const MAX_ID_LENGTH = 128;
+
+const ID_PATTERN = new RegExp(`^[A-Za-z0-9._:-]{1,${MAX_ID_LENGTH}}$`);
 
 /** A Sess id (workspace, Session, Ask): 1–128 characters of `A–Z a–z 0–9 . _ : -`. */
 export const SESS_ID_RULE: ValueRule<string> = {
-  text: '1 to 128 characters of A-Z a-z 0-9 . _ : -',
+  text: `1 to ${MAX_ID_LENGTH} characters of A-Z a-z 0-9 . _ : -`,
   test: (value): value is string => typeof value === 'string' && ID_PATTERN.test(value),
 };
+
+const ISSUER_PATTERN = /^[\x21-\x7e]{1,2048}$/;
+
+/**
+ * A receipt issuer (`iss`), when it differs from the Sess origin: the `receiptIssuer` option of the
+ * HTTP handler and the Sess client, the verifier's `issuer`, `SESS_RECEIPT_ISSUER` for stdio.
+ */
+export const RECEIPT_ISSUER_RULE: ValueRule<string> = {
+  text: 'printable ASCII without spaces, at most 2048 characters',
+  test: (value): value is string => typeof value === 'string' && ISSUER_PATTERN.test(value),
+};
+
+/** The prefix of every handle the engine issues: a handle is this and one random id. */
+export const HANDLE_PREFIX = 'sess_h_';
+
+/** Bits of randomness in every id the engine generates (handles, idempotency keys). */
+export const RANDOM_ID_BITS = 128;
+
+/** The fewest base64url characters that carry {@link RANDOM_ID_BITS} (22). */
+export const MIN_RANDOM_ID_LENGTH = Math.ceil(RANDOM_ID_BITS / 6);
+
+/**
+ * The longest random id: a handle ({@link HANDLE_PREFIX} and the id) must stay within
+ * {@link MAX_ID_LENGTH}, or `sess_response` and the other tools would refuse it (121).
+ */
+export const MAX_RANDOM_ID_LENGTH = MAX_ID_LENGTH - HANDLE_PREFIX.length;
+
+const RANDOM_ID_PATTERN = new RegExp(`^[A-Za-z0-9_-]{${MIN_RANDOM_ID_LENGTH},${MAX_RANDOM_ID_LENGTH}}$`);
+
+/**
+ * An id the engine's `randomId` returns: base64url, long enough for {@link RANDOM_ID_BITS} and
+ * short enough that its handle is one the tools take.
+ */
+export const RANDOM_ID_RULE: ValueRule<string> = {
+  text: `${MIN_RANDOM_ID_LENGTH} to ${MAX_RANDOM_ID_LENGTH} base64url characters (at least ${RANDOM_ID_BITS} bits; with "${HANDLE_PREFIX}" a handle of at most ${MAX_ID_LENGTH})`,
+  test: (value): value is string => typeof value === 'string' && RANDOM_ID_PATTERN.test(value),
+};
+
+/** The profile of the file store when none is named (`SESS_MCP_PROFILE` unset). */
+export const DEFAULT_PROFILE = 'default';
 
 const PROFILE_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,63}$/;
 
@@ -69,11 +116,22 @@ export function profileDirectory(
  */
 export type ToolSet = 'sess-mcp-tools/5' | 'sess-mcp-tools/6';
 
+/** The tools of each tool set, in `tools/list` order. */
+const TOOL_SETS: Readonly<Record<ToolSet, readonly ToolName[]>> = {
+  'sess-mcp-tools/5': TOOLS_V5,
+  'sess-mcp-tools/6': TOOL_NAMES,
+};
+
 /** A tool set, as every entry that takes one checks it. */
 export const TOOL_SET_RULE: ValueRule<ToolSet> = {
   text: '"sess-mcp-tools/5" or "sess-mcp-tools/6"',
-  test: (value): value is ToolSet => value === 'sess-mcp-tools/5' || value === 'sess-mcp-tools/6',
+  test: (value): value is ToolSet => typeof value === 'string' && Object.hasOwn(TOOL_SETS, value),
 };
+
+/** The tools of a tool set, in `tools/list` order; every tool when `set` is undefined. */
+export function toolsOf(set: ToolSet | undefined): readonly ToolName[] {
+  return set === undefined ? TOOL_NAMES : TOOL_SETS[set];
+}
 
 /**
  * How a server publishes each tool's `inputSchema` (the `inputSchemas` option of

@@ -10,9 +10,8 @@
 import { flattenUnions } from './flat-schema.js';
 import { type JsonSchemaObject, toolInputJsonSchema } from './json-schema.js';
 import { STRUCTURE_LIMITS, TEXT_LIMITS } from './limits.js';
-import type { InputSchemas, ToolSet } from './rules.js';
+import { type InputSchemas, type ToolSet, toolsOf } from './rules.js';
 import { TOOL_NAMES, type ToolName } from './schemas.js';
-import { TOOLS_V5 } from './tool-args.js';
 
 /** MCP tool annotations (hints for hosts; never a security boundary). */
 export interface ToolAnnotations {
@@ -34,14 +33,6 @@ export interface ToolDefinition {
 
 /** The version of the tool contract these definitions implement. */
 export const TOOLS_CONTRACT_VERSION = 'sess-mcp-tools/6' satisfies ToolSet;
-
-/** The previous contract, whose five tools a server can be told to list alone. */
-export const TOOLS_V5_CONTRACT = 'sess-mcp-tools/5' satisfies ToolSet;
-
-/** The tools of a tool set, in `tools/list` order; every tool when `set` is undefined. */
-export function toolsOf(set: ToolSet | undefined): readonly ToolName[] {
-  return set === TOOLS_V5_CONTRACT ? TOOLS_V5 : TOOL_NAMES;
-}
 
 /** The rule after an answer, word for word in the instructions and two tool descriptions. */
 export const COMPLETE_RULE =

@@ -4,13 +4,12 @@
  * process for stdio, one per request for HTTP); this module only builds the server around it.
  */
 import { McpServer } from '@modelcontextprotocol/server';
+import { toolsOf } from '../core/rules.js';
 import {
   type McpServerLike,
   registerSessTools,
   type SessEngine,
   serverInstructions,
-  TOOL_NAMES,
-  TOOLS_V5,
   type ToolSet,
 } from '../index.js';
 import { PACKAGE_NAME, PACKAGE_VERSION } from './package-info.js';
@@ -47,7 +46,7 @@ export function createSessMcpServer(
     ...(tools === undefined ? {} : { tools }),
     ...(inputSchemas === undefined ? {} : { inputSchemas }),
   };
-  const set: readonly string[] = tools === 'sess-mcp-tools/5' ? TOOLS_V5 : TOOL_NAMES;
+  const set: readonly string[] = toolsOf(tools);
   if (only === undefined || !set.includes(only)) {
     registerSessTools(server, options);
     return server;

@@ -1,6 +1,6 @@
 /**
- * {@link createSessMcpHttpHandler}: the five Sess tools as one stateless Streamable HTTP
- * endpoint, for a hosting runtime that owns authentication and storage. Every request that passes
+ * {@link createSessMcpHttpHandler}: the Sess tools as one stateless Streamable HTTP endpoint,
+ * for a hosting runtime that owns authentication and storage. Every request that passes
  * the pipeline's checks gets a fresh `McpServer` and engine, bound to the principal the host's
  * `authenticate` returned; the handler is `{ fetch, node, attach, close }` over that one pipeline.
  *
@@ -221,7 +221,7 @@ function scopedEngine(engine: SessEngine, scope: RequestScope): SessEngine {
 }
 
 /**
- * Create the stateless Streamable HTTP handler for the five Sess tools.
+ * Create the stateless Streamable HTTP handler for the Sess tools (every tool, or the `tools` set).
  *
  * One endpoint serves 2026-07-28 clients and, through the SDK's stateless legacy fallback,
  * 2025-era clients (`initialize` answers `2025-11-25`; no session id). In front of the SDK, on

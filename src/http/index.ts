@@ -1,6 +1,6 @@
 /**
- * `@sess.si/mcp/http`: the five Sess tools as a stateless Streamable HTTP handler for a hosting
- * runtime, with a web-standard `fetch` face and a `node:http` face.
+ * `@sess.si/mcp/http`: the Sess tools as a stateless Streamable HTTP handler for a hosting runtime,
+ * with a web-standard `fetch` face and a `node:http` face.
  *
  * A library, not a server: nothing here starts a listener, authenticates or stores. The host
  * supplies `authenticate` and `handleStore`; see {@link createSessMcpHttpHandler}. This file only

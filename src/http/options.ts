@@ -1,13 +1,23 @@
 /**
  * The options of `createSessMcpHttpHandler`, the principal a host's `authenticate` returns, and
  * their validation at construction: a bad option is a `TypeError` naming it, before any request.
+ * It also holds the predicates that apply the checked options to a request: whether its `Host`
+ * (`hostAllowed`, `defaultPortOf`) and `Origin` (`originAllowed`) are allowed, and whether what
+ * `authenticate` returned is a principal (`isPrincipal`).
  *
- * This module decides nothing about a request. It does not authenticate (the host does), it does
- * not store (the host's `handleStore` does) and it never reads the environment.
+ * It refuses no request itself: the pipeline (`pipeline.ts`) asks these predicates and decides
+ * what each refusal is. It does not authenticate (the host does), does not store (the host's
+ * `handleStore` does) and never reads the environment.
  */
 
 import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
-import { INPUT_SCHEMAS_RULE, SESS_ID_RULE, TOOL_SET_RULE, WAIT_MS_RULE } from '../core/rules.js';
+import {
+  INPUT_SCHEMAS_RULE,
+  RECEIPT_ISSUER_RULE,
+  SESS_ID_RULE,
+  TOOL_SET_RULE,
+  WAIT_MS_RULE,
+} from '../core/rules.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 
@@ -97,7 +107,10 @@ export interface SessMcpHttpHandlerOptions {
    * a Sess id, 1 to 128 characters of `A-Z a-z 0-9 . _ : -`.
    */
   expectedWorkspaceId?: string;
-  /** The receipt issuer, if it differs from the Sess origin. */
+  /**
+   * The receipt issuer, if it differs from the Sess origin: printable ASCII without spaces, at most
+   * 2048 characters.
+   */
   receiptIssuer?: string;
   /**
    * Lower the ceiling of one `sess_response` wait: a whole number of milliseconds from 0 to
@@ -344,7 +357,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     options.expectedWorkspaceId,
     SESS_ID_RULE,
   );
-  const receiptIssuer = read.optionalString('receiptIssuer', options.receiptIssuer);
+  const receiptIssuer = read.optionalRule('receiptIssuer', options.receiptIssuer, RECEIPT_ISSUER_RULE);
   const sink = read.func<DiagnosticsSink>('diagnostics', options.diagnostics, true);
   const diagnostics: DiagnosticsSink =
     sink === undefined

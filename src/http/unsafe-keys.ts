@@ -1,10 +1,13 @@
 /**
- * The raw-body unsafe-key guard: a JSON body that names `__proto__`, `constructor` or `prototype`
- * as a key anywhere is refused before any MCP code sees it, with a JSON-RPC `Invalid params`
- * error in the request's protocol era.
+ * A request body parsed once (`parseBody`) and the checks made on it before any MCP code sees it:
+ * the unsafe-key guard (a JSON body that names `__proto__`, `constructor` or `prototype` as a key
+ * anywhere is refused with a JSON-RPC `Invalid params` error in the request's protocol era, told
+ * by `requestEra` as the SDK will route it) and the refusal of a JSON-RPC batch from a client
+ * whose protocol version has no batching (`batchRefusal`).
  *
- * It only looks at keys. It does not validate tool arguments (the engine does) and does not
- * answer malformed JSON (the SDK does, in its own words).
+ * It reads keys, the body's shape and the protocol headers, never the values of tool arguments:
+ * it does not validate them (the engine does) and does not answer malformed JSON (the SDK does,
+ * in its own words).
  */
 import { classifyInboundRequest } from '@modelcontextprotocol/server';
 import { isUnsafeKey } from '../index.js';

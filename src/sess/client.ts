@@ -20,7 +20,7 @@ import {
   type SessCallOptions,
   type SessionView,
 } from '../core/ports.js';
-import { SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
+import { RECEIPT_ISSUER_RULE, SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
 import { type CallResult, createCaller } from './calls.js';
 import { decodeAsk, decodeSession, regression, toSessionView } from './decode.js';
 import { protocol, refuseToSend } from './errors.js';
@@ -60,7 +60,10 @@ export interface SessClientOptions {
    * sends no such header then gets `context_missing`.
    */
   expectedWorkspaceId?: string;
-  /** The receipt issuer (`iss`) when it differs from the origin. @default origin */
+  /**
+   * The receipt issuer (`iss`) when it differs from the origin: printable ASCII without spaces, at
+   * most 2048 characters. @default origin
+   */
   receiptIssuer?: string;
   /** Testing only: allow `http://localhost`, `http://127.0.0.1`, `http://[::1]`. @default false */
   allowInsecureLocalhost?: boolean;
@@ -210,7 +213,8 @@ function readClientSettings(
     options.expectedWorkspaceId,
     SESS_ID_RULE,
   );
-  const issuer = read.optionalString('receiptIssuer', options.receiptIssuer) ?? connection.origin;
+  const issuer =
+    read.optionalRule('receiptIssuer', options.receiptIssuer, RECEIPT_ISSUER_RULE) ?? connection.origin;
   const shared = options.receiptVerifier;
   if (
     shared !== undefined &&

@@ -12,6 +12,7 @@ import * as v from 'valibot';
 import { readOptions } from '../core/options.js';
 import type { VerifiedReceipt, VerifyResponseInput } from '../core/ports.js';
 import { SessApiError } from '../core/ports.js';
+import { RECEIPT_ISSUER_RULE } from '../core/rules.js';
 import { canonicalJson, digestCanonicalJson, sameJsonValue } from './digest.js';
 import { verificationAborted as aborted, refuseReceipt as refuse } from './errors.js';
 import { type ParsedCompactJws, parseCompactJws, verifyCompactJwsSignature } from './jws.js';
@@ -98,7 +99,10 @@ export interface ReceiptVerifierOptions extends ConnectionOptions {
   origin: string;
   /** Testing only: allow an `http://` loopback origin. @default false */
   allowInsecureLocalhost?: boolean;
-  /** The expected `iss` claim. @default origin */
+  /**
+   * The expected `iss` claim: printable ASCII without spaces, at most 2048 characters.
+   * @default origin
+   */
   issuer?: string;
   /** The `fetch` to use. @default globalThis.fetch */
   fetch?: typeof fetch;
@@ -171,7 +175,7 @@ function askClaimsMatch(
 export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptVerifier {
   const read = readOptions('createReceiptVerifier', options);
   const config = readConnectionOptions(read, options);
-  const issuer = read.optionalString('issuer', options.issuer) ?? config.origin;
+  const issuer = read.optionalRule('issuer', options.issuer, RECEIPT_ISSUER_RULE) ?? config.origin;
   return receiptVerifier(config, issuer);
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `sess-mcp` command (`npx -y @sess.si/mcp`). With no arguments it serves the five tools over
+ * The `sess-mcp` command (`npx -y @sess.si/mcp`). With no arguments it serves the Sess tools over
  * stdio; `records list|show|retire` is the owner's view of local records; `--help`, `--version`.
  *
  * Arguments never carry configuration: the API key, origin, profile and state directory come from

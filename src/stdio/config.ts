@@ -10,9 +10,11 @@
 import { homedir as osHomedir } from 'node:os';
 import { posix as posixPath, win32 as win32Path } from 'node:path';
 import {
+  DEFAULT_PROFILE,
   INPUT_SCHEMAS_RULE,
   PROFILE_NAME_RULE,
   profileDirectory,
+  RECEIPT_ISSUER_RULE,
   SESS_ID_RULE,
   TOOL_SET_RULE,
   WAIT_CEILING_MS,
@@ -39,8 +41,8 @@ export const STDIO_ENV = {
 /** The environment shape the server reads (`process.env` fits). */
 export type EnvLike = Readonly<Record<string, string | undefined>>;
 
-/** The default profile name. */
-export const DEFAULT_PROFILE = 'default';
+// The default profile name is the file store's own (`rules.ts`), re-exported under this entry.
+export { DEFAULT_PROFILE };
 
 /** Everything but the API key, checked. */
 export interface StdioConfig {
@@ -87,7 +89,6 @@ export interface StdioConfigPlatform {
   homedir?: () => string;
 }
 
-const ISSUER_PATTERN = /^[\x21-\x7e]{1,2048}$/;
 const CRASH_STEP_PATTERN = /^[a-z][a-z_]*\.[a-z][a-z_]*(@[1-9][0-9]{0,3})?$/;
 
 function notConfigured(message: string): SessMcpError {
@@ -145,10 +146,8 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
 
   const issuer = optional(env, STDIO_ENV.receiptIssuer);
   if (issuer !== undefined) {
-    if (!ISSUER_PATTERN.test(issuer)) {
-      throw notConfigured(
-        `${STDIO_ENV.receiptIssuer} must be printable ASCII without spaces, at most 2048 characters.`,
-      );
+    if (!RECEIPT_ISSUER_RULE.test(issuer)) {
+      throw notConfigured(`${STDIO_ENV.receiptIssuer} must be ${RECEIPT_ISSUER_RULE.text}.`);
     }
     config.receiptIssuer = issuer;
   }

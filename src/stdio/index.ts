@@ -1,5 +1,5 @@
 /**
- * `@sess.si/mcp/stdio`: the five Sess tools over stdio, for an owner's own private MCP client.
+ * `@sess.si/mcp/stdio`: the Sess tools over stdio, for an owner's own private MCP client.
  *
  * {@link serveSessMcpStdio} serves them; the configuration reader, the authority, the credential
  * generation and the stderr diagnostics it is built from are exported for hosts that assemble

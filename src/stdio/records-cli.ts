@@ -56,7 +56,7 @@ function inState(filter: string, kind: InteractionStateKind, unfinished: boolean
 
 /** The usage text of `sess-mcp`. */
 export const USAGE = `Usage:
-  sess-mcp                                 serve the five Sess tools over stdio
+  sess-mcp                                 serve the Sess tools over stdio
   sess-mcp records list [--state STATE]    list this profile's records (by state)
   sess-mcp records show HANDLE [--reveal]  show one record (link and answer redacted)
   sess-mcp records retire HANDLE [--yes]   remove one record file after confirmation

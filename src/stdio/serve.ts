@@ -1,5 +1,5 @@
 /**
- * {@link serveSessMcpStdio}: the five Sess tools over stdio for an owner's own private MCP client.
+ * {@link serveSessMcpStdio}: the Sess tools over stdio for an owner's own private MCP client.
  * It reads the configuration from the environment (never from arguments), builds one engine over
  * the file store and the Sess client, and serves it with the SDK's `serveStdio`. stdout carries
  * the protocol only; diagnostics go to stderr as fixed event names and codes.
@@ -40,7 +40,7 @@ export interface SessMcpStdioServer {
 }
 
 /**
- * Serve the five Sess tools over stdio.
+ * Serve the Sess tools over stdio (every tool, or the set `SESS_MCP_TOOLS` names).
  *
  * Bad options throw a `TypeError` naming the option. An invalid configuration (environment) does
  * not stop the server: it starts, lists its tools, writes one `config_invalid` diagnostic, and

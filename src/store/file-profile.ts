@@ -18,7 +18,7 @@ import {
   type VersionedRecord,
 } from '../core/ports.js';
 import { isUnfinished, listGroupOf } from '../core/record.js';
-import { PROFILE_NAME_RULE, profileDirectory } from '../core/rules.js';
+import { DEFAULT_PROFILE, PROFILE_NAME_RULE, profileDirectory } from '../core/rules.js';
 import { compareListKeys, onPage, storeError, storeReasonOf } from '../core/store-kit.js';
 import {
   CapIndex,
@@ -61,7 +61,7 @@ export function openProfileFiles(factory: string, options: FileHandleStoreOption
   const read: OptionReader = readOptions(factory, options);
   const stateDir = read.optionalString('stateDir', options.stateDir);
   if (stateDir === undefined || !isAbsolute(stateDir)) read.fail('stateDir', 'must be an absolute path');
-  const profile = read.optionalRule('profile', options.profile, PROFILE_NAME_RULE) ?? 'default';
+  const profile = read.optionalRule('profile', options.profile, PROFILE_NAME_RULE) ?? DEFAULT_PROFILE;
   const fs = options.fs ?? nodeFileStoreFs;
   if (typeof fs !== 'object' || fs === null || FS_CALLS.some((call) => typeof fs[call] !== 'function')) {
     read.fail('fs', `must have the calls ${FS_CALLS.join(', ')}`);

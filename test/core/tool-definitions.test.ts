@@ -105,7 +105,7 @@ describe('the agent-facing rules', () => {
 });
 
 describe('definitions', () => {
-  it('lists the five tools in order with titles and annotations', () => {
+  it('lists every tool in order with titles and annotations', () => {
     expect(listToolDefinitions().map((tool) => tool.name)).toEqual([...TOOL_NAMES]);
     for (const tool of listToolDefinitions()) {
       expect(tool.title.length).toBeGreaterThan(0);

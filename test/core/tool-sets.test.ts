@@ -12,9 +12,9 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
 import { registerSessTools } from '../../src/core/register.js';
-import { TOOL_SET_RULE } from '../../src/core/rules.js';
+import { TOOL_SET_RULE, toolsOf } from '../../src/core/rules.js';
 import { TOOL_NAMES, TOOLS_V5 } from '../../src/core/tool-args.js';
-import { serverInstructions, TOOLS_CONTRACT_VERSION, toolsOf } from '../../src/core/tool-definitions.js';
+import { serverInstructions, TOOLS_CONTRACT_VERSION } from '../../src/core/tool-definitions.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { startHttpHarness } from '../http/harness.js';
@@ -29,6 +29,7 @@ const BAD_VALUES: unknown[] = [
   '5',
   '',
   'SESS-MCP-TOOLS/5',
+  'toString',
   5,
   null,
   [],

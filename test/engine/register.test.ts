@@ -17,7 +17,7 @@ import { approveAnswer, approveSurface, sessionIdOf } from './harness.js';
 const mcp = useInMemoryMcp();
 
 describe('registerSessTools', () => {
-  it('tools/list shows the five tools with the contract schemas, titles and annotations', async () => {
+  it('tools/list shows every tool with the contract schemas, titles and annotations', async () => {
     const h = await mcp.harness();
     const client = await mcp.connect(h.engine);
     expect(client.getInstructions()).toBe(SERVER_INSTRUCTIONS);

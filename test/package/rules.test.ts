@@ -4,20 +4,33 @@
  * environment, the Sess client and the file store must give the same verdict on the same value, and
  * every refusal must name its option or variable and state the rule's own text.
  *
- * The drifts 0.1.0 shipped are named cases, so a regression names the drift it brings back.
+ * The drifts 0.1.0 shipped, and those found after it, are named cases, so a regression names the
+ * drift it brings back.
  */
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultRandomId } from '../../src/core/engine/identity.js';
 import { createSessEngine } from '../../src/core/engine.js';
 import { isSessMcpError } from '../../src/core/errors.js';
+import { ARGUMENT_LIMITS } from '../../src/core/limits.js';
 import { SessApiError } from '../../src/core/ports.js';
-import { PROFILE_NAME_RULE, SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../../src/core/rules.js';
+import {
+  HANDLE_PREFIX,
+  MAX_RANDOM_ID_LENGTH,
+  PROFILE_NAME_RULE,
+  RANDOM_ID_RULE,
+  RECEIPT_ISSUER_RULE,
+  SESS_ID_RULE,
+  WAIT_CEILING_MS,
+  WAIT_MS_RULE,
+} from '../../src/core/rules.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
-import { createSessClient } from '../../src/sess/index.js';
+import { createReceiptVerifier, createSessClient } from '../../src/sess/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
+import { approveSurface, type Harness, startHarness } from '../engine/harness.js';
 import { MINIMAL_HTTP_OPTIONS } from '../http/helpers.js';
 import { makeRecord } from '../store/fixtures.js';
 
@@ -280,4 +293,127 @@ describe('the profile name (PROFILE_NAME_RULE)', () => {
       expect((await records.list()).map((r) => r.handle)).toContain(record.handle);
     },
   );
+});
+
+describe('the receipt issuer (RECEIPT_ISSUER_RULE)', () => {
+  const valid = ['https://receipts.sess.example', 'x', '!~', 'a'.repeat(2048)];
+  const invalid = ['has space', 'tab\there', 'ré', 'a'.repeat(2049), ''];
+  const entries: Entry<string>[] = [
+    envEntry('SESS_RECEIPT_ISSUER'),
+    {
+      name: 'createSessMcpHttpHandler receiptIssuer',
+      names: 'createSessMcpHttpHandler: option "receiptIssuer"',
+      verdict: (issuer) =>
+        typeErrorVerdict(() => createSessMcpHttpHandler({ ...httpBase, receiptIssuer: issuer })),
+    },
+    {
+      name: 'createSessClient receiptIssuer',
+      names: 'createSessClient: option "receiptIssuer"',
+      verdict: (issuer) => typeErrorVerdict(() => createSessClient({ ...clientBase, receiptIssuer: issuer })),
+    },
+    {
+      name: 'createReceiptVerifier issuer',
+      names: 'createReceiptVerifier: option "issuer"',
+      verdict: (issuer) =>
+        typeErrorVerdict(() => createReceiptVerifier({ origin: clientBase.origin, issuer })),
+    },
+  ];
+  expectSameVerdicts(RECEIPT_ISSUER_RULE, entries, valid, invalid);
+
+  it('drift: stdio refused an issuer with a space that the HTTP option, the client and the verifier accepted', () => {
+    const spaced = 'https://receipts.example/ a';
+    expect(stdioVerdict({ SESS_RECEIPT_ISSUER: spaced }).ok).toBe(false);
+    expect(typeErrorVerdict(() => createSessMcpHttpHandler({ ...httpBase, receiptIssuer: spaced })).ok).toBe(
+      false,
+    );
+    expect(typeErrorVerdict(() => createSessClient({ ...clientBase, receiptIssuer: spaced })).ok).toBe(false);
+    expect(
+      typeErrorVerdict(() => createReceiptVerifier({ origin: clientBase.origin, issuer: spaced })).ok,
+    ).toBe(false);
+  });
+});
+
+describe('the random id of a handle (RANDOM_ID_RULE)', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startHarness({ sess: { plan: { maxOpenSessions: 1_000 } } });
+  });
+  afterAll(async () => {
+    await harness.close();
+  });
+
+  /**
+   * An id source whose construction sample is a good id and whose next id, the handle's, is
+   * `value` (the idempotency key after it is a good id again): what a generator that only sometimes
+   * returns a bad id looks like to the engine.
+   */
+  function handleIdThen(value: string): () => string {
+    let calls = 0;
+    return () => {
+      calls += 1;
+      return calls === 2 ? value : defaultRandomId();
+    };
+  }
+
+  /**
+   * Make a handle with `randomId` through `sess_request`, then read it with `sess_response`: the
+   * handle is accepted only when the tools that take it accept it too.
+   */
+  async function handleVerdict(randomId: () => string): Promise<Verdict> {
+    const engine = harness.makeEngine({ randomId });
+    const created = await engine.request({ interaction: approveSurface }).then(
+      (result) => result,
+      (error: unknown) => error,
+    );
+    if (isSessMcpError(created)) {
+      expect(created.code).toBe('NOT_CONFIGURED');
+      return { ok: false, message: created.message };
+    }
+    const { handle } = created as { handle: string };
+    expect(handle.startsWith(HANDLE_PREFIX)).toBe(true);
+    const read = await engine.call('sess_response', { handle, revision: 1, wait_ms: 0 });
+    expect(read.isError ?? false, JSON.stringify(read.structuredContent)).toBe(false);
+    return accepted;
+  }
+
+  // Each value once per entry: the handles of one suite must not collide.
+  const valid = ['A'.repeat(22), 'b'.repeat(MAX_RANDOM_ID_LENGTH), 'Zz09-_Zz09-_Zz09-_Zz09-_'];
+  const invalid = [
+    'c'.repeat(MAX_RANDOM_ID_LENGTH + 1),
+    'd'.repeat(ARGUMENT_LIMITS.maxIdLength),
+    'e'.repeat(21),
+    'has spaces and is long enough',
+    'plus+slash/and=padding==',
+  ];
+  const entries: Entry<string>[] = [
+    {
+      name: 'createSessEngine randomId',
+      names: 'createSessEngine: option "randomId"',
+      verdict: (id) => typeErrorVerdict(() => createSessEngine({ authority, randomId: () => id })),
+    },
+    {
+      name: 'the handle sess_request makes',
+      names: 'randomId',
+      verdict: (id) => handleVerdict(handleIdThen(id)),
+    },
+  ];
+  expectSameVerdicts(RANDOM_ID_RULE, entries, valid, invalid);
+
+  it('the longest id makes the longest handle the tools take', () => {
+    expect(HANDLE_PREFIX.length + MAX_RANDOM_ID_LENGTH).toBe(ARGUMENT_LIMITS.maxIdLength);
+    expect(defaultRandomId()).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(RANDOM_ID_RULE.test(defaultRandomId())).toBe(true);
+  });
+
+  it('drift: the engine took a 128-character randomId whose 135-character handles its own sess_response refused', async () => {
+    const id = 'f'.repeat(128);
+    expect(typeErrorVerdict(() => createSessEngine({ authority, randomId: () => id })).ok).toBe(false);
+    const made = await handleVerdict(handleIdThen(id));
+    expect(made.ok).toBe(false);
+    if (!made.ok) expect(made.message).not.toContain(id);
+    // Nothing was saved for the refused handle: the list holds only the handles the tools take.
+    const listed = await harness.engine.list({ limit: 100 });
+    expect(listed.items.length).toBeGreaterThan(0);
+    for (const item of listed.items) expect(item.handle.length).toBeLessThanOrEqual(128);
+  });
 });

@@ -17,7 +17,7 @@ const commitSurface = approveSurface;
 const CLIENTS = ['v1', 'v2', 'v2-modern'] as const;
 
 describe.each(CLIENTS)('over stdio with the %s client', (client) => {
-  it('lists the five tools with the published JSON Schemas and the server instructions', async () => {
+  it('lists every tool with the published JSON Schemas and the server instructions', async () => {
     const stack = await stdio.start({ client });
     const tools = await stack.server.listTools();
     expect(tools.map((t) => t.name)).toEqual([

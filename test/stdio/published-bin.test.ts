@@ -36,7 +36,7 @@ describe.skipIf(!built)(
       if (process.platform !== 'win32') expect((await stat(BIN)).mode & 0o111).not.toBe(0);
     });
 
-    it('serves the five tools when executed directly', async () => {
+    it('serves every tool when executed directly', async () => {
       const sess = await startLocalSess();
       const state = await tempStateDir();
       const audit = createSecretsAudit();

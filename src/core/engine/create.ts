@@ -15,7 +15,7 @@ import {
   RECORD_FORMAT,
 } from '../record.js';
 import { type Call, type Loaded, nextRecord } from './call.js';
-import { HANDLE_PREFIX } from './identity.js';
+import { newHandle } from './identity.js';
 import type { State } from './refusals.js';
 import { classifyCreateFailure, createOutcomeUnknown } from './sess-errors.js';
 import { type InteractionEvent, transition } from './transitions.js';
@@ -24,7 +24,7 @@ import type { CreateOperation, EngineResult } from './types.js';
 /** `sess_request` / `sess_ask`: save the intent, create, save the Session (or Ask). */
 export async function create(call: Call, op: CreateOperation): Promise<EngineResult> {
   const { sess } = call.auth;
-  const handle = `${HANDLE_PREFIX}${call.settings.randomId()}`;
+  const handle = newHandle(call.settings.randomId);
   const request: CreateRequest = { idempotencyKey: call.settings.randomId(), surface: op.surface };
   if (op.expiresIn !== undefined) request.expiresIn = op.expiresIn;
   if (op.respondents !== undefined) request.respondents = op.respondents;

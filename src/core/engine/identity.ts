@@ -7,10 +7,12 @@
  * does not decide anything about state; the engine does.
  */
 
+import { SessMcpError } from '../errors.js';
+import { HANDLE_PREFIX, RANDOM_ID_BITS, RANDOM_ID_RULE } from '../rules.js';
 import { sameJsonValue } from '../same-json.js';
 
 /** Bytes of randomness in every generated identifier (128 bits). */
-const RANDOM_BYTES = 16;
+const RANDOM_BYTES = RANDOM_ID_BITS / 8;
 
 function base64url(bytes: Uint8Array): string {
   let binary = '';
@@ -28,8 +30,24 @@ export function defaultRandomId(): string {
   return base64url(bytes);
 }
 
-/** The prefix of every handle this package issues. */
-export const HANDLE_PREFIX = 'sess_h_';
+/**
+ * A new handle: {@link HANDLE_PREFIX} and one id of `randomId`. The id is checked here, where the
+ * handle is made, against the rule the engine's options are checked with (`RANDOM_ID_RULE`): a
+ * handle longer than the tools take would be saved and then refused by every later call.
+ *
+ * @throws SessMcpError `NOT_CONFIGURED` when the id breaks the rule; the id is never repeated.
+ */
+export function newHandle(randomId: () => string): string {
+  const id: unknown = randomId();
+  if (!RANDOM_ID_RULE.test(id)) {
+    throw new SessMcpError(
+      'NOT_CONFIGURED',
+      `The engine's randomId returned an id that is not ${RANDOM_ID_RULE.text}; nothing was saved or sent. Ask the owner to fix the randomId option.`,
+      { retryable: false },
+    );
+  }
+  return `${HANDLE_PREFIX}${id}`;
+}
 
 /**
  * JSON with object keys sorted at every level, so two equal values always serialise the same.

@@ -41,7 +41,12 @@ export interface SessEngineOptions {
   maxWaitMs?: number;
   /** Fixed event names and codes only; never a link, key, handle, receipt or answer value. */
   diagnostics?: DiagnosticsSink;
-  /** A fresh identifier with at least 128 bits of randomness (handles, idempotency keys). */
+  /**
+   * A fresh identifier with at least 128 bits of randomness (handles, idempotency keys): 22 to 121
+   * base64url characters, so that `sess_h_` and the id make a handle of at most 128 characters.
+   * A value outside that is refused at construction (`TypeError`) and where a handle is made
+   * (`NOT_CONFIGURED`).
+   */
   randomId?: () => string;
   /**
    * How often a progress notification is sent during a wait when the client asked for progress.

@@ -1,6 +1,7 @@
 /**
- * The transport shell with a trivial server: preflight, body bound, deadline, unsafe-key guard,
- * node face, close — against real clients, a real `node:http` server and raw sockets.
+ * The request pipeline (`src/http/pipeline.ts`) and its two faces, serving a trivial server instead
+ * of the Sess tools: header-only preflight, body bound, deadline, unsafe-key guard, the `node:http`
+ * face, close — against real clients, a real `node:http` server and raw sockets.
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
@@ -55,7 +56,7 @@ interface Harness {
 const open = useCleanup();
 
 function testServer(scope: RequestScope, h: Harness): McpServer {
-  const server = new McpServer({ name: 'shell-test', version: '1.0.0' }, { capabilities: { tools: {} } });
+  const server = new McpServer({ name: 'pipeline-test', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.registerTool('whoami', { description: 'who' }, async (ctx) => ({
     content: [
       {
@@ -109,7 +110,7 @@ async function start(extra: Partial<SessMcpHttpHandlerOptions> = {}): Promise<Ha
       return PRINCIPALS[token];
     },
     handleStore: () => {
-      throw new Error('not used by the shell');
+      throw new Error('not used by the trivial server');
     },
     allowedHosts: ['127.0.0.1', 'localhost'],
     allowedOrigins: ['https://app.example.com'],
@@ -124,7 +125,7 @@ async function start(extra: Partial<SessMcpHttpHandlerOptions> = {}): Promise<Ha
   const pipeline = createPipeline(
     options,
     (scope) => testServer(scope, h),
-    () => new McpServer({ name: 'shell-test', version: '1.0.0' }, { capabilities: { tools: {} } }),
+    () => new McpServer({ name: 'pipeline-test', version: '1.0.0' }, { capabilities: { tools: {} } }),
   );
   const node = createNodeFace(pipeline);
   h.handler = {
