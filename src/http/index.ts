@@ -9,7 +9,7 @@
 export { createSessMcpHttpHandler, httpBindingOf, type SessMcpHttpHandler } from './handler.js';
 export type { NodeRequestLike, NodeResponseLike, NodeServerLike } from './node-face.js';
 export {
-  DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
+  DEFAULT_HTTP_REQUEST_DEADLINE_MS,
   DEFAULT_MAX_BODY_BYTES,
   type SessHttpPrincipal,
   type SessMcpHttpHandlerOptions,

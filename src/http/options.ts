@@ -92,7 +92,7 @@ export interface SessMcpHttpHandlerOptions {
    * sent to Sess is never cut, so its answer may come after the deadline. It is not the timeout of
    * one Sess API call: the Sess client keeps its own (`DEFAULT_SESS_CALL_TIMEOUT_MS`, 30 s).
    * Formerly `requestTimeoutMs`, which is now refused.
-   * @default 60000 ({@link DEFAULT_HTTP_REQUEST_TIMEOUT_MS})
+   * @default 60000 ({@link DEFAULT_HTTP_REQUEST_DEADLINE_MS})
    */
   requestDeadlineMs?: number;
   /**
@@ -182,7 +182,7 @@ export interface ResolvedHttpOptions {
 /** Default `maxBodyBytes`: 256 KiB. */
 export const DEFAULT_MAX_BODY_BYTES = 256 * 1024;
 /** Default `requestDeadlineMs`: 60 s for one HTTP request, from its arrival. */
-export const DEFAULT_HTTP_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_HTTP_REQUEST_DEADLINE_MS = 60_000;
 /** The largest `maxBodyBytes` taken: 1 GiB. */
 const MAX_BODY_BYTES_LIMIT = 2 ** 30;
 
@@ -324,7 +324,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     'requestDeadlineMs',
     options.requestDeadlineMs,
     { min: 1, max: MAX_TIMER_MS },
-    DEFAULT_HTTP_REQUEST_TIMEOUT_MS,
+    DEFAULT_HTTP_REQUEST_DEADLINE_MS,
   );
   if (options.maxWaitMs !== undefined && !WAIT_MS_RULE.test(options.maxWaitMs)) {
     read.fail('maxWaitMs', `must be ${WAIT_MS_RULE.text}`);

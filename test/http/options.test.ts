@@ -88,8 +88,8 @@ describe('createSessMcpHttpHandler options', () => {
 
   it('fills the defaults', () => {
     const resolved = resolveHttpOptions(base);
-    expect(resolved.requestDeadlineMs).toBe(httpEntry.DEFAULT_HTTP_REQUEST_TIMEOUT_MS);
-    expect(httpEntry.DEFAULT_HTTP_REQUEST_TIMEOUT_MS).toBe(60_000);
+    expect(resolved.requestDeadlineMs).toBe(httpEntry.DEFAULT_HTTP_REQUEST_DEADLINE_MS);
+    expect(httpEntry.DEFAULT_HTTP_REQUEST_DEADLINE_MS).toBe(60_000);
     expect(resolved.maxBodyBytes).toBe(httpEntry.DEFAULT_MAX_BODY_BYTES);
     expect(resolved.maxBodyBytes).toBe(256 * 1024);
     expect(resolved.sessOrigin).toBe('https://api.sess.si');
@@ -150,7 +150,7 @@ describe('one rule, one verdict across the entries', () => {
 describe('entry surfaces', () => {
   it('@sess.si/mcp/http exports exactly its named values', () => {
     expect(Object.keys(httpEntry).sort()).toEqual([
-      'DEFAULT_HTTP_REQUEST_TIMEOUT_MS',
+      'DEFAULT_HTTP_REQUEST_DEADLINE_MS',
       'DEFAULT_MAX_BODY_BYTES',
       'createSessMcpHttpHandler',
       'httpBindingOf',
