@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { LongPolesFirst } from './test/support/long-poles-first.js';
 
 /**
  * Test files that bound a time from above on a short scale (a lease handed over within its grace,
@@ -31,6 +32,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    sequence: { sequencer: LongPolesFirst },
     projects: [
       {
         extends: true,
