@@ -6,8 +6,9 @@
  * It holds no state and changes nothing (`model.ts` does).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { base64UrlEncode } from '../core/codec/base64url.js';
 import type { Surface } from '../core/surface.js';
-import { base64UrlEncode, canonicalJson, DIGEST_PREFIX } from '../sess/digest.js';
+import { canonicalJson, DIGEST_PREFIX } from '../sess/digest.js';
 import type { WireResponseEvent } from '../sess/wire.js';
 
 /** The limits of a workspace's plan. */

@@ -7,16 +7,11 @@
  * does not decide anything about state; the engine does.
  */
 
+import { base64UrlEncode } from '../codec/base64url.js';
 import { sameJsonValue } from '../same-json.js';
 
 /** Bytes of randomness in every generated identifier (128 bits). */
 const RANDOM_BYTES = 16;
-
-function base64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
 
 /**
  * A fresh random identifier: 128 bits from the platform's CSPRNG, base64url without padding
@@ -25,7 +20,7 @@ function base64url(bytes: Uint8Array): string {
 export function defaultRandomId(): string {
   const bytes = new Uint8Array(RANDOM_BYTES);
   globalThis.crypto.getRandomValues(bytes);
-  return base64url(bytes);
+  return base64UrlEncode(bytes);
 }
 
 /** The prefix of every handle this package issues. */
@@ -65,5 +60,5 @@ export function sameJson(a: unknown, b: unknown): boolean {
 export async function jsonDigest(value: unknown): Promise<string> {
   const bytes = new TextEncoder().encode(canonicalJson(value));
   const hash = await globalThis.crypto.subtle.digest('SHA-256', bytes);
-  return `sha256:${base64url(new Uint8Array(hash))}`;
+  return `sha256:${base64UrlEncode(new Uint8Array(hash))}`;
 }
