@@ -9,10 +9,12 @@
  * puts a receipt, a key or an answer value in an error message.
  */
 import * as v from 'valibot';
+import { canonicalJson } from '../core/codec/canonical-json.js';
 import { readOptions } from '../core/options.js';
 import type { VerifiedReceipt, VerifyResponseInput } from '../core/ports.js';
 import { SessApiError } from '../core/ports.js';
-import { canonicalJson, digestCanonicalJson, sameJsonValue } from './digest.js';
+import { sameJsonValue } from '../core/same-json.js';
+import { digestCanonicalJson } from './digest.js';
 import { verificationAborted as aborted, refuseReceipt as refuse } from './errors.js';
 import { type ParsedCompactJws, parseCompactJws, verifyCompactJwsSignature } from './jws.js';
 import { createKeySetCache } from './key-set.js';

@@ -1,6 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, digestJson, isDigest, sameJsonValue } from '../../src/sess/digest.js';
+import { canonicalJson } from '../../src/core/codec/canonical-json.js';
+import { sameJsonValue } from '../../src/core/same-json.js';
+import { digestJson, isDigest } from '../../src/sess/digest.js';
 import {
   generateSigningKey,
   importEd25519PublicKey,

@@ -1,11 +1,13 @@
 /**
- * The receipt check's base64url and canonical JSON are written for speed: these properties hold
- * them to the straightforward versions they replaced (kept here as the reference), for the values
- * they accept and for everything they refuse.
+ * The one canonical JSON (`src/core/codec/canonical-json.ts`) is written for speed: these
+ * properties hold it to the straightforward writer it replaced (kept here as the reference, which
+ * built the path of every member as it went), for the values it writes and, with the same
+ * message, for everything it refuses. Sparse arrays are the one difference: the reference wrote a
+ * hole as nothing (`[,1]`, which is not JSON), the writer refuses it as `undefined`.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/sess/digest.js';
+import { canonicalJson } from '../../../src/core/codec/canonical-json.js';
 
 function referenceWrite(value: unknown, at: string): string {
   if (value === null) return 'null';
@@ -70,7 +72,6 @@ describe('canonicalJson', () => {
         fc.anything({
           maxDepth: 3,
           withNullPrototype: true,
-          withSparseArray: true,
           withBigInt: true,
           withDate: true,
           withMap: true,
@@ -94,8 +95,29 @@ describe('canonicalJson', () => {
     );
     expect(() => canonicalJson([1, undefined])).toThrow('canonicalJson: undefined at "/1"');
     expect(() => canonicalJson({ d: new Date(0) })).toThrow('canonicalJson: not a plain object at "/d"');
-    // A sparse array is written with its hole, as before: the reference's own output.
+    expect(() => canonicalJson(undefined)).toThrow('canonicalJson: a undefined cannot be JSON at ""');
+    expect(() => canonicalJson({ a: { b: 1n } })).toThrow('canonicalJson: a bigint cannot be JSON at "/a/b"');
+  });
+
+  it('refuses a hole in an array as undefined, where the reference wrote text that is not JSON', () => {
     // biome-ignore lint/suspicious/noSparseArray: the hole is the case under test
-    expect(canonicalJson([, 1])).toBe(referenceWrite([, 1], ''));
+    expect(() => canonicalJson([, 1])).toThrow('canonicalJson: undefined at "/0"');
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the case under test
+    expect(() => canonicalJson({ a: [1, , 2] })).toThrow('canonicalJson: undefined at "/a/1"');
+    expect(() => canonicalJson(new Array(2))).toThrow('canonicalJson: undefined at "/0"');
+  });
+
+  it('writes the documented form: sorted members, no whitespace, undefined members left out', () => {
+    const table: [unknown, string][] = [
+      [{ b: 1, a: [true, 'x'] }, '{"a":[true,"x"],"b":1}'],
+      [{ '10': 1, '9': 2, a: 3 }, '{"10":1,"9":2,"a":3}'],
+      [{ b: undefined, a: null }, '{"a":null}'],
+      [Object.assign(Object.create(null), { z: -0, y: 1e21 }), '{"y":1e+21,"z":0}'],
+      [{ é: 1, e: 2, E: 3 }, '{"E":3,"e":2,"é":1}'],
+      [['\uD800', 'é\n"'], '["\\ud800","é\\n\\""]'],
+      [[], '[]'],
+      [{}, '{}'],
+    ];
+    for (const [value, text] of table) expect(canonicalJson(value)).toBe(text);
   });
 });
