@@ -10,7 +10,7 @@ import { base64UrlEncode } from '../core/codec/base64url.js';
 import { canonicalJson } from '../core/codec/canonical-json.js';
 import type { Surface } from '../core/surface.js';
 import { DIGEST_PREFIX } from '../sess/digest.js';
-import type { WireResponseEvent } from '../sess/wire.js';
+import type { WireResponseEvent } from '../sess/wire-reader.js';
 
 /** The limits of a workspace's plan. */
 export interface LocalPlan {
