@@ -1,8 +1,10 @@
 /**
  * The union-free form of a tool's input schema (`inputSchemas: 'flat'`), derived from the schema
  * `json-schema.ts` generates, for a host that rewrites unions before it validates. It only widens
- * what is accepted; validation never reads either form.
+ * what is accepted; validation never reads either form. Schema parts are compared by their canonical
+ * JSON (`codec/canonical-json.ts`).
  */
+import { canonicalJson } from './codec/canonical-json.js';
 import type { JsonSchemaObject } from './json-schema.js';
 
 type Schema = Record<string, unknown>;
@@ -45,20 +47,10 @@ const UPPER_BOUNDS = new Set([
   'maxProperties',
 ]);
 
-/** JSON text with sorted keys, so two equal schemas compare equal whatever their key order. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Schema).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 function unique<T>(values: readonly T[]): T[] {
   const seen = new Set<string>();
   return values.filter((value) => {
-    const key = canonical(value);
+    const key = canonicalJson(value);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -272,7 +264,7 @@ function flattenNode(node: unknown): unknown {
   const merged = mergeSchemas(union, discriminatorLabels(union));
   for (const [key, value] of Object.entries(rest)) {
     // A keyword beside the union applies too: the generated schemas only put annotations there.
-    if (!ANNOTATIONS.has(key) && key in merged && canonical(merged[key]) !== canonical(value)) {
+    if (!ANNOTATIONS.has(key) && key in merged && canonicalJson(merged[key]) !== canonicalJson(value)) {
       throw new Error(`flattenUnions: "${key}" beside a union differs from the merged union.`);
     }
     merged[key] = value;

@@ -4,10 +4,10 @@
  */
 
 /**
- * True when `a` and `b` are JSON values that canonical JSON (the Sess digests' `canonicalJson`,
- * and the engine's) writes the same way, found without writing them: members in any order,
- * members whose value is `undefined` left out, `0` and `-0` alike. False for anything it cannot tell so cheaply (a value `canonicalJson`
- * refuses, a `Date`, a class instance): the caller then writes both.
+ * True when `a` and `b` are JSON values that canonical JSON (`codec/canonical-json.ts`) writes
+ * the same way, found without writing them: members in any order, members whose value is
+ * `undefined` left out, `0` and `-0` alike. False for anything it cannot tell so cheaply (a value
+ * `canonicalJson` refuses, a `Date`, a class instance): the caller then writes both.
  */
 export function sameJsonValue(a: unknown, b: unknown): boolean {
   if (a === null || typeof a !== 'object') {

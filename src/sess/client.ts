@@ -34,8 +34,8 @@ import {
   MAX_WITHDRAW_REASON_LENGTH,
   PATHS,
   SESSION_STATUSES,
-  type WireSessionView,
 } from './wire.js';
+import type { WireSessionView } from './wire-reader.js';
 
 /** Options of {@link createSessClient}. */
 export interface SessClientOptions {

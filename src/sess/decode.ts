@@ -1,30 +1,26 @@
 /**
- * Decoding Sess's Session and Ask views for the client: the `wire.ts` schemas and consistency
- * rules, what the request itself implies (the object asked for, the workspace this client talks
- * to, the `ETag`), and the mapping of a consistent view onto the core's `SessionView` / `AskView`.
- * Anything else is a `protocol` error that fails closed.
+ * Decoding Sess's Session and Ask views for the client: the readers of `wire-reader.ts`, the
+ * consistency rules of `wire.ts`, what the request itself implies (the object asked for, the
+ * workspace this client talks to, the `ETag`), and the mapping of a consistent view onto the
+ * core's `SessionView` / `AskView`. Anything else is a `protocol` error that fails closed.
  *
  * Person-provided maps (answer values) arrive as null-prototype objects that keep every key
- * (`wire.ts`), so an answer to a field named `__proto__` or `constructor` stays whole and its
- * receipt digest still matches. Nothing here sends a request or puts a value Sess sent (an
- * answer, a record key) into a message.
+ * (`wire-reader.ts`), so an answer to a field named `__proto__` or `constructor` stays whole and
+ * its receipt digest still matches. Nothing here sends a request or puts a value Sess sent (an
+ * answer, a record key) into a message: a refusal names wire members and indices only.
  */
-import * as v from 'valibot';
 import type { AskRespondentView, AskView, ResponseEvent, SessionStatus, SessionView } from '../core/ports.js';
 import type { Answer } from '../core/surface.js';
 import { protocol } from './errors.js';
+import { askViewProblem, FINAL_SESSION_STATUSES, HEADERS, sessionViewProblem } from './wire.js';
 import {
-  askViewProblem,
-  FINAL_SESSION_STATUSES,
-  HEADERS,
-  sessionViewProblem,
+  readAskView,
+  readSessionView,
   type WireAskView,
-  WireAskViewSchema,
+  WireRefusal,
   type WireResponseEvent,
   type WireSessionView,
-  WireSessionViewSchema,
-} from './wire.js';
-import { readSessionView } from './wire-reader.js';
+} from './wire-reader.js';
 
 /** A successful call's parts that decoding looks at. */
 export interface DecodeInput {
@@ -32,45 +28,6 @@ export interface DecodeInput {
   headers: Pick<Headers, 'get'>;
   /** The workspace the response's `Sess-Workspace-Id` named. */
   workspaceId?: string;
-}
-
-const WIRE_MEMBERS: ReadonlySet<string> = new Set([
-  'id',
-  'workspace_id',
-  'revision',
-  'status',
-  'human_url',
-  'expires_at',
-  'extendable_until',
-  'responses',
-  'event_id',
-  'answer',
-  'action',
-  'values',
-  'submitted_at',
-  'receipt',
-  'max',
-  'started',
-  'answered',
-  'respondents',
-  'session_id',
-  'name',
-  'response',
-]);
-
-/** Where the first problem of a failed decode is, as a dotted path (member names only, no values). */
-function issuePath(issues: readonly v.BaseIssue<unknown>[]): string {
-  const first = issues[0];
-  const path = first === undefined ? null : v.getDotPath(first);
-  if (path === null) return 'the body';
-  // Record keys (answer `values`) are the server's words: the path stops before the first segment
-  // that is not a wire member name or an index.
-  const shown: string[] = [];
-  for (const segment of path.split('.')) {
-    if (!WIRE_MEMBERS.has(segment) && !/^\d{1,6}$/.test(segment)) break;
-    shown.push(segment);
-  }
-  return shown.length === 0 ? 'the body' : shown.join('.');
 }
 
 /** The body's workspace must be the header's and the expected one. */
@@ -99,25 +56,24 @@ export interface ViewExpectation {
 }
 
 /**
- * Parse a view with its schema (or `read`, which decodes what it accepts as the schema would and
- * leaves the rest to it), check it against itself (`problem`), the object asked for and the
- * workspace; what `noun` names (`Session`, `Ask`) goes into the messages.
+ * Read a view with its reader (`wire-reader.ts`), check it against itself (`problem`), the object
+ * asked for and the workspace; what `noun` names (`Session`, `Ask`) goes into the messages.
  */
-function decodeView<S extends typeof WireSessionViewSchema | typeof WireAskViewSchema>(
-  schema: S,
-  read: ((json: unknown) => v.InferOutput<S> | undefined) | undefined,
-  problemOf: (view: v.InferOutput<S>) => string | undefined,
+function decodeView<View extends WireSessionView | WireAskView>(
+  read: (json: unknown) => View | WireRefusal,
+  problemOf: (view: View) => string | undefined,
   noun: string,
   result: DecodeInput,
   what: string,
   expect: ViewExpectation,
-): v.InferOutput<S> {
-  let view = read?.(result.json);
-  if (view === undefined) {
-    const parsed = v.safeParse(schema, result.json);
-    if (!parsed.success)
-      throw protocol(what, `malformed ${noun} at ${issuePath(parsed.issues)}`, 'view_malformed');
-    view = parsed.output;
+): View {
+  const view = read(result.json);
+  if (view instanceof WireRefusal) {
+    throw protocol(
+      what,
+      `malformed ${noun} at ${view.path === '' ? 'the body' : view.path}`,
+      'view_malformed',
+    );
   }
   const problem = problemOf(view);
   if (problem !== undefined) throw protocol(what, problem, 'view_inconsistent');
@@ -129,15 +85,7 @@ function decodeView<S extends typeof WireSessionViewSchema | typeof WireAskViewS
 
 /** Decode a Session view and check it against itself, the headers and the workspace. */
 export function decodeSession(result: DecodeInput, what: string, expect: ViewExpectation): WireSessionView {
-  const wire = decodeView(
-    WireSessionViewSchema,
-    readSessionView,
-    sessionViewProblem,
-    'Session',
-    result,
-    what,
-    expect,
-  );
+  const wire = decodeView(readSessionView, sessionViewProblem, 'Session', result, what, expect);
   const etag = result.headers.get(HEADERS.etag);
   if (etag !== null && etag !== `"${wire.revision}"` && etag !== `W/"${wire.revision}"`) {
     throw protocol(what, 'the ETag disagrees with the revision', 'etag_revision');
@@ -147,7 +95,7 @@ export function decodeSession(result: DecodeInput, what: string, expect: ViewExp
 
 /** Decode an Ask view and check it against itself and the workspace. */
 export function decodeAsk(result: DecodeInput, what: string, expect: ViewExpectation): AskView {
-  return toAskView(decodeView(WireAskViewSchema, undefined, askViewProblem, 'Ask', result, what, expect));
+  return toAskView(decodeView(readAskView, askViewProblem, 'Ask', result, what, expect));
 }
 
 /**

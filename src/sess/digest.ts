@@ -1,12 +1,14 @@
 /**
- * Canonical JSON and the `sha-256:` digests a Sess receipt signs over (`sdg`, the Surface of one
- * revision, and `adg`, the answer). Both sides of the wire compute them the same way: the local
- * runtime when it signs, the client when it verifies.
+ * The `sha-256:` digests a Sess receipt signs over (`sdg`, the Surface of one revision, and `adg`,
+ * the answer): SHA-256 of canonical JSON (`src/core/codec/canonical-json.ts`). Both sides of the
+ * wire compute them the same way: the local runtime when it signs, the client when it verifies.
  *
  * Uses WebCrypto (or the runtime's own SHA-256, `native-crypto.ts`) and `TextEncoder`, so it runs
  * on Node and edge runtimes alike. It does not decide *what* is digested (the receipt claims in
  * `wire.ts` say that) and never logs its input.
  */
+import { base64UrlEncode } from '../core/codec/base64url.js';
+import { canonicalJson } from '../core/codec/canonical-json.js';
 import { nativeSha256 } from './native-crypto.js';
 
 /** One encoder for every digest (it keeps no state between calls). */
@@ -14,182 +16,6 @@ const UTF8 = new TextEncoder();
 
 /** The prefix of every digest string: the algorithm, then base64url of the hash. */
 export const DIGEST_PREFIX = 'sha-256:';
-
-/**
- * Canonical JSON of a JSON value, exactly as `docs/sess-api.md` defines it:
- * object members sorted by key (UTF-16 code unit order, as `Array.prototype.sort` sorts strings),
- * no whitespace, strings and numbers written as `JSON.stringify` writes them, arrays in order.
- * Object members whose value is `undefined` are left out (as `JSON.stringify` does).
- *
- * @throws TypeError for a value JSON cannot hold: a non-finite number, a bigint, a function, a
- *   symbol, `undefined` at the top or inside an array, or an object that is not a plain object
- *   or array (a `Date`, a `Map`, a class instance).
- *
- * `{ b: 1, a: [true, 'x'] }` is written `{"a":[true,"x"],"b":1}`.
- */
-export function canonicalJson(value: unknown): string {
-  try {
-    return writeFast(value);
-  } catch {
-    // Written again with the path of every member, so the error names where the value went wrong.
-    return write(value, '');
-  }
-}
-
-/** Thrown by {@link writeFast} for anything {@link write} would refuse or write differently. */
-const NOT_FAST = new Error('not written on the fast path');
-
-/**
- * {@link write} without the path it keeps for its messages: the same text for every value it
- * writes, and {@link NOT_FAST} for anything else (then `write` writes it or throws its own error).
- */
-function writeFast(value: unknown): string {
-  if (value === null) return 'null';
-  switch (typeof value) {
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'string':
-      return JSON.stringify(value);
-    case 'number':
-      if (!Number.isFinite(value)) throw NOT_FAST;
-      return JSON.stringify(value);
-    case 'object': {
-      if (Array.isArray(value)) {
-        let out = '[';
-        for (let i = 0; i < value.length; i++) {
-          // A hole or `undefined`: `write` refuses the one and writes the other its own way.
-          if (!(i in value) || value[i] === undefined) throw NOT_FAST;
-          out += i === 0 ? writeFast(value[i]) : `,${writeFast(value[i])}`;
-        }
-        return `${out}]`;
-      }
-      const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) throw NOT_FAST;
-      const record = value as Record<string, unknown>;
-      let out = '{';
-      for (const key of Object.keys(record).sort()) {
-        const member = record[key];
-        if (member === undefined) continue;
-        out += `${out.length === 1 ? '' : ','}${JSON.stringify(key)}:${writeFast(member)}`;
-      }
-      return `${out}}`;
-    }
-    default:
-      throw NOT_FAST;
-  }
-}
-
-function write(value: unknown, at: string): string {
-  if (value === null) return 'null';
-  switch (typeof value) {
-    case 'boolean':
-      return value ? 'true' : 'false';
-    case 'string':
-      return JSON.stringify(value);
-    case 'number':
-      if (!Number.isFinite(value)) throw new TypeError(`canonicalJson: a non-finite number at "${at}"`);
-      return JSON.stringify(value);
-    case 'object': {
-      if (Array.isArray(value)) {
-        return `[${value
-          .map((item, index) => {
-            if (item === undefined) throw new TypeError(`canonicalJson: undefined at "${at}/${index}"`);
-            return write(item, `${at}/${index}`);
-          })
-          .join(',')}]`;
-      }
-      const proto = Object.getPrototypeOf(value);
-      if (proto !== Object.prototype && proto !== null) {
-        throw new TypeError(`canonicalJson: not a plain object at "${at}"`);
-      }
-      const record = value as Record<string, unknown>;
-      const parts: string[] = [];
-      for (const key of Object.keys(record).sort()) {
-        const member = record[key];
-        if (member === undefined) continue;
-        parts.push(`${JSON.stringify(key)}:${write(member, `${at}/${key}`)}`);
-      }
-      return `{${parts.join(',')}}`;
-    }
-    default:
-      throw new TypeError(`canonicalJson: a ${typeof value} cannot be JSON at "${at}"`);
-  }
-}
-
-export { sameJsonValue } from '../core/same-json.js';
-
-/** The 64 characters of base64url, by their 6-bit value. */
-const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-
-/** The 6-bit value of each base64url character by its char code, -1 for every other code. */
-const BASE64URL_VALUES = (() => {
-  const values = new Int8Array(128).fill(-1);
-  for (let i = 0; i < BASE64URL.length; i++) values[BASE64URL.charCodeAt(i)] = i;
-  return values;
-})();
-
-/** Base64url without padding of some bytes. */
-export function base64UrlEncode(bytes: Uint8Array): string {
-  let out = '';
-  let i = 0;
-  for (; i + 2 < bytes.length; i += 3) {
-    const n = (bytes[i]! << 16) | (bytes[i + 1]! << 8) | bytes[i + 2]!;
-    out += BASE64URL[n >> 18]! + BASE64URL[(n >> 12) & 63]! + BASE64URL[(n >> 6) & 63]! + BASE64URL[n & 63]!;
-  }
-  const left = bytes.length - i;
-  if (left === 1) {
-    const n = bytes[i]!;
-    out += BASE64URL[n >> 2]! + BASE64URL[(n & 3) << 4]!;
-  } else if (left === 2) {
-    const n = (bytes[i]! << 8) | bytes[i + 1]!;
-    out += BASE64URL[n >> 10]! + BASE64URL[(n >> 4) & 63]! + BASE64URL[(n & 15) << 2]!;
-  }
-  return out;
-}
-
-/** The 6-bit value of the character at `index`, or -1 when it is not base64url. */
-function valueAt(text: string, index: number): number {
-  const code = text.charCodeAt(index);
-  return code < 128 ? BASE64URL_VALUES[code]! : -1;
-}
-
-/**
- * Decode base64url without padding. Returns `undefined` for anything that is not strict
- * base64url (padding, `+`, `/`, whitespace, or an impossible length), and for a non-canonical
- * encoding (stray low bits in the last character), so one byte string has one text.
- */
-export function base64UrlDecode(text: string): Uint8Array<ArrayBuffer> | undefined {
-  const left = text.length % 4;
-  if (left === 1) return undefined;
-  const whole = text.length - left;
-  const out = new Uint8Array((whole / 4) * 3 + (left === 0 ? 0 : left - 1));
-  let at = 0;
-  for (let i = 0; i < whole; i += 4) {
-    const a = valueAt(text, i);
-    const b = valueAt(text, i + 1);
-    const c = valueAt(text, i + 2);
-    const d = valueAt(text, i + 3);
-    if ((a | b | c | d) < 0) return undefined;
-    const n = (a << 18) | (b << 12) | (c << 6) | d;
-    out[at++] = n >> 16;
-    out[at++] = (n >> 8) & 255;
-    out[at++] = n & 255;
-  }
-  if (left === 2) {
-    const a = valueAt(text, whole);
-    const b = valueAt(text, whole + 1);
-    if ((a | b) < 0 || (b & 15) !== 0) return undefined;
-    out[at] = (a << 2) | (b >> 4);
-  } else if (left === 3) {
-    const a = valueAt(text, whole);
-    const b = valueAt(text, whole + 1);
-    const c = valueAt(text, whole + 2);
-    if ((a | b | c) < 0 || (c & 3) !== 0) return undefined;
-    out[at++] = (a << 2) | (b >> 4);
-    out[at] = ((b & 15) << 4) | (c >> 2);
-  }
-  return out;
-}
 
 /**
  * The digest of a JSON value: `sha-256:` + base64url (no padding) of SHA-256 over the UTF-8

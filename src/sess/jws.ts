@@ -8,7 +8,7 @@
  * one (`native-crypto.ts`), which answers the same. It knows nothing of receipt claims, key sets or caching: which key
  * to trust and what the claims must say are decided by the caller (`wire.ts` describes the claims).
  */
-import { base64UrlDecode, base64UrlEncode } from './digest.js';
+import { base64UrlDecode, base64UrlEncode } from '../core/codec/base64url.js';
 import { isUsableEd25519PublicKey } from './ed25519-point.js';
 import { nativeEd25519Verify, noteEd25519PublicKey } from './native-crypto.js';
 

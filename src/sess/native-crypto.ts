@@ -11,19 +11,13 @@
  * caller uses WebCrypto. So does a module that gets known answers wrong (checked once, on first
  * use), and a native call that throws answers `undefined` too.
  */
+import { base64UrlDecode } from '../core/codec/base64url.js';
 
 /** The part of Node's `crypto` module used here. */
 interface NativeCrypto {
   createPublicKey(input: { key: Record<string, string>; format: 'jwk' }): unknown;
   verify(algorithm: null, data: Uint8Array, key: unknown, signature: Uint8Array): boolean;
   createHash(algorithm: 'sha256'): { update(data: Uint8Array): { digest(): Uint8Array } };
-}
-
-/** Bytes of base64url text (the known answers below), without `digest.ts` (which imports this). */
-function bytesOf(base64url: string): Uint8Array {
-  const base64 = base64url.replace(/-/g, '+').replace(/_/g, '/');
-  const binary = atob(base64 + '='.repeat((4 - (base64.length % 4)) % 4));
-  return Uint8Array.from(binary, (c) => c.charCodeAt(0));
 }
 
 /** RFC 8032, section 7.1, test 1: a public key and its signature of the empty message. */
@@ -40,13 +34,13 @@ const KNOWN_SHA256_ABC = 'ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0';
  */
 function answersKnown(found: NativeCrypto): boolean {
   const key = found.createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: KNOWN_KEY_X }, format: 'jwk' });
-  const signature = bytesOf(KNOWN_SIGNATURE);
+  const signature = base64UrlDecode(KNOWN_SIGNATURE)!;
   const empty = new Uint8Array(0);
   if (found.verify(null, empty, key, signature) !== true) return false;
   signature[0]! ^= 1;
   if (found.verify(null, empty, key, signature) !== false) return false;
   const abc = found.createHash('sha256').update(new TextEncoder().encode('abc')).digest();
-  const expected = bytesOf(KNOWN_SHA256_ABC);
+  const expected = base64UrlDecode(KNOWN_SHA256_ABC)!;
   return abc.length === expected.length && abc.every((byte, i) => byte === expected[i]);
 }
 

@@ -1,9 +1,10 @@
 /**
- * The Sess HTTP wire as data: paths, headers, limits, and valibot schemas (with their TS types) of
- * every request and response body described in `docs/sess-api.md`, plus the consistency rules that
- * make a Session or Ask view self-contradictory. Its one job is to define the wire; both sides
- * import it: the client (`decode.ts`) decodes responses with it, the local runtime
- * (`src/testing`) validates requests with it.
+ * The Sess HTTP wire as data: paths, headers, limits, the valibot schemas (with their TS types)
+ * of the request bodies, the error body and the key set described in `docs/sess-api.md`, plus
+ * the consistency rules that make a Session or Ask view self-contradictory. Both sides import it:
+ * the client (`decode.ts`, `key-set.ts`) reads with it, the local runtime (`src/testing`)
+ * validates requests with it. The views and the receipt Sess answers with are defined, types and
+ * reader together, in `wire-reader.ts`, and are not written again here.
  *
  * Every map whose keys come from a person or an agent (answer values, JSON objects, record
  * fields, option labels) decodes through `json-copy.ts` into a null-prototype object that keeps
@@ -19,7 +20,8 @@ import { textProblem } from '../core/limits.js';
 import type { SessionStatus } from '../core/ports.js';
 import { SESS_ID_RULE, WAIT_CEILING_MS } from '../core/rules.js';
 import type { Surface } from '../core/surface.js';
-import { copyJson, isScalar, isString, JsonValueSchema, keyedMap } from './json-copy.js';
+import { isScalar, isString, JsonValueSchema, keyedMap } from './json-copy.js';
+import type { WireAskView, WireSessionView } from './wire-reader.js';
 
 // ---------------------------------------------------------------------------------------------
 // Paths, headers, limits
@@ -147,7 +149,7 @@ export const MAX_URL_LENGTH = 2048;
 /** The last URL {@link isAbsoluteUrl} accepted: a Session's views repeat its link. */
 let lastAbsoluteUrl = '';
 
-/** Whether `s` is an absolute `http:` or `https:` URL (any length: the schema bounds it). */
+/** Whether `s` is an absolute `http:` or `https:` URL (any length: its reader bounds it). */
 export function isAbsoluteUrl(s: string): boolean {
   if (s === lastAbsoluteUrl && s !== '') return true;
   try {
@@ -160,26 +162,8 @@ export function isAbsoluteUrl(s: string): boolean {
   return true;
 }
 
-/** A UTC timestamp, `YYYY-MM-DDTHH:MM:SS(.fff)Z`, that `Date` can read. */
-export const TimestampSchema = v.pipe(
-  v.string(),
-  v.regex(ISO_UTC_PATTERN, 'not a UTC timestamp'),
-  v.check((s) => !Number.isNaN(Date.parse(s)), 'not a real date'),
-);
-
-/** An absolute `http:` or `https:` URL. */
-export const AbsoluteUrlSchema = v.pipe(
-  v.string(),
-  v.maxLength(MAX_URL_LENGTH),
-  v.check(isAbsoluteUrl, 'not an absolute http(s) URL'),
-);
-
 const PositiveInt = v.pipe(v.number(), v.safeInteger(), v.minValue(1));
 const NonNegativeInt = v.pipe(v.number(), v.safeInteger(), v.minValue(0));
-/** The longest name a respondent may give, in UTF-16 code units. */
-export const RESPONDENT_NAME_MAX_LENGTH = 200;
-/** A respondent's name: 1–200 characters. */
-const RespondentName = v.pipe(v.string(), v.minLength(1), v.maxLength(RESPONDENT_NAME_MAX_LENGTH));
 
 // ---------------------------------------------------------------------------------------------
 // Surface (request side: closed objects, structure only; Sess checks lengths separately)
@@ -275,15 +259,6 @@ type _SurfaceMatches = [v.InferOutput<typeof SurfaceSchema>] extends [Surface] ?
 const _surfaceMatches: _SurfaceMatches = true;
 void _surfaceMatches;
 
-/** The longest action id an answer names, in UTF-16 code units. */
-export const MAX_ANSWER_ACTION_LENGTH = 64;
-
-/** An answer: the action pressed and a value per field `name` (every name kept, null prototype). */
-export const AnswerSchema = v.object({
-  action: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_ANSWER_ACTION_LENGTH)),
-  values: keyedMap((value) => copyJson(value, 1), 'not a map of answer values'),
-});
-
 // ---------------------------------------------------------------------------------------------
 // Requests
 
@@ -365,62 +340,16 @@ export interface WaitQuery {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Responses
+// Responses (the Session and Ask views and the receipt are read, and typed, in `wire-reader.ts`)
 
-/** One answer in a Session view. */
+/** The longest action id an answer names, in UTF-16 code units. */
+export const MAX_ANSWER_ACTION_LENGTH = 64;
 /** The longest receipt (compact JWS) a Session view carries, in characters. */
 export const MAX_RECEIPT_LENGTH = 8192;
-
-export const WireResponseEventSchema = v.object({
-  event_id: IdSchema,
-  revision: PositiveInt,
-  answer: AnswerSchema,
-  submitted_at: TimestampSchema,
-  /** Compact JWS; see {@link ReceiptClaimsSchema}. */
-  receipt: v.pipe(v.string(), v.minLength(1), v.maxLength(MAX_RECEIPT_LENGTH)),
-});
-/** One answer in a Session view. */
-export type WireResponseEvent = v.InferOutput<typeof WireResponseEventSchema>;
-
-/** A Session as Sess sends it (`201`/`200` of every Session endpoint). Unknown members are ignored. */
-export const WireSessionViewSchema = v.object({
-  id: IdSchema,
-  workspace_id: IdSchema,
-  revision: PositiveInt,
-  status: v.picklist(SESSION_STATUSES),
-  human_url: AbsoluteUrlSchema,
-  expires_at: TimestampSchema,
-  extendable_until: v.optional(TimestampSchema),
-  responses: v.array(WireResponseEventSchema),
-});
-/** A Session as Sess sends it. */
-export type WireSessionView = v.InferOutput<typeof WireSessionViewSchema>;
-
-/** One respondent of an Ask. */
-export const WireAskRespondentSchema = v.object({
-  id: IdSchema,
-  session_id: IdSchema,
-  name: v.optional(RespondentName),
-  status: v.picklist(['started', 'answered', 'expired', 'withdrawn']),
-  response: v.optional(WireResponseEventSchema),
-});
-/** One respondent of an Ask. */
-export type WireAskRespondent = v.InferOutput<typeof WireAskRespondentSchema>;
-
-/** An Ask as Sess sends it. Unknown members are ignored. */
-export const WireAskViewSchema = v.object({
-  id: IdSchema,
-  workspace_id: IdSchema,
-  status: v.picklist(['open', 'closed']),
-  human_url: AbsoluteUrlSchema,
-  expires_at: TimestampSchema,
-  max: PositiveInt,
-  started: NonNegativeInt,
-  answered: NonNegativeInt,
-  respondents: v.array(WireAskRespondentSchema),
-});
-/** An Ask as Sess sends it. */
-export type WireAskView = v.InferOutput<typeof WireAskViewSchema>;
+/** The longest name a respondent may give, in UTF-16 code units. */
+export const RESPONDENT_NAME_MAX_LENGTH = 200;
+/** The longest `kid` a receipt's header may name, in UTF-16 code units. */
+export const RECEIPT_KID_MAX_LENGTH = 128;
 
 /** One public key of the key set. */
 export const JwkSchema = v.object({
@@ -446,46 +375,6 @@ export const JwksEnvelopeSchema = v.object({ keys: v.array(v.unknown()) });
 
 /** The largest key-set body a client reads, in bytes (64 KiB: hundreds of keys). */
 export const MAX_JWKS_BYTES = 65_536;
-
-/** The longest `kid` a receipt's header may name, in UTF-16 code units. */
-export const RECEIPT_KID_MAX_LENGTH = 128;
-
-/** The protected header of a receipt. */
-export const ReceiptHeaderSchema = v.object({
-  alg: v.literal('EdDSA'),
-  kid: v.pipe(v.string(), v.minLength(1), v.maxLength(RECEIPT_KID_MAX_LENGTH)),
-  typ: v.literal('sess-receipt+jwt'),
-});
-/** The protected header of a receipt. */
-export type ReceiptHeader = v.InferOutput<typeof ReceiptHeaderSchema>;
-
-/** The claims of a receipt (its JWS payload). */
-export const ReceiptClaimsSchema = v.object({
-  /** The issuer: the API origin unless configured otherwise. */
-  iss: v.pipe(v.string(), v.minLength(1)),
-  /** Workspace id. */
-  ws: IdSchema,
-  /** Session id. */
-  sid: IdSchema,
-  /** Revision the answer was given at. */
-  rev: PositiveInt,
-  /** Response event id. */
-  evt: IdSchema,
-  /** Digest of the Surface of that revision (`digestJson(interaction)`). */
-  sdg: v.pipe(v.string(), v.regex(/^sha-256:[A-Za-z0-9_-]{43}$/, 'not a digest')),
-  /** Digest of the answer (`digestJson({ action, values })`). */
-  adg: v.pipe(v.string(), v.regex(/^sha-256:[A-Za-z0-9_-]{43}$/, 'not a digest')),
-  /** Actor assurance: whoever held the link. */
-  act: v.literal('link_holder'),
-  /** Issued at, whole seconds since the epoch. */
-  iat: NonNegativeInt,
-  /** Ask respondent receipts only, optional (v1.2): the Ask id. */
-  ask: v.optional(IdSchema),
-  /** Ask respondent receipts only, optional (v1.2): the name the respondent gave. */
-  name: v.optional(RespondentName),
-});
-/** The claims of a receipt. */
-export type ReceiptClaims = v.InferOutput<typeof ReceiptClaimsSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // State rules

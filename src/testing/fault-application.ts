@@ -7,7 +7,7 @@
  * It decides nothing about the call itself (the API routes do) and holds no state; it never logs.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { base64UrlDecode, base64UrlEncode } from '../sess/digest.js';
+import { base64UrlDecode, base64UrlEncode } from '../core/codec/base64url.js';
 import { parseCompactJws } from '../sess/jws.js';
 import { ApiFailure, type ApiResult, failureResult, thrownResult } from './api-failure.js';
 import type {

@@ -6,7 +6,7 @@
  *
  * It knows nothing of what is being changed; the API routes build the scope and the fingerprint.
  */
-import { canonicalJson } from '../sess/digest.js';
+import { canonicalJson } from '../core/codec/canonical-json.js';
 import { ApiFailure, type ApiResult } from './api-failure.js';
 
 interface StoredReply {

@@ -8,7 +8,7 @@
  * logs.
  */
 import { KeyObject, randomBytes, sign as signBytes } from 'node:crypto';
-import { base64UrlEncode } from '../sess/digest.js';
+import { base64UrlEncode } from '../core/codec/base64url.js';
 import {
   type Ed25519PublicJwk,
   type Ed25519SigningKey,

@@ -16,11 +16,8 @@ import {
   EXTEND_HORIZON,
   EXTENDABLE_MAX_LIFETIME,
   OPEN_SESSION_STATUSES,
-  type ReceiptClaims,
-  type WireAskRespondent,
-  type WireAskView,
-  type WireSessionView,
 } from '../sess/wire.js';
+import type { ReceiptClaims, WireAskRespondent, WireAskView, WireSessionView } from '../sess/wire-reader.js';
 import { ApiFailure } from './api-failure.js';
 import type { LocalClock } from './clock.js';
 import { IdempotentReplies } from './idempotency.js';

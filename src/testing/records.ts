@@ -6,9 +6,11 @@
  * It holds no state and changes nothing (`model.ts` does).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { base64UrlEncode } from '../core/codec/base64url.js';
+import { canonicalJson } from '../core/codec/canonical-json.js';
 import type { Surface } from '../core/surface.js';
-import { base64UrlEncode, canonicalJson, DIGEST_PREFIX } from '../sess/digest.js';
-import type { WireResponseEvent } from '../sess/wire.js';
+import { DIGEST_PREFIX } from '../sess/digest.js';
+import type { WireResponseEvent } from '../sess/wire-reader.js';
 
 /** The limits of a workspace's plan. */
 export interface LocalPlan {

@@ -7,8 +7,9 @@
  * These rules are Sess's, written from `docs/sess-api.md`; the package's tool validators keep
  * their own copy on purpose (Sess is the authority on its side of the wire).
  */
+
+import { canonicalJson } from '../core/codec/canonical-json.js';
 import type { Surface } from '../core/surface.js';
-import { canonicalJson } from '../sess/digest.js';
 import { codePoints, escapePointer } from './text.js';
 
 /** One refused value. */

@@ -4,8 +4,8 @@
  * receipt that names another Ask or another name, and still verifies a receipt without them.
  */
 import { describe, expect, it } from 'vitest';
+import { base64UrlDecode } from '../../src/core/codec/base64url.js';
 import type { SessApi, VerifyResponseInput } from '../../src/core/ports.js';
-import { base64UrlDecode } from '../../src/sess/digest.js';
 import { createReceiptVerifier } from '../../src/sess/receipt.js';
 import { answer, clientFor, expectSessError, idemKey, proofOf, surface, useRuntime } from './helpers.js';
 

@@ -15,7 +15,7 @@ import {
 } from '../../src/core/ports.js';
 import type { Answer, Surface } from '../../src/core/surface.js';
 import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
-import type { WireSessionView } from '../../src/sess/wire.js';
+import type { WireSessionView } from '../../src/sess/wire-reader.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import { type UseLocalSessOptions, useLocalSess } from '../support/local-sess.js';
 import { messageField, surfaceOf } from '../support/surfaces.js';

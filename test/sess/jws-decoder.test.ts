@@ -3,7 +3,7 @@
  * (a sequence cut short included) leaves nothing behind for the next token.
  */
 import { describe, expect, it } from 'vitest';
-import { base64UrlEncode } from '../../src/sess/digest.js';
+import { base64UrlEncode } from '../../src/core/codec/base64url.js';
 import { parseCompactJws } from '../../src/sess/jws.js';
 
 const utf8 = (text: string) => new TextEncoder().encode(text);

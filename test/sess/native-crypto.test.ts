@@ -4,7 +4,8 @@
  * takes the synchronous path here).
  */
 import { describe, expect, it } from 'vitest';
-import { base64UrlEncode, digestCanonicalJson } from '../../src/sess/digest.js';
+import { base64UrlEncode } from '../../src/core/codec/base64url.js';
+import { digestCanonicalJson } from '../../src/sess/digest.js';
 import { importEd25519PublicKey } from '../../src/sess/jws.js';
 import { nativeEd25519Verify, nativeSha256 } from '../../src/sess/native-crypto.js';
 

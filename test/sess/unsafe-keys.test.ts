@@ -5,8 +5,9 @@
  * the JSON the person sent.
  */
 import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../src/core/codec/canonical-json.js';
 import type { Answer, Surface } from '../../src/core/surface.js';
-import { canonicalJson, digestJson } from '../../src/sess/digest.js';
+import { digestJson } from '../../src/sess/digest.js';
 import { answeredSession, clientFor, proofOf, useRuntime } from './helpers.js';
 
 const sess = useRuntime();

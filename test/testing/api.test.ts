@@ -1,8 +1,8 @@
-import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionViewProblem, WireSessionViewSchema } from '../../src/sess/wire.js';
+import { sessionViewProblem } from '../../src/sess/wire.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { expectError } from '../support/wire-error.js';
+import { sessionViewOf } from '../support/wire-views.js';
 import { ANSWER, answeredSession, call, createSession, newKey, sampleSurface } from './helpers.js';
 
 let sess: LocalSess;
@@ -22,7 +22,7 @@ describe('create, read', () => {
     expect(res.status).toBe(201);
     expect(res.headers.get('sess-workspace-id')).toBe(sess.workspaceId);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-    const view = v.parse(WireSessionViewSchema, res.json);
+    const view = sessionViewOf(res.json);
     expect(sessionViewProblem(view)).toBeUndefined();
     expect(view).toMatchObject({
       revision: 1,
@@ -188,7 +188,7 @@ describe('answer, publish, complete', () => {
     });
     expect(published.status).toBe(200);
     expect(published.json).toMatchObject({ revision: 2, status: 'active' });
-    expect(sessionViewProblem(v.parse(WireSessionViewSchema, published.json))).toBeUndefined();
+    expect(sessionViewProblem(sessionViewOf(published.json))).toBeUndefined();
     expect(sess.sessions.get(s.id)!.surfaces[1]!.title).toBe('Anything else?');
 
     // The page now shows the follow-up; a post for revision 1 is stale.
@@ -212,7 +212,7 @@ describe('answer, publish, complete', () => {
     });
     expect(done.status).toBe(200);
     expect(done.json).toMatchObject({ status: 'completed', revision: 2 });
-    expect(sessionViewProblem(v.parse(WireSessionViewSchema, done.json))).toBeUndefined();
+    expect(sessionViewProblem(sessionViewOf(done.json))).toBeUndefined();
     // Completing again with another key is a conflict; the page says done.
     expectError(
       await call(sess, 'POST', `/v1/sessions/${s.id}/complete`, {

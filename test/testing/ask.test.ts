@@ -1,7 +1,7 @@
-import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { askViewProblem, WireAskViewSchema } from '../../src/sess/wire.js';
+import { askViewProblem } from '../../src/sess/wire.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { askViewOf } from '../support/wire-views.js';
 import { ANSWER, call, newKey, sampleSurface, type WireJson } from './helpers.js';
 
 let sess: LocalSess;
@@ -21,14 +21,14 @@ async function createAsk(
     key: newKey(),
   });
   if (res.status !== 201) throw new Error(`createAsk ${res.status} ${res.text}`);
-  expect(askViewProblem(v.parse(WireAskViewSchema, res.json))).toBeUndefined();
+  expect(askViewProblem(askViewOf(res.json))).toBeUndefined();
   return res.json;
 }
 
 async function readAsk(id: string) {
   const res = await call(sess, 'GET', `/v1/asks/${id}`);
   expect(res.status).toBe(200);
-  const view = v.parse(WireAskViewSchema, res.json);
+  const view = askViewOf(res.json);
   expect(askViewProblem(view)).toBeUndefined();
   return view;
 }

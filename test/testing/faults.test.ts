@@ -1,13 +1,8 @@
-import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import {
-  askViewProblem,
-  sessionViewProblem,
-  WireAskViewSchema,
-  WireSessionViewSchema,
-} from '../../src/sess/wire.js';
+import { askViewProblem, sessionViewProblem } from '../../src/sess/wire.js';
 import { type ContradictionVariant, startLocalSess } from '../../src/testing/index.js';
 import { useLocalSess } from '../support/local-sess.js';
+import { askViewOf, sessionViewOf } from '../support/wire-views.js';
 import { ANSWER, answeredSession, call, createSession, newKey, sampleSurface } from './helpers.js';
 
 const sess = useLocalSess();
@@ -140,12 +135,12 @@ describe('faults', () => {
     await sess().submitAnswer(s.human_url, ANSWER);
     sess().faults.contradictory('get', { variant });
     const res = await call(sess(), 'GET', `/v1/sessions/${s.id}`);
-    const view = v.parse(WireSessionViewSchema, res.json);
+    const view = sessionViewOf(res.json);
     expect(sessionViewProblem(view)).toBeDefined();
     // An active Session with no answer yet is made contradictory too.
     const fresh = await createSession(sess());
     sess().faults.contradictory('get', { variant });
-    const fv = v.parse(WireSessionViewSchema, (await call(sess(), 'GET', `/v1/sessions/${fresh.id}`)).json);
+    const fv = sessionViewOf((await call(sess(), 'GET', `/v1/sessions/${fresh.id}`)).json);
     expect(sessionViewProblem(fv)).toBeDefined();
   });
 
@@ -155,7 +150,7 @@ describe('faults', () => {
       key: newKey(),
     });
     sess().faults.contradictory('getAsk');
-    const view = v.parse(WireAskViewSchema, (await call(sess(), 'GET', `/v1/asks/${ask.json.id}`)).json);
+    const view = askViewOf((await call(sess(), 'GET', `/v1/asks/${ask.json.id}`)).json);
     expect(askViewProblem(view)).toBeDefined();
   });
 

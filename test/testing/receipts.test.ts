@@ -3,8 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Surface } from '../../src/core/surface.js';
 import { digestJson } from '../../src/sess/digest.js';
 import { importEd25519PublicKey, parseCompactJws, verifyCompactJwsSignature } from '../../src/sess/jws.js';
-import { JwksSchema, ReceiptClaimsSchema, ReceiptHeaderSchema } from '../../src/sess/wire.js';
+import { JwksSchema } from '../../src/sess/wire.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { receiptClaimsOf, receiptHeaderOf } from '../support/wire-views.js';
 import { ANSWER, call, createSession, sampleSurface } from './helpers.js';
 
 let sess: LocalSess;
@@ -20,8 +21,8 @@ async function inspect(origin: string, receipt: string) {
   const jwks = v.parse(JwksSchema, await (await fetch(`${origin}/.well-known/sess/jwks.json`)).json());
   const parsed = parseCompactJws(receipt);
   if (!parsed) return { ok: false as const, why: 'malformed' };
-  const header = v.parse(ReceiptHeaderSchema, parsed.header);
-  const claims = v.parse(ReceiptClaimsSchema, parsed.payload);
+  const header = receiptHeaderOf(parsed.header);
+  const claims = receiptClaimsOf(parsed.payload);
   const jwk = jwks.keys.find((k) => k.kid === header.kid);
   if (!jwk) return { ok: false as const, why: 'unknown_key_id', claims };
   const signatureOk = await verifyCompactJwsSignature(parsed, await importEd25519PublicKey(jwk));

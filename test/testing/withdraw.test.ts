@@ -3,12 +3,12 @@
  * `withdrawn` status, the endpoints' checks in the documented order, idempotent replays, the plan's
  * open-Session count, and what the person's page shows and refuses afterwards.
  */
-import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { sessionViewProblem, WireSessionViewSchema } from '../../src/sess/wire.js';
+import { sessionViewProblem } from '../../src/sess/wire.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { useLocalSess } from '../support/local-sess.js';
 import { expectError } from '../support/wire-error.js';
+import { sessionViewOf } from '../support/wire-views.js';
 import { ANSWER, answeredSession, call, createSession, newKey, sampleSurface } from './helpers.js';
 
 const sess = useLocalSess();
@@ -36,7 +36,7 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
     const res = await withdraw(s.id, { reason: 'Plans changed <b>today</b>' });
     expect(res.status).toBe(200);
     expect(res.headers.get('etag')).toBe('"1"');
-    const view = v.parse(WireSessionViewSchema, res.json);
+    const view = sessionViewOf(res.json);
     expect(sessionViewProblem(view)).toBeUndefined();
     expect(view).toMatchObject({ id: s.id, revision: 1, status: 'withdrawn', responses: [] });
     expect((await waiting).json.status).toBe('withdrawn');

@@ -1,24 +1,21 @@
 /**
  * Small pure helpers the engine needs to recognise things: unguessable handles and idempotency
- * keys, a canonical JSON form, and a digest of a Surface so an identical repeat of a confirmed
- * publish can be told from a different one.
+ * keys, JSON equality, and a digest of a Surface so an identical repeat of a confirmed publish can
+ * be told from a different one. Canonical JSON and base64url are the shared codecs'
+ * (`src/core/codec/`).
  *
  * Uses only Web Crypto (`globalThis.crypto`), so it runs on Node 20 and edge runtimes alike. It
  * does not decide anything about state; the engine does.
  */
 
+import { base64UrlEncode } from '../codec/base64url.js';
+import { canonicalJson } from '../codec/canonical-json.js';
 import { SessMcpError } from '../errors.js';
 import { HANDLE_PREFIX, RANDOM_ID_BITS, RANDOM_ID_RULE } from '../rules.js';
 import { sameJsonValue } from '../same-json.js';
 
 /** Bytes of randomness in every generated identifier (128 bits). */
 const RANDOM_BYTES = RANDOM_ID_BITS / 8;
-
-function base64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
 
 /**
  * A fresh random identifier: 128 bits from the platform's CSPRNG, base64url without padding
@@ -27,7 +24,7 @@ function base64url(bytes: Uint8Array): string {
 export function defaultRandomId(): string {
   const bytes = new Uint8Array(RANDOM_BYTES);
   globalThis.crypto.getRandomValues(bytes);
-  return base64url(bytes);
+  return base64UrlEncode(bytes);
 }
 
 /**
@@ -50,38 +47,27 @@ export function newHandle(randomId: () => string): string {
 }
 
 /**
- * JSON with object keys sorted at every level, so two equal values always serialise the same.
- * `undefined` members are left out, as `JSON.stringify` does.
+ * True when two JSON values are equal, ignoring key order: told by walking both where they are
+ * plain JSON (`sameJsonValue`, which answers true only for values whose canonical JSON is the
+ * same), else by their canonical JSON. False when canonical JSON refuses either (what is not JSON
+ * is not the same JSON value as anything), so it never throws.
  */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const member = (value as Record<string, unknown>)[key];
-      if (member !== undefined) out[key] = sortKeys(member);
-    }
-    return out;
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (sameJsonValue(a, b)) return true;
+  try {
+    return canonicalJson(a) === canonicalJson(b);
+  } catch {
+    return false;
   }
-  return value;
 }
 
 /**
- * True when two JSON values are equal, ignoring key order: told by walking both where they are
- * plain JSON (`sameJsonValue`, which answers true only for values whose canonical JSON is the
- * same), else by their canonical JSON.
+ * `sha256:` and the base64url SHA-256 of the canonical JSON of `value`.
+ *
+ * @throws TypeError when `value` is not JSON (canonical JSON refuses it).
  */
-export function sameJson(a: unknown, b: unknown): boolean {
-  return sameJsonValue(a, b) || canonicalJson(a) === canonicalJson(b);
-}
-
-/** `sha256:` and the base64url SHA-256 of the canonical JSON of `value`. */
 export async function jsonDigest(value: unknown): Promise<string> {
   const bytes = new TextEncoder().encode(canonicalJson(value));
   const hash = await globalThis.crypto.subtle.digest('SHA-256', bytes);
-  return `sha256:${base64url(new Uint8Array(hash))}`;
+  return `sha256:${base64UrlEncode(new Uint8Array(hash))}`;
 }

@@ -13,6 +13,7 @@
  * Deliberately never shows the link or an answer value: items are built field by field from the
  * record, and the only Surface shown (on inspect) is the agent's own.
  */
+import { base64UrlDecode, base64UrlEncode } from '../codec/base64url.js';
 import { SessMcpError } from '../errors.js';
 import { ARGUMENT_LIMITS } from '../limits.js';
 import type { ListPage, ListPageKey, ListPageQuery, VersionedRecord } from '../ports.js';
@@ -312,7 +313,7 @@ async function writeCursor(call: Call, resume: Resume): Promise<string> {
     startedAt,
     await cursorDigest(call, resume),
   ];
-  return toBase64url(new TextEncoder().encode(JSON.stringify(body)));
+  return base64UrlEncode(new TextEncoder().encode(JSON.stringify(body)));
 }
 
 function cursorError(message: string): SessMcpError {
@@ -341,7 +342,8 @@ async function readCursor(call: Call, cursor: string, filter: ListState | null):
 const GROUPS: readonly ListGroup[] = [0, 1, 2];
 
 function parseCursor(cursor: string): (Resume & { digest: string }) | undefined {
-  const bytes = fromBase64url(cursor);
+  // Only the one canonical spelling of these bytes is a cursor.
+  const bytes = base64UrlDecode(cursor);
   if (bytes === undefined) return undefined;
   let body: unknown;
   try {
@@ -363,24 +365,4 @@ function parseCursor(cursor: string): (Resume & { digest: string }) | undefined 
     startedAt,
     digest,
   };
-}
-
-function toBase64url(bytes: Uint8Array): string {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
-}
-
-function fromBase64url(text: string): Uint8Array | undefined {
-  if (!/^[A-Za-z0-9_-]+$/.test(text) || text.length % 4 === 1) return undefined;
-  let binary: string;
-  try {
-    binary = atob(text.replace(/-/g, '+').replace(/_/g, '/'));
-  } catch {
-    return undefined;
-  }
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  // Only the one canonical spelling of these bytes is a cursor.
-  return toBase64url(bytes) === text ? bytes : undefined;
 }
