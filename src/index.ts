@@ -12,21 +12,6 @@
  * `@sess.si/mcp/store/postgres`. Validator internals stay behind the module boundary.
  */
 
-// The engine and its options.
-export {
-  createSessEngine,
-  createWaitGate,
-  type DurableStep,
-  type EngineHooks,
-  type EngineResult,
-  type GateWaitRequest,
-  type SessEngine,
-  type SessEngineOptions,
-  type ToolCallContext,
-  type ToolProgress,
-  type WaitGate,
-  type WaitGateOptions,
-} from './core/engine.js';
 // Results and errors.
 export {
   ERROR_CODES,
@@ -38,10 +23,9 @@ export {
   SessMcpError,
   type SessMcpErrorDetails,
   type ToolErrorObject,
-} from './core/errors.js';
-export type { JsonSchemaObject } from './core/json-schema.js';
-export { isUnsafeKey } from './core/limits.js';
-export { createMemoryHandleStore } from './core/memory-store.js';
+} from './core/contract/errors.js';
+export type { JsonSchemaObject } from './core/contract/json-schema.js';
+export { isUnsafeKey } from './core/contract/limits.js';
 // The ports, and the memory store beside them.
 export {
   type AskRespondentsOptions,
@@ -80,31 +64,7 @@ export {
   type VerifyResponseInput,
   type VersionedRecord,
   type WithdrawInput,
-} from './core/ports.js';
-export {
-  type ConfirmedMutation,
-  type CreateRequest,
-  INTERACTION_STATE_KINDS,
-  type InteractionRecord,
-  type InteractionState,
-  type InteractionStateKind,
-  isUnfinished,
-  LIST_STATES,
-  type ListState,
-  listStateOf,
-  type SessionRef,
-  type VerifiedResponse,
-} from './core/record.js';
-// Registering the tools on an MCP server the host already runs.
-export {
-  type McpServerLike,
-  type RegisterSessToolsOptions,
-  registerSessTools,
-  type SessToolConfig,
-  type StandardSchemaWithJsonLike,
-  type ToolAnnotationsLike,
-  type ToolHandlerContextLike,
-} from './core/register.js';
+} from './core/contract/ports.js';
 export type {
   AskAnswerResult,
   AskResult,
@@ -114,10 +74,9 @@ export type {
   ListResult,
   ResponseResult,
   ToolResult,
-} from './core/result.js';
+} from './core/contract/result.js';
 // The tool contract: what `tools/list` publishes and what the tools accept.
-export { type ToolSet, WAIT_CEILING_MS } from './core/rules.js';
-export type * from './core/surface.js';
+export { type ToolSet, WAIT_CEILING_MS } from './core/contract/rules.js';
 export {
   type AskArgs,
   type AskBooleanField,
@@ -141,7 +100,7 @@ export {
   type ToolArgs,
   type ToolName,
   type WithdrawArgs,
-} from './core/tool-args.js';
+} from './core/contract/tool-args.js';
 export {
   SERVER_INSTRUCTIONS,
   serverInstructions,
@@ -149,5 +108,46 @@ export {
   TOOLS_CONTRACT_VERSION,
   type ToolAnnotations,
   type ToolDefinition,
-} from './core/tool-definitions.js';
-export { parseToolArguments } from './core/validate.js';
+} from './core/contract/tool-definitions.js';
+export { parseToolArguments } from './core/contract/validate.js';
+// The engine and its options.
+export {
+  createSessEngine,
+  createWaitGate,
+  type DurableStep,
+  type EngineHooks,
+  type EngineResult,
+  type GateWaitRequest,
+  type SessEngine,
+  type SessEngineOptions,
+  type ToolCallContext,
+  type ToolProgress,
+  type WaitGate,
+  type WaitGateOptions,
+} from './core/engine/engine.js';
+// Registering the tools on an MCP server the host already runs.
+export {
+  type McpServerLike,
+  type RegisterSessToolsOptions,
+  registerSessTools,
+  type SessToolConfig,
+  type StandardSchemaWithJsonLike,
+  type ToolAnnotationsLike,
+  type ToolHandlerContextLike,
+} from './core/engine/register.js';
+export {
+  type ConfirmedMutation,
+  type CreateRequest,
+  INTERACTION_STATE_KINDS,
+  type InteractionRecord,
+  type InteractionState,
+  type InteractionStateKind,
+  isUnfinished,
+  LIST_STATES,
+  type ListState,
+  listStateOf,
+  type SessionRef,
+  type VerifiedResponse,
+} from './core/model/record.js';
+export type * from './core/model/surface.js';
+export { createMemoryHandleStore } from './store/memory/memory-store.js';

@@ -4,7 +4,7 @@
  * process for stdio, one per request for HTTP); this module only builds the server around it.
  */
 import { McpServer } from '@modelcontextprotocol/server';
-import { toolsOf } from '../core/rules.js';
+import { toolsOf } from '../core/contract/rules.js';
 import {
   type McpServerLike,
   registerSessTools,

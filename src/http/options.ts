@@ -10,14 +10,14 @@
  * `handleStore` does) and never reads the environment.
  */
 
-import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/options.js';
+import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/contract/options.js';
 import {
   INPUT_SCHEMAS_RULE,
   RECEIPT_ISSUER_RULE,
   SESS_ID_RULE,
   TOOL_SET_RULE,
   WAIT_MS_RULE,
-} from '../core/rules.js';
+} from '../core/contract/rules.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 

@@ -9,4 +9,4 @@
  * valibot's, spelled out, so they live here and not in the root entry. Imports no `node:` module
  * and no `@modelcontextprotocol/*`. This file only re-exports.
  */
-export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from '../core/schemas.js';
+export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from '../core/contract/schemas.js';

@@ -7,8 +7,8 @@
  * from `credential()` on every call and never put in an error; neither is any of Sess's free text.
  */
 import * as v from 'valibot';
-import { SessApiError } from '../core/ports.js';
-import { SESS_ID_RULE } from '../core/rules.js';
+import { SessApiError } from '../core/contract/ports.js';
+import { SESS_ID_RULE } from '../core/contract/rules.js';
 import { protocol, refuseToSend } from './errors.js';
 import { type ResponseHeaders, runExchange, type Transport } from './exchange.js';
 import { ErrorBodySchema, HEADERS } from './wire.js';

@@ -11,16 +11,16 @@
  * and keeps no state but the workspace it has seen, the Ask each respondent Session it read
  * belongs to (bounded), and the receipt key-set cache.
  */
-import { codePointLength, textProblem } from '../core/limits.js';
-import { type OptionReader, readOptions } from '../core/options.js';
+import { codePointLength, textProblem } from '../core/contract/limits.js';
+import { type OptionReader, readOptions } from '../core/contract/options.js';
 import {
   type Clock,
   type SessApi,
   SessApiError,
   type SessCallOptions,
   type SessionView,
-} from '../core/ports.js';
-import { RECEIPT_ISSUER_RULE, SESS_ID_RULE, WAIT_MS_RULE } from '../core/rules.js';
+} from '../core/contract/ports.js';
+import { RECEIPT_ISSUER_RULE, SESS_ID_RULE, WAIT_MS_RULE } from '../core/contract/rules.js';
 import { type CallResult, createCaller } from './calls.js';
 import { decodeAsk, decodeSession, regression, toSessionView } from './decode.js';
 import { protocol, refuseToSend } from './errors.js';

@@ -9,8 +9,14 @@
  * its receipt digest still matches. Nothing here sends a request or puts a value Sess sent (an
  * answer, a record key) into a message: a refusal names wire members and indices only.
  */
-import type { AskRespondentView, AskView, ResponseEvent, SessionStatus, SessionView } from '../core/ports.js';
-import type { Answer } from '../core/surface.js';
+import type {
+  AskRespondentView,
+  AskView,
+  ResponseEvent,
+  SessionStatus,
+  SessionView,
+} from '../core/contract/ports.js';
+import type { Answer } from '../core/model/surface.js';
 import { protocol } from './errors.js';
 import { askViewProblem, FINAL_SESSION_STATUSES, HEADERS, sessionViewProblem } from './wire.js';
 import {

@@ -9,7 +9,7 @@
  * Only error shapes are inspected here: codes and names, never messages, and nothing a message
  * could leak. This module sends nothing (`exchange.ts`) and decodes no body.
  */
-import { SessApiError, type VerificationReason } from '../core/ports.js';
+import { SessApiError, type VerificationReason } from '../core/contract/ports.js';
 
 /** A request the client refuses to build: nothing is sent, and repeating it cannot help. */
 export function refuseToSend(what: string, problem: string): SessApiError {

@@ -8,7 +8,7 @@
  *
  * It knows no path, header meaning or body format (`calls.ts`, `key-set.ts` do).
  */
-import { SessApiError } from '../core/ports.js';
+import { SessApiError } from '../core/contract/ports.js';
 import { classifyFailure } from './errors.js';
 
 /** The response headers the client reads: a `Headers`, or any map with the same `get`. */

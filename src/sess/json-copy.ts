@@ -8,7 +8,7 @@
  * It knows no wire member (`wire.ts` uses these schemas) and does no I/O.
  */
 import * as v from 'valibot';
-import type { JsonValue } from '../core/surface.js';
+import type { JsonValue } from '../core/model/surface.js';
 
 /** How deep a decoded JSON value may nest (deeper is refused, not a stack overflow). */
 const MAX_JSON_DEPTH = 256;

@@ -5,7 +5,7 @@
  * This module does not contact the origin, resolve names or read the environment; the faces read
  * `SESS_API_ORIGIN` and `SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST` and pass them here.
  */
-import { SessApiError } from '../core/ports.js';
+import { SessApiError } from '../core/contract/ports.js';
 
 /** Options of {@link validateSessOrigin}. */
 export interface SessOriginOptions {

@@ -9,11 +9,11 @@
  * puts a receipt, a key or an answer value in an error message.
  */
 import { canonicalJson } from '../core/codec/canonical-json.js';
-import { readOptions } from '../core/options.js';
-import type { VerifiedReceipt, VerifyResponseInput } from '../core/ports.js';
-import { SessApiError } from '../core/ports.js';
-import { RECEIPT_ISSUER_RULE } from '../core/rules.js';
-import { sameJsonValue } from '../core/same-json.js';
+import { sameJsonValue } from '../core/codec/same-json.js';
+import { readOptions } from '../core/contract/options.js';
+import type { VerifiedReceipt, VerifyResponseInput } from '../core/contract/ports.js';
+import { SessApiError } from '../core/contract/ports.js';
+import { RECEIPT_ISSUER_RULE } from '../core/contract/rules.js';
 import { digestCanonicalJson } from './digest.js';
 import { verificationAborted as aborted, refuseReceipt as refuse } from './errors.js';
 import { type ParsedCompactJws, parseCompactJws, verifyCompactJwsSignature } from './jws.js';

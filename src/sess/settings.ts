@@ -5,8 +5,8 @@
  *
  * It names no factory (the caller's `OptionReader` does) and knows nothing of requests or receipts.
  */
-import { MAX_TIMER_MS, type OptionReader } from '../core/options.js';
-import { type Clock, systemClock } from '../core/ports.js';
+import { MAX_TIMER_MS, type OptionReader } from '../core/contract/options.js';
+import { type Clock, systemClock } from '../core/contract/ports.js';
 import { validateSessOrigin } from './origin.js';
 
 /** The client's own deadline for one Sess call (a wait gets its `timeoutMs` on top), in milliseconds. */

@@ -16,9 +16,9 @@
  * `receipt.ts`'s. It does no I/O and uses no schema library, since the release of a first answer
  * runs it on every wait.
  */
-import type { SessionStatus } from '../core/ports.js';
-import { SESS_ID_RULE } from '../core/rules.js';
-import type { JsonValue } from '../core/surface.js';
+import type { SessionStatus } from '../core/contract/ports.js';
+import { SESS_ID_RULE } from '../core/contract/rules.js';
+import type { JsonValue } from '../core/model/surface.js';
 import { isDigest } from './digest.js';
 import { copyJson, copyKeyedMap, NOT_JSON } from './json-copy.js';
 import {

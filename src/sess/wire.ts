@@ -16,10 +16,10 @@
  * own validators).
  */
 import * as v from 'valibot';
-import { textProblem } from '../core/limits.js';
-import type { SessionStatus } from '../core/ports.js';
-import { SESS_ID_RULE, WAIT_CEILING_MS } from '../core/rules.js';
-import type { Surface } from '../core/surface.js';
+import { textProblem } from '../core/contract/limits.js';
+import type { SessionStatus } from '../core/contract/ports.js';
+import { SESS_ID_RULE, WAIT_CEILING_MS } from '../core/contract/rules.js';
+import type { Surface } from '../core/model/surface.js';
 import { isScalar, isString, JsonValueSchema, keyedMap } from './json-copy.js';
 import type { WireAskView, WireSessionView } from './wire-reader.js';
 
@@ -202,7 +202,7 @@ const RatingFieldSchemaSchema = v.strictObject({
   maximum: v.pipe(v.number(), v.safeInteger()),
 });
 
-/** The supported field schemas (see `src/core/surface.ts`). */
+/** The supported field schemas (see `src/core/model/surface.ts`). */
 export const FieldSchemaSchema = v.union([
   ChoiceFieldSchemaSchema,
   StringFieldSchemaSchema,

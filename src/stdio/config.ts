@@ -19,7 +19,7 @@ import {
   TOOL_SET_RULE,
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
-} from '../core/rules.js';
+} from '../core/contract/rules.js';
 import { SessApiError, SessMcpError, type ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 

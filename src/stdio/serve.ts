@@ -8,7 +8,7 @@
  * the file store and the credential key.
  */
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import { readOptions } from '../core/options.js';
+import { readOptions } from '../core/contract/options.js';
 import { createSessMcpServer } from '../faces/sess-server.js';
 import { createSessEngine, type DurableStep, isSessMcpError, SessMcpError } from '../index.js';
 import { createFileHandleStore } from '../store/file.js';

@@ -14,9 +14,9 @@
  *
  * It deliberately does no I/O and trusts nothing by itself: the caller computes the keys.
  */
-import type { SessMcpError } from '../core/errors.js';
-import { bindingScope, type VersionedRecord } from '../core/ports.js';
-import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../core/record.js';
+import type { SessMcpError } from '../core/contract/errors.js';
+import { bindingScope, type VersionedRecord } from '../core/contract/ports.js';
+import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../core/model/record.js';
 
 /**
  * A summary of the profile's files is taken again after this long even when nothing announced a

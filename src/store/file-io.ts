@@ -36,8 +36,8 @@ import {
 } from 'node:fs';
 import * as nodeFs from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { SessMcpError } from '../core/errors.js';
-import { isStoreHandle, storeError } from '../core/store-kit.js';
+import { SessMcpError } from '../core/contract/errors.js';
+import { isStoreHandle, storeError } from '../core/store-kit/kit.js';
 
 /** An open file, as far as the store uses one (`node:fs/promises` `FileHandle` fits). */
 export interface FileStoreFileLike {

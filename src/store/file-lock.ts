@@ -36,8 +36,8 @@ import { randomBytes } from 'node:crypto';
 import { lstatSync, unlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import type { SessMcpError } from '../core/errors.js';
-import { storeError } from '../core/store-kit.js';
+import type { SessMcpError } from '../core/contract/errors.js';
+import { storeError } from '../core/store-kit/kit.js';
 import { CREATE_NEW_FLAGS, errnoCode, type FileStoreFileLike, ioError, type ProfileIo } from './file-io.js';
 
 /** How long a process waits for a lease held by a live process before it reports `busy`. */

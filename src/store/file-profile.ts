@@ -8,18 +8,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join } from 'node:path';
-import { SessMcpError } from '../core/errors.js';
-import { type OptionReader, readOptions } from '../core/options.js';
+import { SessMcpError } from '../core/contract/errors.js';
+import { type OptionReader, readOptions } from '../core/contract/options.js';
 import {
   bindingScope,
   type ListPage,
   type ListPageKey,
   type ListPageQuery,
   type VersionedRecord,
-} from '../core/ports.js';
-import { isUnfinished, listGroupOf } from '../core/record.js';
-import { DEFAULT_PROFILE, PROFILE_NAME_RULE, profileDirectory } from '../core/rules.js';
-import { compareListKeys, onPage, storeError, storeReasonOf } from '../core/store-kit.js';
+} from '../core/contract/ports.js';
+import { DEFAULT_PROFILE, PROFILE_NAME_RULE, profileDirectory } from '../core/contract/rules.js';
+import { isUnfinished, listGroupOf } from '../core/model/record.js';
+import { compareListKeys, onPage, storeError, storeReasonOf } from '../core/store-kit/kit.js';
 import {
   CapIndex,
   DecodeCache,

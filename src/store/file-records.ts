@@ -6,10 +6,10 @@
  * It deliberately shows no link or answer in a listing, and repairs nothing: an unreadable file
  * is listed with its problem for the owner to review or retire.
  */
-import { SessMcpError } from '../core/errors.js';
-import type { Binding, VersionedRecord } from '../core/ports.js';
-import { type InteractionStateKind, isUnfinished, type RecordFormat } from '../core/record.js';
-import { compareOldestFirst, isStoreHandle } from '../core/store-kit.js';
+import { SessMcpError } from '../core/contract/errors.js';
+import type { Binding, VersionedRecord } from '../core/contract/ports.js';
+import { type InteractionStateKind, isUnfinished, type RecordFormat } from '../core/model/record.js';
+import { compareOldestFirst, isStoreHandle } from '../core/store-kit/kit.js';
 import { type FileHandleStoreOptions, openProfileFiles } from './file-profile.js';
 
 /** One record file of a profile as the owner sees it in a listing. Holds no link or answer. */

@@ -12,7 +12,7 @@ import {
   type HandleStoreFactory,
   MAX_UNFINISHED,
   type VersionedRecord,
-} from '../core/ports.js';
+} from '../core/contract/ports.js';
 import {
   checkListPageQuery,
   checkRecordForScope,
@@ -22,7 +22,7 @@ import {
   type ListingHandleStore,
   staleVersionError,
   storeFullError,
-} from '../core/store-kit.js';
+} from '../core/store-kit/kit.js';
 import { summaryOf } from './file-cap.js';
 import { type FileHandleStoreOptions, openProfileFiles } from './file-profile.js';
 import { encodeEnvelope, encodeRecordWithCopy } from './record-codec.js';

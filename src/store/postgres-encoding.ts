@@ -18,7 +18,7 @@
  * columns to a checked record.
  */
 import { Buffer } from 'node:buffer';
-import type { VersionedRecord } from '../core/ports.js';
+import type { VersionedRecord } from '../core/contract/ports.js';
 import {
   type InteractionRecord,
   type InteractionStateKind,
@@ -26,8 +26,8 @@ import {
   listGroupOf,
   RECORD_FORMAT,
   type RecordFormat,
-} from '../core/record.js';
-import { storeError } from '../core/store-kit.js';
+} from '../core/model/record.js';
+import { storeError } from '../core/store-kit/kit.js';
 import { decodeRecord, encodeRecord, isReadableFormat, unsupportedFormatError } from './record-codec.js';
 
 /**

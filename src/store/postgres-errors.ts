@@ -7,9 +7,9 @@
  * It deliberately reports the SQLSTATE only: a server message can quote the values of a record,
  * and a connection error can name the host or a password.
  */
-import { isSessMcpError, type SessMcpError } from '../core/errors.js';
-import type { StoreErrorReason } from '../core/ports.js';
-import { storeError } from '../core/store-kit.js';
+import { isSessMcpError, type SessMcpError } from '../core/contract/errors.js';
+import type { StoreErrorReason } from '../core/contract/ports.js';
+import { storeError } from '../core/store-kit/kit.js';
 
 /** One row of {@link SQLSTATE_TABLE}. */
 interface SqlstateRule {

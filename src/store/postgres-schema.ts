@@ -9,7 +9,7 @@
  * It deliberately removes nothing: a column an earlier version reads stays, so an instance of
  * that version meeting a migrated table fails closed on new rows instead of on every query.
  */
-import { INTERACTION_STATE_KINDS, listGroupOf } from '../core/record.js';
+import { INTERACTION_STATE_KINDS, listGroupOf } from '../core/model/record.js';
 import type { PgQueryableLike } from './postgres.js';
 import { decodeRecordRow } from './postgres-encoding.js';
 

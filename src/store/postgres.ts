@@ -16,18 +16,18 @@
  * engine hands it records without them), or log anything. `pg` is loaded only here, and only when
  * the store makes its own pool.
  */
-import { SessMcpError } from '../core/errors.js';
-import { readOptions } from '../core/options.js';
-import type { Binding, HandleStore, HandleStoreFactory, VersionedRecord } from '../core/ports.js';
-import { bindingScope, MAX_UNFINISHED } from '../core/ports.js';
+import { SessMcpError } from '../core/contract/errors.js';
+import { readOptions } from '../core/contract/options.js';
+import type { Binding, HandleStore, HandleStoreFactory, VersionedRecord } from '../core/contract/ports.js';
+import { bindingScope, MAX_UNFINISHED } from '../core/contract/ports.js';
+import type { ValueRule } from '../core/contract/rules.js';
 import {
   type InteractionRecord,
   isUnfinished,
   type ListGroup,
   listGroupOf,
   READABLE_RECORD_FORMATS,
-} from '../core/record.js';
-import type { ValueRule } from '../core/rules.js';
+} from '../core/model/record.js';
 import {
   checkRecordForScope,
   guardedView,
@@ -36,7 +36,7 @@ import {
   staleVersionError,
   storeError,
   storeFullError,
-} from '../core/store-kit.js';
+} from '../core/store-kit/kit.js';
 import {
   decodeRecordRow,
   encodeRecordColumns,

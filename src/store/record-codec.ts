@@ -13,16 +13,16 @@
  * paths in the record, never values (a record may hold a Sess link, an answer or a receipt).
  */
 import * as v from 'valibot';
-import type { SessMcpError } from '../core/errors.js';
-import type { VersionedRecord } from '../core/ports.js';
+import type { SessMcpError } from '../core/contract/errors.js';
+import type { VersionedRecord } from '../core/contract/ports.js';
 import {
   type InteractionRecord,
   type InteractionStateKind,
   READABLE_RECORD_FORMATS,
   RECORD_FORMAT,
   type RecordFormat,
-} from '../core/record.js';
-import { storeError } from '../core/store-kit.js';
+} from '../core/model/record.js';
+import { storeError } from '../core/store-kit/kit.js';
 
 /** The version of the envelope a file-store file holds around its record. */
 export const FILE_ENVELOPE_FORMAT = 1;

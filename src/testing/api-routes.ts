@@ -8,9 +8,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import * as v from 'valibot';
-import type { SessionStatus } from '../core/ports.js';
-import { WAIT_CEILING_MS } from '../core/rules.js';
-import type { Surface } from '../core/surface.js';
+import type { SessionStatus } from '../core/contract/ports.js';
+import { WAIT_CEILING_MS } from '../core/contract/rules.js';
+import type { Surface } from '../core/model/surface.js';
 import {
   CloseAskRequestSchema,
   CompleteRequestSchema,

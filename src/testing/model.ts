@@ -9,8 +9,8 @@
  * commit synchronously after any awaited work, so concurrent requests on Node's one thread can
  * never both pass a check (the Ask cap, a publish precondition, an idempotency key).
  */
-import type { SessionStatus } from '../core/ports.js';
-import type { Answer, Surface } from '../core/surface.js';
+import type { SessionStatus } from '../core/contract/ports.js';
+import type { Answer, Surface } from '../core/model/surface.js';
 import {
   DEFAULT_EXPIRES_IN,
   EXTEND_HORIZON,

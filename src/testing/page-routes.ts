@@ -12,7 +12,7 @@
  * every transition the model's. It never logs.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SessionStatus } from '../core/ports.js';
+import type { SessionStatus } from '../core/contract/ports.js';
 import { FINAL_SESSION_STATUSES, SESSION_STATUSES } from '../sess/wire.js';
 import type { Route } from './api-routes.js';
 import { closedSignal, readForm, redirect, sendHtml, sendPageJson } from './http-io.js';

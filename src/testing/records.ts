@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { base64UrlEncode } from '../core/codec/base64url.js';
 import { canonicalJson } from '../core/codec/canonical-json.js';
-import type { Surface } from '../core/surface.js';
+import type { Surface } from '../core/model/surface.js';
 import { DIGEST_PREFIX } from '../sess/digest.js';
 import type { WireResponseEvent } from '../sess/wire-reader.js';
 

@@ -9,9 +9,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type OptionReader, readOptions } from '../core/options.js';
-import { SESS_ID_RULE } from '../core/rules.js';
-import type { Answer, Surface } from '../core/surface.js';
+import { type OptionReader, readOptions } from '../core/contract/options.js';
+import { SESS_ID_RULE } from '../core/contract/rules.js';
+import type { Answer, Surface } from '../core/model/surface.js';
 import type { WireAskView, WireSessionView } from '../sess/wire-reader.js';
 import { emptyCounts } from './api-routes.js';
 import { createLocalClock, type LocalClock, type LocalClockOptions } from './clock.js';

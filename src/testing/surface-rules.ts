@@ -9,7 +9,7 @@
  */
 
 import { canonicalJson } from '../core/codec/canonical-json.js';
-import type { Surface } from '../core/surface.js';
+import type { Surface } from '../core/model/surface.js';
 import { codePoints, escapePointer } from './text.js';
 
 /** One refused value. */

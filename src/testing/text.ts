@@ -2,7 +2,7 @@
  * Two small text helpers the local Sess runtime and its answer page share: counting Unicode code
  * points (Sess's unit for every length limit) and escaping a JSON pointer reference token.
  *
- * Written here, on Sess's side, rather than imported from `src/core/limits.ts` on purpose: the
+ * Written here, on Sess's side, rather than imported from `src/core/contract/limits.ts` on purpose: the
  * runtime checks the package independently, so a counting mistake in core cannot hide behind
  * the same mistake in the runtime. It does not decide any limit itself.
  */

@@ -8,7 +8,7 @@
  * It knows no HTTP and changes no Session; timeouts are real milliseconds, link expiry follows the
  * runtime's clock.
  */
-import type { SessionStatus } from '../core/ports.js';
+import type { SessionStatus } from '../core/contract/ports.js';
 import { FINAL_SESSION_STATUSES } from '../sess/wire.js';
 import type { LocalClock } from './clock.js';
 import type { SessionRecord } from './records.js';

@@ -5,8 +5,8 @@
  * in the same documented order. Like the rest of the model, each transition checks and commits
  * synchronously.
  */
-import type { SessionStatus } from '../core/ports.js';
-import type { ValueRule } from '../core/rules.js';
+import type { SessionStatus } from '../core/contract/ports.js';
+import type { ValueRule } from '../core/contract/rules.js';
 import { ApiFailure } from './api-failure.js';
 import type { LocalModel } from './model.js';
 import type { AskRecord, SessionRecord } from './records.js';

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SessMcpError } from '../../src/core/errors.js';
-import { textProblem } from '../../src/core/limits.js';
-import type { AskArgs, AskField } from '../../src/core/schemas.js';
-import { askToSurface, parseToolArguments } from '../../src/core/validate.js';
+import { SessMcpError } from '../../src/core/contract/errors.js';
+import { textProblem } from '../../src/core/contract/limits.js';
+import type { AskArgs, AskField } from '../../src/core/contract/schemas.js';
+import { askToSurface, parseToolArguments } from '../../src/core/contract/validate.js';
 import { sampleAsk } from './fixtures.js';
 
 describe('askToSurface', () => {

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Binding, bindingScope, type HttpBinding, type StdioBinding } from '../../src/core/ports.js';
+import {
+  type Binding,
+  bindingScope,
+  type HttpBinding,
+  type StdioBinding,
+} from '../../src/core/contract/ports.js';
 
 /** The scope as it is defined: the identity fields as a JSON array, made afresh. */
 function expectedScope(binding: Binding): string {

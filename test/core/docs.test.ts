@@ -6,11 +6,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, ERROR_TABLE } from '../../src/core/errors.js';
-import { STRUCTURE_LIMITS, TEXT_LIMITS } from '../../src/core/limits.js';
-import * as results from '../../src/core/result.js';
-import { TOOL_NAMES } from '../../src/core/tool-args.js';
-import { SCHEDULE_RULE, TOOLS_CONTRACT_VERSION } from '../../src/core/tool-definitions.js';
+import { ERROR_CODES, ERROR_TABLE } from '../../src/core/contract/errors.js';
+import { STRUCTURE_LIMITS, TEXT_LIMITS } from '../../src/core/contract/limits.js';
+import * as results from '../../src/core/contract/result.js';
+import { TOOL_NAMES } from '../../src/core/contract/tool-args.js';
+import { SCHEDULE_RULE, TOOLS_CONTRACT_VERSION } from '../../src/core/contract/tool-definitions.js';
 
 const doc = readFileSync(new URL('../../docs/tools.md', import.meta.url), 'utf8');
 

@@ -3,10 +3,10 @@
  * value and expect exactly one refusal. Helpers to set a value at a path and to make strings of a
  * given length in code points (astral characters, so UTF-16 length and code points differ).
  */
-import { SessMcpError } from '../../src/core/errors.js';
-import type { AskArgs, ToolName } from '../../src/core/schemas.js';
-import type { Surface, SurfaceComponent } from '../../src/core/surface.js';
-import { parseToolArguments } from '../../src/core/validate.js';
+import { SessMcpError } from '../../src/core/contract/errors.js';
+import type { AskArgs, ToolName } from '../../src/core/contract/schemas.js';
+import { parseToolArguments } from '../../src/core/contract/validate.js';
+import type { Surface, SurfaceComponent } from '../../src/core/model/surface.js';
 
 /** An astral character (U+1F600): 1 code point, 2 UTF-16 units, 4 UTF-8 bytes. */
 export const EMOJI = '\u{1F600}';

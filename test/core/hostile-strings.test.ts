@@ -5,9 +5,9 @@
  * objects reserve. Refusals are `INVALID_ARGUMENTS` at the exact JSON pointer, naming the problem.
  */
 import { describe, expect, it } from 'vitest';
-import { RESERVED_NAMES } from '../../src/core/limits.js';
-import { TOOL_NAMES, type ToolName } from '../../src/core/schemas.js';
-import { parseToolArguments, toPointer } from '../../src/core/validate.js';
+import { RESERVED_NAMES } from '../../src/core/contract/limits.js';
+import { TOOL_NAMES, type ToolName } from '../../src/core/contract/schemas.js';
+import { parseToolArguments, toPointer } from '../../src/core/contract/validate.js';
 import {
   EMOJI,
   freeKeyPaths,

@@ -17,14 +17,18 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { SessMcpError } from '../../src/core/errors.js';
-import { flattenUnions } from '../../src/core/flat-schema.js';
-import { toolInputJsonSchema } from '../../src/core/json-schema.js';
-import { registerSessTools } from '../../src/core/register.js';
-import { INPUT_SCHEMAS_RULE } from '../../src/core/rules.js';
-import { TOOL_NAMES, type ToolName } from '../../src/core/schemas.js';
-import { listToolDefinitions, TOOL_DEFINITIONS, toolDefinitionsOf } from '../../src/core/tool-definitions.js';
-import { parseToolArguments } from '../../src/core/validate.js';
+import { SessMcpError } from '../../src/core/contract/errors.js';
+import { flattenUnions } from '../../src/core/contract/flat-schema.js';
+import { toolInputJsonSchema } from '../../src/core/contract/json-schema.js';
+import { INPUT_SCHEMAS_RULE } from '../../src/core/contract/rules.js';
+import { TOOL_NAMES, type ToolName } from '../../src/core/contract/schemas.js';
+import {
+  listToolDefinitions,
+  TOOL_DEFINITIONS,
+  toolDefinitionsOf,
+} from '../../src/core/contract/tool-definitions.js';
+import { parseToolArguments } from '../../src/core/contract/validate.js';
+import { registerSessTools } from '../../src/core/engine/register.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { startHttpHarness } from '../http/harness.js';

@@ -12,11 +12,15 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import { SessMcpError } from '../../src/core/errors.js';
-import { toolInputJsonSchema } from '../../src/core/json-schema.js';
-import { TOOL_ARGUMENT_SCHEMAS, TOOL_NAMES, type ToolName } from '../../src/core/schemas.js';
-import { TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
-import { checkInteractionSize, checkStructure, parseToolArguments } from '../../src/core/validate.js';
+import { SessMcpError } from '../../src/core/contract/errors.js';
+import { toolInputJsonSchema } from '../../src/core/contract/json-schema.js';
+import { TOOL_ARGUMENT_SCHEMAS, TOOL_NAMES, type ToolName } from '../../src/core/contract/schemas.js';
+import { TOOL_DEFINITIONS } from '../../src/core/contract/tool-definitions.js';
+import {
+  checkInteractionSize,
+  checkStructure,
+  parseToolArguments,
+} from '../../src/core/contract/validate.js';
 import {
   astral,
   booleanField,

@@ -7,7 +7,7 @@ import {
   TITLE_TOO_LONG_MESSAGE,
   tooLongMessage,
   utf8ByteLength,
-} from '../../src/core/limits.js';
+} from '../../src/core/contract/limits.js';
 
 describe('measuring', () => {
   it('counts code points: an emoji counts 1, a combining mark 1, a lone surrogate 1', () => {

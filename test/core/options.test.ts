@@ -4,7 +4,7 @@
  * factory's own options are tested beside the factory.)
  */
 import { describe, expect, it } from 'vitest';
-import { readOptions } from '../../src/core/options.js';
+import { readOptions } from '../../src/core/contract/options.js';
 
 const RENAMED = { oldMs: 'newMs', oldName: 'newName' } as const;
 

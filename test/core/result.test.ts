@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, ERROR_TABLE, SessMcpError } from '../../src/core/errors.js';
-import { SessApiError } from '../../src/core/ports.js';
+import { ERROR_CODES, ERROR_TABLE, SessMcpError } from '../../src/core/contract/errors.js';
+import { SessApiError } from '../../src/core/contract/ports.js';
 import {
   ANSWERED_NEXT,
   ASK_CLOSED_NEXT,
@@ -16,8 +16,8 @@ import {
   SHOW_LINK_NEXT,
   toolError,
   toolSuccess,
-} from '../../src/core/result.js';
-import { TOOL_NAMES } from '../../src/core/schemas.js';
+} from '../../src/core/contract/result.js';
+import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
 import { limitRefusal } from './fixtures.js';
 
 const LINK = 'https://sess.example/s/abc#k=secret-capability';

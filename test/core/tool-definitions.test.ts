@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { TEXT_LIMITS } from '../../src/core/limits.js';
-import { REWAIT_LINE } from '../../src/core/result.js';
-import { TOOL_NAMES } from '../../src/core/schemas.js';
+import { TEXT_LIMITS } from '../../src/core/contract/limits.js';
+import { REWAIT_LINE } from '../../src/core/contract/result.js';
+import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
 import {
   ASK_EXAMPLE,
   COMPLETE_RULE,
@@ -16,8 +16,8 @@ import {
   TOOLS_CONTRACT_VERSION,
   WITHDRAW_DESCRIPTION,
   WITHDRAW_INSTRUCTION,
-} from '../../src/core/tool-definitions.js';
-import { askToSurface, parseToolArguments } from '../../src/core/validate.js';
+} from '../../src/core/contract/tool-definitions.js';
+import { askToSurface, parseToolArguments } from '../../src/core/contract/validate.js';
 
 describe('the agent-facing rules', () => {
   it('the sess_complete rule is in the instructions and in the sess_response and sess_complete descriptions', () => {

@@ -11,10 +11,10 @@
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import { registerSessTools } from '../../src/core/register.js';
-import { TOOL_SET_RULE, toolsOf } from '../../src/core/rules.js';
-import { TOOL_NAMES, TOOLS_V5 } from '../../src/core/tool-args.js';
-import { serverInstructions, TOOLS_CONTRACT_VERSION } from '../../src/core/tool-definitions.js';
+import { TOOL_SET_RULE, toolsOf } from '../../src/core/contract/rules.js';
+import { TOOL_NAMES, TOOLS_V5 } from '../../src/core/contract/tool-args.js';
+import { serverInstructions, TOOLS_CONTRACT_VERSION } from '../../src/core/contract/tool-definitions.js';
+import { registerSessTools } from '../../src/core/engine/register.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { startHttpHarness } from '../http/harness.js';

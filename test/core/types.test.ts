@@ -27,9 +27,9 @@ import type {
   ToolArgs,
   WithdrawArgs,
   WithdrawArgsSchema,
-} from '../../src/core/schemas.js';
-import type { FieldSchema, Surface, SurfaceAction, SurfaceComponent } from '../../src/core/surface.js';
-import { parseToolArguments } from '../../src/core/validate.js';
+} from '../../src/core/contract/schemas.js';
+import { parseToolArguments } from '../../src/core/contract/validate.js';
+import type { FieldSchema, Surface, SurfaceAction, SurfaceComponent } from '../../src/core/model/surface.js';
 import { sampleSurface } from './fixtures.js';
 
 it('the Surface schema outputs exactly Surface, part by part', () => {

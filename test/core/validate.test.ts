@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { SessMcpError } from '../../src/core/errors.js';
-import { jsonByteLength, STRUCTURE_LIMITS, TEXT_LIMITS } from '../../src/core/limits.js';
-import { TOOL_NAMES, type ToolName } from '../../src/core/schemas.js';
-import type { Surface } from '../../src/core/surface.js';
-import { parseToolArguments, toPointer } from '../../src/core/validate.js';
+import { SessMcpError } from '../../src/core/contract/errors.js';
+import { jsonByteLength, STRUCTURE_LIMITS, TEXT_LIMITS } from '../../src/core/contract/limits.js';
+import { TOOL_NAMES, type ToolName } from '../../src/core/contract/schemas.js';
+import { parseToolArguments, toPointer } from '../../src/core/contract/validate.js';
+import type { Surface } from '../../src/core/model/surface.js';
 import {
   astral,
   booleanField,

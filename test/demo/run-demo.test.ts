@@ -17,7 +17,7 @@ import {
   followUpSurface,
   runDemo,
 } from '../../examples/demo/demo.js';
-import { buildAskSurface } from '../../src/core/ask-surface.js';
+import { buildAskSurface } from '../../src/core/model/ask-surface.js';
 import { answerToForm } from '../../src/testing/page/index.js';
 
 /** Collects the demo's lines and announces each one. */

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { toolsOf } from '../../src/core/rules.js';
+import { toolsOf } from '../../src/core/contract/rules.js';
 import { TOOL_NAMES } from '../../src/index.js';
 
 const root = resolve(import.meta.dirname, '../..');

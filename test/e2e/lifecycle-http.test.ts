@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { expect, it } from 'vitest';
-import type { DiagnosticEvent, HttpBinding } from '../../src/core/ports.js';
+import type { DiagnosticEvent, HttpBinding } from '../../src/core/contract/ports.js';
 import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../../src/http/index.js';
 import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';

@@ -11,7 +11,7 @@
  * is a double: the Sess side is the local runtime the face's server talks to.
  */
 import { expect } from 'vitest';
-import type { VersionedRecord } from '../../src/core/ports.js';
+import type { VersionedRecord } from '../../src/core/contract/ports.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import type { SecretsAudit } from '../support/audit.js';
 import { type Outcome, outcomeOf, type ToolResultLike } from '../support/outcome.js';

@@ -6,11 +6,11 @@
  * or an error message.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ERROR_CODES, type ErrorCode, SessMcpError } from '../../src/core/errors.js';
-import type { StdioBinding } from '../../src/core/ports.js';
-import { SessApiError } from '../../src/core/ports.js';
-import { RECORD_FORMAT } from '../../src/core/record.js';
-import { storeError } from '../../src/core/store-kit.js';
+import { ERROR_CODES, type ErrorCode, SessMcpError } from '../../src/core/contract/errors.js';
+import type { StdioBinding } from '../../src/core/contract/ports.js';
+import { SessApiError } from '../../src/core/contract/ports.js';
+import { RECORD_FORMAT } from '../../src/core/model/record.js';
+import { storeError } from '../../src/core/store-kit/kit.js';
 import {
   approveAnswer,
   approveSurface,

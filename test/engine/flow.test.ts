@@ -5,7 +5,7 @@
  * resumes without a second Session; progress during a wait.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { REWAIT_LINE, SHOW_LINK_PREFIX } from '../../src/core/result.js';
+import { REWAIT_LINE, SHOW_LINK_PREFIX } from '../../src/core/contract/result.js';
 import {
   approveAnswer,
   approveSurface,

@@ -11,10 +11,14 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERROR_CODES } from '../../src/core/errors.js';
-import { isUnfinished, listStateOf } from '../../src/core/record.js';
-import { INTERNAL_ERROR_CODE, INTERNAL_ERROR_MESSAGE, type ListResult } from '../../src/core/result.js';
-import type { JsonValue } from '../../src/core/surface.js';
+import { ERROR_CODES } from '../../src/core/contract/errors.js';
+import {
+  INTERNAL_ERROR_CODE,
+  INTERNAL_ERROR_MESSAGE,
+  type ListResult,
+} from '../../src/core/contract/result.js';
+import { isUnfinished, listStateOf } from '../../src/core/model/record.js';
+import type { JsonValue } from '../../src/core/model/surface.js';
 import type { LocalEndpoint } from '../../src/testing/index.js';
 import { followUpSurface, type Harness, sessionIdOf, startHarness } from './harness.js';
 

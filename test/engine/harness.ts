@@ -8,10 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { ToolCallContext } from '../../src/core/engine/types.js';
-import { createSessEngine, type SessEngine, type SessEngineOptions } from '../../src/core/engine.js';
-import type { ToolErrorObject } from '../../src/core/errors.js';
-import { createMemoryHandleStore, type HandleStoreFactory } from '../../src/core/memory-store.js';
+import type { ToolErrorObject } from '../../src/core/contract/errors.js';
 import type {
   Authority,
   DiagnosticEvent,
@@ -19,12 +16,15 @@ import type {
   SessApi,
   StdioBinding,
   VersionedRecord,
-} from '../../src/core/ports.js';
-import type { InteractionResult } from '../../src/core/result.js';
-import type { ToolName } from '../../src/core/schemas.js';
-import type { Surface } from '../../src/core/surface.js';
+} from '../../src/core/contract/ports.js';
+import type { InteractionResult } from '../../src/core/contract/result.js';
+import type { ToolName } from '../../src/core/contract/schemas.js';
+import { createSessEngine, type SessEngine, type SessEngineOptions } from '../../src/core/engine/engine.js';
+import type { ToolCallContext } from '../../src/core/engine/types.js';
+import type { Surface } from '../../src/core/model/surface.js';
 import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
 import { createFileHandleStore } from '../../src/store/file.js';
+import { createMemoryHandleStore, type HandleStoreFactory } from '../../src/store/memory/memory-store.js';
 import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
 import { type Outcome, outcomeOf } from '../support/outcome.js';
 import { approveAnswer, approveSurface, followUpSurface } from '../support/surfaces.js';

@@ -4,7 +4,7 @@
  * and no record is saved. (The full table of positions is `test/core/hostile-strings.test.ts`.)
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Surface } from '../../src/core/surface.js';
+import type { Surface } from '../../src/core/model/surface.js';
 import { approveSurface, type Harness, startHarness } from './harness.js';
 
 let h: Harness | undefined;

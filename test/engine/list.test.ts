@@ -11,7 +11,6 @@
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import {
   type Binding,
   bindingScope,
@@ -21,7 +20,10 @@ import {
   type ListPageQuery,
   type StdioBinding,
   type VersionedRecord,
-} from '../../src/core/ports.js';
+} from '../../src/core/contract/ports.js';
+import { type ListItem, type ListResult, listNext, type ToolResult } from '../../src/core/contract/result.js';
+import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
+import { TOOL_DEFINITIONS } from '../../src/core/contract/tool-definitions.js';
 import {
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
@@ -32,11 +34,9 @@ import {
   listGroupOf,
   listStateOf,
   RECORD_FORMAT,
-} from '../../src/core/record.js';
-import { type ListItem, type ListResult, listNext, type ToolResult } from '../../src/core/result.js';
-import { TOOL_NAMES } from '../../src/core/schemas.js';
-import { compareListKeys, listKeyOf } from '../../src/core/store-kit.js';
-import { TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
+} from '../../src/core/model/record.js';
+import { compareListKeys, listKeyOf } from '../../src/core/store-kit/kit.js';
+import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { makeRecord, stateOf } from '../store/fixtures.js';
 import { approveAnswer, approveSurface, type Harness, storeDouble, useHarnessLifecycle } from './harness.js';

@@ -3,10 +3,10 @@
  * `call` validates arguments before the authority, Sess or the store are touched.
  */
 import { describe, expect, it } from 'vitest';
-import { createSessEngine, createWaitGate, MAX_WAIT_CEILING_MS } from '../../src/core/engine.js';
-import { ARGUMENT_LIMITS } from '../../src/core/limits.js';
-import type { Authority, CallAuthority } from '../../src/core/ports.js';
-import { WAIT_CEILING_MS } from '../../src/core/rules.js';
+import { ARGUMENT_LIMITS } from '../../src/core/contract/limits.js';
+import type { Authority, CallAuthority } from '../../src/core/contract/ports.js';
+import { WAIT_CEILING_MS } from '../../src/core/contract/rules.js';
+import { createSessEngine, createWaitGate, MAX_WAIT_CEILING_MS } from '../../src/core/engine/engine.js';
 
 /** A double that counts resolutions and fails the test if it is ever asked for Sess or a store. */
 function countingAuthority(): Authority & { resolved: number } {
@@ -113,7 +113,7 @@ describe('validation comes first', () => {
     const engine = createSessEngine({
       authority: {
         resolve: async () => {
-          const { SessMcpError } = await import('../../src/core/errors.js');
+          const { SessMcpError } = await import('../../src/core/contract/errors.js');
           throw new SessMcpError('NOT_CONFIGURED', 'SESS_API_KEY is not set.');
         },
       },

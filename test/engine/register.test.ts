@@ -7,10 +7,10 @@
  */
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { describe, expect, it } from 'vitest';
-import { registerSessTools, toolCallContextFrom } from '../../src/core/register.js';
-import { REWAIT_LINE } from '../../src/core/result.js';
-import { TOOL_NAMES } from '../../src/core/schemas.js';
-import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
+import { REWAIT_LINE } from '../../src/core/contract/result.js';
+import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
+import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/contract/tool-definitions.js';
+import { registerSessTools, toolCallContextFrom } from '../../src/core/engine/register.js';
 import { useInMemoryMcp } from '../support/in-memory-mcp.js';
 import { approveAnswer, approveSurface, sessionIdOf } from './harness.js';
 

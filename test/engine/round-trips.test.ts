@@ -6,7 +6,7 @@
  * record's workspace; otherwise nothing is released.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { SessApi, SessionView } from '../../src/core/ports.js';
+import type { SessApi, SessionView } from '../../src/core/contract/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
 import type { ReceiptVerifier } from '../../src/sess/receipt.js';
 import { createReceiptVerifier } from '../../src/sess/receipt.js';

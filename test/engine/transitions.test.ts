@@ -3,15 +3,15 @@
  * it leads to, and that every other pair is refused. Pure: no Sess, no store.
  */
 import { describe, expect, it } from 'vitest';
-import type { InteractionEvent } from '../../src/core/engine/transitions.js';
-import { transition } from '../../src/core/engine/transitions.js';
-import type { AskView, SessionView } from '../../src/core/ports.js';
+import type { AskView, SessionView } from '../../src/core/contract/ports.js';
 import {
   INTERACTION_STATE_KINDS,
   type InteractionState,
   type VerifiedResponse,
-} from '../../src/core/record.js';
-import type { Surface } from '../../src/core/surface.js';
+} from '../../src/core/model/record.js';
+import type { Surface } from '../../src/core/model/surface.js';
+import type { InteractionEvent } from '../../src/core/model/transitions.js';
+import { transition } from '../../src/core/model/transitions.js';
 
 const surface: Surface = {
   mode: 'interactive',

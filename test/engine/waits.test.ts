@@ -6,8 +6,8 @@
  * not end the others' shared poll. Figures come from the runtime's own counters.
  */
 import { describe, expect, it } from 'vitest';
-import { createWaitGate, type WaitGate } from '../../src/core/engine.js';
-import type { HandleStoreFactory } from '../../src/core/memory-store.js';
+import { createWaitGate, type WaitGate } from '../../src/core/engine/engine.js';
+import type { HandleStoreFactory } from '../../src/store/memory/memory-store.js';
 import { approveAnswer, type Harness, type Outcome, sessionIdOf, useHarnessLifecycle } from './harness.js';
 
 const lifecycle = useHarnessLifecycle();

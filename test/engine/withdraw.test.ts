@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DurableStep } from '../../src/core/engine/types.js';
-import type { InteractionState } from '../../src/core/record.js';
+import type { InteractionState } from '../../src/core/model/record.js';
 import { STEP_NAMES } from '../support/durable-steps.js';
 import { approveAnswer, approveSurface, type Harness, sessionIdOf, useHarnessLifecycle } from './harness.js';
 

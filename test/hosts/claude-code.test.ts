@@ -16,9 +16,9 @@ import {
   REWAIT_LINE,
   SHOW_LINK_NEXT,
   WITHDRAWN_NEXT,
-} from '../../src/core/result.js';
-import { TOOL_NAMES } from '../../src/core/schemas.js';
-import { SCHEDULE_RULE } from '../../src/core/tool-definitions.js';
+} from '../../src/core/contract/result.js';
+import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
+import { SCHEDULE_RULE } from '../../src/core/contract/tool-definitions.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import { type AnthropicStandIn, readMessages, startAnthropicStandIn } from './anthropic-stand-in.js';

@@ -15,12 +15,12 @@ import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect } from 'vitest';
-import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import {
   createSessMcpHttpHandler,
   type SessHttpPrincipal,
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/index.js';
+import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
 import { MARKERS } from './run-flow.js';

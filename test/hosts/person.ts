@@ -3,7 +3,7 @@
  * (`submitAnswer`, `startRespondent`), timed by the waits the host's calls open, so a host that
  * does not re-call `sess_response` never sees the answer. It does not talk to the host.
  */
-import type { JsonValue } from '../../src/core/surface.js';
+import type { JsonValue } from '../../src/core/model/surface.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import type { SecretsAudit } from '../support/audit.js';
 import type { FlowName } from './script.js';

@@ -4,16 +4,17 @@
  * mounted in a real `node:http` server on 127.0.0.1. Bearer tokens map to principals in a table the
  * test controls (a stand-in for the host's OAuth), so grants can be re-issued or refreshed.
  */
-import { createMemoryHandleStore } from '../../src/core/memory-store.js';
-import type { DiagnosticEvent, HandleStore, HttpBinding } from '../../src/core/ports.js';
-import type { InteractionResult } from '../../src/core/result.js';
-import type { Answer } from '../../src/core/surface.js';
+
+import type { DiagnosticEvent, HandleStore, HttpBinding } from '../../src/core/contract/ports.js';
+import type { InteractionResult } from '../../src/core/contract/result.js';
+import type { Answer } from '../../src/core/model/surface.js';
 import {
   createSessMcpHttpHandler,
   type SessHttpPrincipal,
   type SessMcpHttpHandler,
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/index.js';
+import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { type Outcome, outcomeOf, type ToolResultLike } from '../support/outcome.js';
 import { approveSurface, followUpSurface } from '../support/surfaces.js';

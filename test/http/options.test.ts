@@ -5,8 +5,8 @@
  * environment, and the entry exports exactly its named values.
  */
 import { describe, expect, it } from 'vitest';
-import { isSessMcpError } from '../../src/core/errors.js';
-import { SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../../src/core/rules.js';
+import { isSessMcpError } from '../../src/core/contract/errors.js';
+import { SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../../src/core/contract/rules.js';
 import * as httpEntry from '../../src/http/index.js';
 import { resolveHttpOptions, type SessMcpHttpHandlerOptions } from '../../src/http/options.js';
 import { readStdioConfig } from '../../src/stdio/config.js';

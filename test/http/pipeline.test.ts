@@ -5,7 +5,7 @@
  */
 import { McpServer } from '@modelcontextprotocol/server';
 import { describe, expect, it } from 'vitest';
-import type { DiagnosticEvent } from '../../src/core/ports.js';
+import type { DiagnosticEvent } from '../../src/core/contract/ports.js';
 import { incomingFromRequest } from '../../src/http/fetch-face.js';
 import type { SessMcpHttpHandler } from '../../src/http/handler.js';
 import { createNodeFace } from '../../src/http/node-face.js';

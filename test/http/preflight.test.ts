@@ -6,13 +6,13 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryHandleStore } from '../../src/core/memory-store.js';
 import {
   createSessMcpHttpHandler,
   type SessHttpPrincipal,
   type SessMcpHttpHandler,
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/index.js';
+import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { INITIALIZE, listen, rawExchange, type TestServer } from './helpers.js';
 
 const TOKEN = 'preflight-token-0000001';

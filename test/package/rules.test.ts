@@ -1,5 +1,5 @@
 /**
- * The rules several entries share (`src/core/rules.ts`), each checked with ONE corpus of valid and
+ * The rules several entries share (`src/core/contract/rules.ts`), each checked with ONE corpus of valid and
  * invalid values fed through every entry that accepts it: the engine, the HTTP handler, the stdio
  * environment, the Sess client and the file store must give the same verdict on the same value, and
  * every refusal must name its option or variable and state the rule's own text.
@@ -11,11 +11,9 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultRandomId } from '../../src/core/engine/identity.js';
-import { createSessEngine } from '../../src/core/engine.js';
-import { isSessMcpError } from '../../src/core/errors.js';
-import { ARGUMENT_LIMITS } from '../../src/core/limits.js';
-import { SessApiError } from '../../src/core/ports.js';
+import { isSessMcpError } from '../../src/core/contract/errors.js';
+import { ARGUMENT_LIMITS } from '../../src/core/contract/limits.js';
+import { SessApiError } from '../../src/core/contract/ports.js';
 import {
   HANDLE_PREFIX,
   MAX_RANDOM_ID_LENGTH,
@@ -25,7 +23,9 @@ import {
   SESS_ID_RULE,
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
-} from '../../src/core/rules.js';
+} from '../../src/core/contract/rules.js';
+import { createSessEngine } from '../../src/core/engine/engine.js';
+import { defaultRandomId } from '../../src/core/engine/identity.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { createReceiptVerifier, createSessClient } from '../../src/sess/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';

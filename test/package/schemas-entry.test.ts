@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { describe, expect, it } from 'vitest';
-import * as core from '../../src/core/schemas.js';
+import * as core from '../../src/core/contract/schemas.js';
 import * as rootEntry from '../../src/index.js';
 import * as schemasEntry from '../../src/schemas/index.js';
 import { sampleArgs, sampleSurface } from '../core/fixtures.js';

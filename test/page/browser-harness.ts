@@ -11,7 +11,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Answer, Surface } from '../../src/core/surface.js';
+import type { Answer, Surface } from '../../src/core/model/surface.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
 /** Where screenshots of every state go. */

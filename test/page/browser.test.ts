@@ -12,7 +12,7 @@
 
 import type { Page } from 'playwright-core';
 import { expect, it } from 'vitest';
-import type { Answer, Surface } from '../../src/core/surface.js';
+import type { Answer, Surface } from '../../src/core/model/surface.js';
 import { answerToForm } from '../../src/testing/page/index.js';
 import { LIVE_SCRIPT } from '../../src/testing/page/live.js';
 import {

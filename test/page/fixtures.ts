@@ -2,7 +2,7 @@
  * Surfaces shared by the answer-page suites: one with every component and every field type, and
  * a follow-up. Plain data, written the way an agent would send it.
  */
-import type { Answer, Surface, SurfaceAction, SurfaceComponent } from '../../src/core/surface.js';
+import type { Answer, Surface, SurfaceAction, SurfaceComponent } from '../../src/core/model/surface.js';
 
 /** Every component type and every field type, with bounds, help, prefilled values and labels. */
 export const TRIP: Surface = {

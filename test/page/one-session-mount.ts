@@ -6,7 +6,7 @@
  * runtime's `page-routes.ts`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Answer, Surface } from '../../src/core/surface.js';
+import type { Answer, Surface } from '../../src/core/model/surface.js';
 import {
   answerToForm,
   formToAnswer,

@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { FieldComponent } from '../../src/core/surface.js';
+import type { FieldComponent } from '../../src/core/model/surface.js';
 import {
   answerToForm,
   formToAnswer,

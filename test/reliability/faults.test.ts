@@ -25,7 +25,7 @@ import {
   type SessApiErrorKind,
   type SessionView,
   type StdioBinding,
-} from '../../src/core/ports.js';
+} from '../../src/core/contract/ports.js';
 import {
   type LocalEndpoint,
   type LocalFault,

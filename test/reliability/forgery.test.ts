@@ -7,7 +7,7 @@
  * `answered`; each blocks (or is refused) and stays refused after the forgery stops.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessApi, SessionView } from '../../src/core/ports.js';
+import type { SessApi, SessionView } from '../../src/core/contract/ports.js';
 import type { LocalEndpoint, ReceiptTamper } from '../../src/testing/index.js';
 import {
   approveAnswer,

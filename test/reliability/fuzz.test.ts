@@ -13,9 +13,9 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { ERROR_CODES } from '../../src/core/errors.js';
-import type { SessApi } from '../../src/core/ports.js';
-import { TOOL_NAMES, type ToolName } from '../../src/core/schemas.js';
+import { ERROR_CODES } from '../../src/core/contract/errors.js';
+import type { SessApi } from '../../src/core/contract/ports.js';
+import { TOOL_NAMES, type ToolName } from '../../src/core/contract/schemas.js';
 import { minimalSurface, sampleArgs } from '../core/fixtures.js';
 import { type Harness, startHarness } from '../engine/harness.js';
 

@@ -12,8 +12,8 @@
  * again for that call. The wire level (what the client reports) is `faults.test.ts`'s.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessApi } from '../../src/core/ports.js';
-import type { InteractionState } from '../../src/core/record.js';
+import type { SessApi } from '../../src/core/contract/ports.js';
+import type { InteractionState } from '../../src/core/model/record.js';
 import type { LocalFault, LocalWithdrawal } from '../../src/testing/index.js';
 import {
   approveAnswer,

@@ -15,7 +15,7 @@
  * releases an answer the record does not keep nor blocks the record.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Answer } from '../../src/core/surface.js';
+import type { Answer } from '../../src/core/model/surface.js';
 import { approveAnswer, type Harness, type Outcome, sessionIdOf, startHarness } from '../engine/harness.js';
 
 const RUNS = 25;

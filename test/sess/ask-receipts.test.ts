@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { base64UrlDecode } from '../../src/core/codec/base64url.js';
-import type { SessApi, VerifyResponseInput } from '../../src/core/ports.js';
+import type { SessApi, VerifyResponseInput } from '../../src/core/contract/ports.js';
 import { createReceiptVerifier } from '../../src/sess/receipt.js';
 import { answer, clientFor, expectSessError, idemKey, proofOf, surface, useRuntime } from './helpers.js';
 

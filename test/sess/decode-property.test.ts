@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SessApiError, type SessionView } from '../../src/core/ports.js';
+import { SessApiError, type SessionView } from '../../src/core/contract/ports.js';
 import type { WireSessionView } from '../../src/sess/wire-reader.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { clientFor, twiceAnsweredView } from './helpers.js';

@@ -12,8 +12,8 @@ import {
   type SessApiErrorKind,
   type SessionView,
   type VerifyResponseInput,
-} from '../../src/core/ports.js';
-import type { Answer, Surface } from '../../src/core/surface.js';
+} from '../../src/core/contract/ports.js';
+import type { Answer, Surface } from '../../src/core/model/surface.js';
 import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
 import type { WireSessionView } from '../../src/sess/wire-reader.js';
 import type { LocalSess } from '../../src/testing/index.js';

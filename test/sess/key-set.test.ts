@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { base64UrlDecode, base64UrlEncode } from '../../src/core/codec/base64url.js';
-import type { SessApi, VerifyResponseInput } from '../../src/core/ports.js';
+import type { SessApi, VerifyResponseInput } from '../../src/core/contract/ports.js';
 import { importEd25519PublicKey } from '../../src/sess/jws.js';
 import { createReceiptVerifier } from '../../src/sess/receipt.js';
 import { DEFAULT_KEY_SET_MAX_AGE_MS } from '../../src/sess/settings.js';

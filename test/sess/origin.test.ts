@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SessApiError } from '../../src/core/ports.js';
+import { SessApiError } from '../../src/core/contract/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
 import { validateSessOrigin } from '../../src/sess/origin.js';
 

@@ -4,12 +4,12 @@
  * data: the same word for every response that fails the same check.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { SessApiError } from '../../src/core/contract/ports.js';
 import {
   classifyCreateFailure,
   classifyMutationFailure,
   classifyReadFailure,
 } from '../../src/core/engine/sess-errors.js';
-import { SessApiError } from '../../src/core/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
 import { type Harness, startHarness } from '../engine/harness.js';
 import {

@@ -5,7 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessApi } from '../../src/core/ports.js';
+import type { SessApi } from '../../src/core/contract/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
 import type { WireSessionView } from '../../src/sess/wire-reader.js';
 import { type ContradictionVariant, startLocalSess } from '../../src/testing/index.js';

@@ -5,7 +5,7 @@
  * verifies once the cooldown allows a refetch.
  */
 import { describe, expect, it } from 'vitest';
-import type { SessApi, VerificationReason, VerifyResponseInput } from '../../src/core/ports.js';
+import type { SessApi, VerificationReason, VerifyResponseInput } from '../../src/core/contract/ports.js';
 import { generateSigningKey, signCompactJws } from '../../src/sess/jws.js';
 import { createReceiptVerifier, type ReceiptVerifierOptions } from '../../src/sess/receipt.js';
 import { type ReceiptTamper, startLocalSess } from '../../src/testing/index.js';

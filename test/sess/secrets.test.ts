@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { SessApiError } from '../../src/core/ports.js';
+import { SessApiError } from '../../src/core/contract/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
 import {
   answer,

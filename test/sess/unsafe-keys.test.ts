@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/codec/canonical-json.js';
-import type { Answer, Surface } from '../../src/core/surface.js';
+import type { Answer, Surface } from '../../src/core/model/surface.js';
 import { digestJson } from '../../src/sess/digest.js';
 import { answeredSession, clientFor, proofOf, useRuntime } from './helpers.js';
 

@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessApiError } from '../../src/core/ports.js';
+import { SessApiError } from '../../src/core/contract/ports.js';
 import { decodeSession } from '../../src/sess/decode.js';
 import {
   readAskView,

@@ -39,7 +39,7 @@ import {
   type SessAccount,
   startOAuthHttpExample,
 } from '../../examples/oauth-http.js';
-import type { DiagnosticEvent } from '../../src/core/ports.js';
+import type { DiagnosticEvent } from '../../src/core/contract/ports.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface, call, ok } from '../http/harness.js';
 import { type SecretsAudit, useSecretsAudit } from '../support/audit.js';

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isSessMcpError, SessMcpError } from '../../src/core/errors.js';
+import { isSessMcpError, SessMcpError } from '../../src/core/contract/errors.js';
 import { createStdioAuthority } from '../../src/stdio/authority.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { sanitizeDiagnostic } from '../../src/stdio/diagnostics.js';

@@ -5,8 +5,13 @@
 
 import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isSessMcpError } from '../../src/core/errors.js';
-import { PROFILE_NAME_RULE, profileDirectory, SESS_ID_RULE, WAIT_MS_RULE } from '../../src/core/rules.js';
+import { isSessMcpError } from '../../src/core/contract/errors.js';
+import {
+  PROFILE_NAME_RULE,
+  profileDirectory,
+  SESS_ID_RULE,
+  WAIT_MS_RULE,
+} from '../../src/core/contract/rules.js';
 import { readStdioConfig, type StdioConfigPlatform } from '../../src/stdio/config.js';
 import * as stdioEntry from '../../src/stdio/index.js';
 import { createFileHandleStore } from '../../src/store/file.js';

@@ -6,7 +6,7 @@ import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isSessMcpError } from '../../src/core/errors.js';
+import { isSessMcpError } from '../../src/core/contract/errors.js';
 import { credentialGenerationOf, loadOrCreateCredentialKey } from '../../src/stdio/credential.js';
 
 let dir: string;

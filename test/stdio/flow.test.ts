@@ -4,7 +4,7 @@
  * Every test's server stderr goes through the secrets audit.
  */
 import { describe, expect, it } from 'vitest';
-import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/tool-definitions.js';
+import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/contract/tool-definitions.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 import { approveSurface, followUpSurface, lunchAsk } from '../support/surfaces.js';
 import { errorOf, interactionOf, publishAfter } from './harness.js';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
-import { TOOL_NAMES } from '../../src/core/schemas.js';
+import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import { findOutsideTool } from '../support/outside-tool.js';

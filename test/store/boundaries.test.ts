@@ -59,7 +59,7 @@ describe('store entry boundaries', () => {
   it('the PostgreSQL store loads pg, and the root reaches neither durable store', () => {
     expect(graph('src/store/postgres.ts').packages).toContain('pg');
     const rootFiles = graph('src/index.ts').files;
-    expect(rootFiles).toContain('src/core/memory-store.ts');
+    expect(rootFiles).toContain('src/store/memory/memory-store.ts');
     expect(rootFiles).not.toContain('src/store/file.ts');
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The one contract suite every {@link HandleStore} passes (memory, file, PostgreSQL): the MUST
- * words of `HandleStore` in `src/core/ports.ts`, asserted through the port only. Each store's test
+ * words of `HandleStore` in `src/core/contract/ports.ts`, asserted through the port only. Each store's test
  * file calls {@link describeHandleStoreContract} and then adds its own cases.
  *
  * A store injects its own corruption and transient failures through the optional hooks of
@@ -8,7 +8,7 @@
  * cases say they were skipped.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isSessMcpError, type SessMcpError } from '../../src/core/errors.js';
+import { isSessMcpError, type SessMcpError } from '../../src/core/contract/errors.js';
 import {
   type Binding,
   type HandleStore,
@@ -18,14 +18,14 @@ import {
   type ListPageQuery,
   MAX_UNFINISHED,
   type VersionedRecord,
-} from '../../src/core/ports.js';
+} from '../../src/core/contract/ports.js';
 import {
   type InteractionRecord,
   type InteractionStateKind,
   isUnfinished,
   listGroupOf,
   RECORD_FORMAT,
-} from '../../src/core/record.js';
+} from '../../src/core/model/record.js';
 import {
   HOSTILE_STRINGS,
   hostileBinding,

@@ -12,7 +12,7 @@ import * as fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isSessMcpError } from '../../src/core/errors.js';
+import { isSessMcpError } from '../../src/core/contract/errors.js';
 import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js';
 import { nodeFileStoreFs, ProfileIo } from '../../src/store/file-io.js';
 import { LEASE_GRACE_MS, lockTakeovers, ProfileLease } from '../../src/store/file-lock.js';

@@ -9,7 +9,7 @@ import * as fs from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { HandleStore } from '../../src/core/ports.js';
+import type { HandleStore } from '../../src/core/contract/ports.js';
 import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js';
 import { nodeFileStoreFs } from '../../src/store/file-io.js';
 import {

@@ -9,7 +9,7 @@ import * as fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindingScope, MAX_UNFINISHED } from '../../src/core/ports.js';
+import { bindingScope, MAX_UNFINISHED } from '../../src/core/contract/ports.js';
 import { createFileHandleStore, type FileStoreFs, openProfileRecords } from '../../src/store/file.js';
 import { LEASE_GRACE_MS } from '../../src/store/file-lock.js';
 import { describeHandleStoreContract, listPage, storeFailure } from './contract.js';

@@ -7,8 +7,8 @@
 import { chmod, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Binding } from '../../src/core/ports.js';
-import type { InteractionRecord, InteractionStateKind } from '../../src/core/record.js';
+import type { Binding } from '../../src/core/contract/ports.js';
+import type { InteractionRecord, InteractionStateKind } from '../../src/core/model/record.js';
 import { FORMAT_1_KINDS } from './fixtures.js';
 
 /** The fixture directory. */

@@ -1,16 +1,16 @@
 /**
  * Bindings and well-formed records for the store tests. Records are built the way the engine
- * builds them (`src/core/record.ts`), one per state kind, so the strict codec of the durable
+ * builds them (`src/core/model/record.ts`), one per state kind, so the strict codec of the durable
  * stores accepts them. Nothing here touches a store.
  */
-import type { Binding, HttpBinding, StdioBinding } from '../../src/core/ports.js';
+import type { Binding, HttpBinding, StdioBinding } from '../../src/core/contract/ports.js';
 import {
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
   type InteractionState,
   RECORD_FORMAT,
-} from '../../src/core/record.js';
-import type { Surface } from '../../src/core/surface.js';
+} from '../../src/core/model/record.js';
+import type { Surface } from '../../src/core/model/surface.js';
 
 /** A stdio binding of profile `default` on the local origin. */
 export const stdioA: StdioBinding = {

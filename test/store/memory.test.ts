@@ -3,7 +3,7 @@
  * one backend share records; separate backends share nothing).
  */
 import { describe, expect, it } from 'vitest';
-import { createMemoryHandleStore } from '../../src/core/memory-store.js';
+import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { describeHandleStoreContract } from './contract.js';
 import { makeRecord, stdioA } from './fixtures.js';
 

@@ -11,11 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isSessMcpError } from '../../src/core/errors.js';
-import { createMemoryHandleStore } from '../../src/core/memory-store.js';
-import type { Binding, HandleStoreFactory } from '../../src/core/ports.js';
-import type { InteractionState } from '../../src/core/record.js';
+import { isSessMcpError } from '../../src/core/contract/errors.js';
+import type { Binding, HandleStoreFactory } from '../../src/core/contract/ports.js';
+import type { InteractionState } from '../../src/core/model/record.js';
 import { createFileHandleStore } from '../../src/store/file.js';
+import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { HOSTILE_STRINGS, hostileRecord, httpA, httpB, STATE_KINDS } from './fixtures.js';
 

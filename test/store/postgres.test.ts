@@ -8,10 +8,15 @@
 import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessMcpError } from '../../src/core/errors.js';
-import { type Binding, bindingScope, MAX_UNFINISHED } from '../../src/core/ports.js';
-import { type InteractionRecord, isUnfinished, listGroupOf, RECORD_FORMAT } from '../../src/core/record.js';
-import { compareListOrder } from '../../src/core/store-kit.js';
+import { SessMcpError } from '../../src/core/contract/errors.js';
+import { type Binding, bindingScope, MAX_UNFINISHED } from '../../src/core/contract/ports.js';
+import {
+  type InteractionRecord,
+  isUnfinished,
+  listGroupOf,
+  RECORD_FORMAT,
+} from '../../src/core/model/record.js';
+import { compareListOrder } from '../../src/core/store-kit/kit.js';
 import {
   createPostgresHandleStore,
   type PoolLike,

@@ -3,8 +3,8 @@
  * unsupported, and that its messages name paths, never values.
  */
 import { describe, expect, it } from 'vitest';
-import { isSessMcpError, type SessMcpError } from '../../src/core/errors.js';
-import type { InteractionRecord } from '../../src/core/record.js';
+import { isSessMcpError, type SessMcpError } from '../../src/core/contract/errors.js';
+import type { InteractionRecord } from '../../src/core/model/record.js';
 import { decodeEnvelope, decodeRecord, encodeEnvelope, encodeRecord } from '../../src/store/record-codec.js';
 import { FORMAT_1_KINDS, httpA, makeRecord, STATE_KINDS, stdioA } from './fixtures.js';
 

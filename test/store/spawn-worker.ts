@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { HandleStoreFactory } from '../../src/core/memory-store.js';
+import type { HandleStoreFactory } from '../../src/store/memory/memory-store.js';
 import { bundleWithPackages } from '../support/bundle.js';
 import { httpA, makeRecord } from './fixtures.js';
 import type { WorkerJob } from './worker.js';

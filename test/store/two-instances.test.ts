@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgresHttpExample } from '../../examples/postgres-http.js';
-import { MAX_UNFINISHED } from '../../src/core/ports.js';
+import { MAX_UNFINISHED } from '../../src/core/contract/ports.js';
 import { httpBindingOf } from '../../src/http/index.js';
 import { createPostgresHandleStore } from '../../src/store/postgres.js';
 import { escapeToAscii } from '../../src/store/postgres-encoding.js';

@@ -23,9 +23,9 @@
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, McpServer } from '@modelcontextprotocol/server';
 import { afterEach } from 'vitest';
-import type { SessEngine } from '../../src/core/engine.js';
-import { registerSessTools } from '../../src/core/register.js';
-import { serverInstructions } from '../../src/core/tool-definitions.js';
+import { serverInstructions } from '../../src/core/contract/tool-definitions.js';
+import type { SessEngine } from '../../src/core/engine/engine.js';
+import { registerSessTools } from '../../src/core/engine/register.js';
 import { type Harness, type HarnessOptions, startHarness } from '../engine/harness.js';
 
 /** An MCP client of either SDK generation, as far as the fixture uses it. */

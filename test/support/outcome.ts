@@ -3,8 +3,8 @@
  * HTTP handler or the stdio server through an MCP client): the interaction, or the error object,
  * with the text content the agent sees.
  */
-import type { ToolErrorObject } from '../../src/core/errors.js';
-import type { InteractionResult } from '../../src/core/result.js';
+import type { ToolErrorObject } from '../../src/core/contract/errors.js';
+import type { InteractionResult } from '../../src/core/contract/result.js';
 
 /** One tool call's outcome. */
 export type Outcome =

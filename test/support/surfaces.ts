@@ -11,7 +11,7 @@ import type {
   Surface,
   SurfaceAction,
   SurfaceComponent,
-} from '../../src/core/surface.js';
+} from '../../src/core/model/surface.js';
 
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/core/codec/canonical-json.js';
-import { sameJsonValue } from '../../src/core/same-json.js';
+import { sameJsonValue } from '../../src/core/codec/same-json.js';
 import { digestJson, isDigest } from '../../src/sess/digest.js';
 import {
   generateSigningKey,

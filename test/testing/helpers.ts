@@ -2,7 +2,7 @@
  * Shared helpers of the local-runtime tests: a sample Surface and a tiny raw API caller on
  * `fetch` (these tests speak the wire directly, not through the client).
  */
-import type { Surface } from '../../src/core/surface.js';
+import type { Surface } from '../../src/core/model/surface.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import { messageField, surfaceOf, whatChangedRecord } from '../support/surfaces.js';
 

@@ -9,7 +9,7 @@
  * (seconds per try) fails every try.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Surface } from '../../src/core/surface.js';
+import type { Surface } from '../../src/core/model/surface.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { call, newKey } from './helpers.js';
 

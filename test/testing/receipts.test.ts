@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Surface } from '../../src/core/surface.js';
+import type { Surface } from '../../src/core/model/surface.js';
 import { digestJson } from '../../src/sess/digest.js';
 import { importEd25519PublicKey, parseCompactJws, verifyCompactJwsSignature } from '../../src/sess/jws.js';
 import { JwksSchema } from '../../src/sess/wire.js';

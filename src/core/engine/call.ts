@@ -6,10 +6,11 @@
  * Deliberately holds no operation: `create.ts`, `response.ts`, `mutate.ts` and `list.ts` decide
  * what to do; this module only gives them one way to read, write, block and observe.
  */
-import { isSessMcpError } from '../errors.js';
-import type { CallAuthority, Clock, DiagnosticEvent } from '../ports.js';
-import { bindingGeneration, bindingScope } from '../ports.js';
-import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../record.js';
+import { isSessMcpError } from '../contract/errors.js';
+import type { CallAuthority, Clock, DiagnosticEvent } from '../contract/ports.js';
+import { bindingGeneration, bindingScope } from '../contract/ports.js';
+import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../model/record.js';
+import { type InteractionEvent, transition } from '../model/transitions.js';
 import {
   bindingMismatch,
   blockedError,
@@ -20,7 +21,6 @@ import {
   storeFailure,
 } from './refusals.js';
 import type { ReadFailure } from './sess-errors.js';
-import { type InteractionEvent, transition } from './transitions.js';
 import type { DurableStep, EngineHooks, ToolCallContext } from './types.js';
 import type { WaitGate } from './wait-gate.js';
 

@@ -6,19 +6,19 @@
  * Deliberately does not validate arguments (the contract's validators ran first) and does not
  * read answers (`response.ts`).
  */
-import { SessMcpError } from '../errors.js';
-import type { AskView, SessionView } from '../ports.js';
+import { SessMcpError } from '../contract/errors.js';
+import type { AskView, SessionView } from '../contract/ports.js';
 import {
   type CreateRequest,
   type InteractionRecord,
   type InteractionState,
   RECORD_FORMAT,
-} from '../record.js';
+} from '../model/record.js';
+import { type InteractionEvent, transition } from '../model/transitions.js';
 import { type Call, type Loaded, nextRecord } from './call.js';
 import { newHandle } from './identity.js';
 import type { State } from './refusals.js';
 import { classifyCreateFailure, createOutcomeUnknown } from './sess-errors.js';
-import { type InteractionEvent, transition } from './transitions.js';
 import type { CreateOperation, EngineResult } from './types.js';
 
 /** `sess_request` / `sess_ask`: save the intent, create, save the Session (or Ask). */

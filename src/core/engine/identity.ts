@@ -10,9 +10,9 @@
 
 import { base64UrlEncode } from '../codec/base64url.js';
 import { canonicalJson } from '../codec/canonical-json.js';
-import { SessMcpError } from '../errors.js';
-import { HANDLE_PREFIX, RANDOM_ID_BITS, RANDOM_ID_RULE } from '../rules.js';
-import { sameJsonValue } from '../same-json.js';
+import { sameJsonValue } from '../codec/same-json.js';
+import { SessMcpError } from '../contract/errors.js';
+import { HANDLE_PREFIX, RANDOM_ID_BITS, RANDOM_ID_RULE } from '../contract/rules.js';
 
 /** Bytes of randomness in every generated identifier (128 bits). */
 const RANDOM_BYTES = RANDOM_ID_BITS / 8;

@@ -14,10 +14,11 @@
  * record, and the only Surface shown (on inspect) is the agent's own.
  */
 import { base64UrlDecode, base64UrlEncode } from '../codec/base64url.js';
-import { SessMcpError } from '../errors.js';
-import { ARGUMENT_LIMITS } from '../limits.js';
-import type { ListPage, ListPageKey, ListPageQuery, VersionedRecord } from '../ports.js';
-import { bindingGeneration, bindingScope } from '../ports.js';
+import { SessMcpError } from '../contract/errors.js';
+import { ARGUMENT_LIMITS } from '../contract/limits.js';
+import type { ListPage, ListPageKey, ListPageQuery, VersionedRecord } from '../contract/ports.js';
+import { bindingGeneration, bindingScope } from '../contract/ports.js';
+import type { ListItem, ListResult } from '../contract/result.js';
 import {
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
@@ -29,10 +30,9 @@ import {
   type ListState,
   listStateOf,
   ownerCodeOf,
-} from '../record.js';
-import type { ListItem, ListResult } from '../result.js';
-import { compareListKeys, listKeyOf, storeError } from '../store-kit.js';
-import type { Surface } from '../surface.js';
+} from '../model/record.js';
+import type { Surface } from '../model/surface.js';
+import { compareListKeys, listKeyOf, storeError } from '../store-kit/kit.js';
 import { type Call, confirmedExpiry } from './call.js';
 import { jsonDigest } from './identity.js';
 import { storeFailure } from './refusals.js';

@@ -10,9 +10,10 @@
  * unknown: it stays saved until the identical call is repeated. Only a withdraw that Sess certainly
  * did not apply is cleared, leaving the record as it was.
  */
-import type { AskView, CompleteInput, SessionView } from '../ports.js';
-import type { InteractionState } from '../record.js';
-import type { InteractionResultState } from '../result.js';
+import type { AskView, CompleteInput, SessionView } from '../contract/ports.js';
+import type { InteractionResultState } from '../contract/result.js';
+import type { InteractionState } from '../model/record.js';
+import { type InteractionEvent, transition } from '../model/transitions.js';
 import type { Call, Loaded } from './call.js';
 import { jsonDigest, sameJson } from './identity.js';
 import {
@@ -39,7 +40,6 @@ import {
   classifyWithdrawFailure,
   type MutationFailure,
 } from './sess-errors.js';
-import { type InteractionEvent, transition } from './transitions.js';
 import type { CompleteOperation, EngineResult, PublishOperation, WithdrawOperation } from './types.js';
 
 type Kind = InteractionState['kind'];

@@ -7,9 +7,9 @@
  * Deliberately decides nothing: the operations choose which refusal applies. Messages never
  * repeat a value the caller sent or one Sess returned (no handle, link or answer).
  */
-import { SessMcpError } from '../errors.js';
-import type { SessionView } from '../ports.js';
-import type { InteractionState } from '../record.js';
+import { SessMcpError } from '../contract/errors.js';
+import type { SessionView } from '../contract/ports.js';
+import type { InteractionState } from '../model/record.js';
 import { createOutcomeUnknown } from './sess-errors.js';
 
 /** A state of one kind. */

@@ -19,11 +19,11 @@ import type {
   SessionStatus,
   SessionView,
   VerifiedReceipt,
-} from '../ports.js';
-import { bindingGeneration, bindingScope } from '../ports.js';
-import type { InteractionState, VerifiedResponse } from '../record.js';
-import type { AskAnswerResult, AskResult, ResponseResult } from '../result.js';
-import type { Surface } from '../surface.js';
+} from '../contract/ports.js';
+import { bindingGeneration, bindingScope } from '../contract/ports.js';
+import type { AskAnswerResult, AskResult, ResponseResult } from '../contract/result.js';
+import type { InteractionState, VerifiedResponse } from '../model/record.js';
+import type { Surface } from '../model/surface.js';
 import { type Call, type Loaded, WaitAborted } from './call.js';
 import { sameJson } from './identity.js';
 import {

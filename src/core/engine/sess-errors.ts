@@ -6,8 +6,8 @@
  * Messages are written here, never copied from the failure: a Sess error's text could carry
  * something the caller must not see, so only codes, statuses and fixed words pass through.
  */
-import { SessMcpError } from '../errors.js';
-import { SessApiError } from '../ports.js';
+import { SessMcpError } from '../contract/errors.js';
+import { SessApiError } from '../contract/ports.js';
 
 /** Any failure, made a {@link SessApiError}. A foreign throw counts as a lost outcome. */
 export function asSessApiError(error: unknown): SessApiError {

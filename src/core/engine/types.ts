@@ -4,9 +4,9 @@
  * Results are the tool contract's `InteractionResult` (`result.ts`); the operation inputs are
  * the already-validated, camelCase form of the tool arguments.
  */
-import type { AskRespondentsOptions, Authority, Clock, DiagnosticsSink } from '../ports.js';
-import type { InteractionResult } from '../result.js';
-import type { Surface } from '../surface.js';
+import type { AskRespondentsOptions, Authority, Clock, DiagnosticsSink } from '../contract/ports.js';
+import type { InteractionResult } from '../contract/result.js';
+import type { Surface } from '../model/surface.js';
 import type { WaitGate } from './wait-gate.js';
 
 /** The named durable steps {@link EngineHooks.onStep} is called at. */

@@ -13,8 +13,8 @@
  * engine a host builds (the HTTP face builds an engine per request and shares one gate). It
  * decides nothing about answers: it returns what Sess reported, and the engine verifies it.
  */
-import { readOptions } from '../options.js';
-import { type SessApi, SessApiError, type SessionStatus, type SessionView } from '../ports.js';
+import { readOptions } from '../contract/options.js';
+import { type SessApi, SessApiError, type SessionStatus, type SessionView } from '../contract/ports.js';
 
 /** Options of {@link createWaitGate}. */
 export interface WaitGateOptions {

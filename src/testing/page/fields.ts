@@ -8,7 +8,7 @@
  * `_revision=<n>` says which revision the page showed. This module does not judge an answer
  * (`validate.ts` does) and renders nothing (`render.ts` does).
  */
-import type { FieldComponent, FieldSchema, Surface } from '../../core/surface.js';
+import type { FieldComponent, FieldSchema, Surface } from '../../core/model/surface.js';
 
 /** The control a field is shown as. */
 export type FieldKind =

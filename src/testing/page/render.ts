@@ -17,7 +17,7 @@ import type {
   Surface,
   SurfaceAction,
   SurfaceComponent,
-} from '../../core/surface.js';
+} from '../../core/model/surface.js';
 import { fieldKind, formName, hasOwn } from './fields.js';
 import { documentHtml, escapeHtml as esc } from './html.js';
 import { ACTION_ERROR_KEY } from './validate.js';

@@ -21,7 +21,7 @@ import type {
   RatingFieldSchema,
   StringFieldSchema,
   Surface,
-} from '../../core/surface.js';
+} from '../../core/model/surface.js';
 import { codePoints } from '../text.js';
 import { fieldKind, hasOwn, surfaceFields } from './fields.js';
 

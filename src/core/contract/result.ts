@@ -8,6 +8,9 @@
  * Plain data shaped like an MCP `CallToolResult`, without importing the MCP SDK. It decides no
  * state: the engine says what happened; this module only writes it down.
  */
+
+import type { ListState } from '../model/record.js';
+import type { JsonValue, Surface } from '../model/surface.js';
 import {
   ERROR_TABLE,
   type ErrorClass,
@@ -15,9 +18,7 @@ import {
   isSessMcpError,
   type ToolErrorObject,
 } from './errors.js';
-import type { ListState } from './record.js';
 import type { ToolName } from './schemas.js';
-import type { JsonValue, Surface } from './surface.js';
 
 /**
  * The `interaction.state` a tool result reports; `withdrawn` once `sess_withdraw` took the question

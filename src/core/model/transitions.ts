@@ -21,7 +21,7 @@
  *    └────────ask_close_refused──────┘
  * ```
  */
-import { SessMcpError } from '../errors.js';
+import { SessMcpError } from '../contract/errors.js';
 import type {
   AskView,
   CloseAskInput,
@@ -29,8 +29,8 @@ import type {
   PublishInput,
   SessionView,
   WithdrawInput,
-} from '../ports.js';
-import type { InteractionState, InteractionStateKind, VerifiedResponse } from '../record.js';
+} from '../contract/ports.js';
+import type { InteractionState, InteractionStateKind, VerifiedResponse } from './record.js';
 
 /** Something that happened to an interaction. */
 export type InteractionEvent =

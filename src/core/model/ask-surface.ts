@@ -5,7 +5,7 @@
  * This module only maps. It checks nothing: `askToSurface` in `validate.ts` maps with
  * {@link buildAskSurface} and then checks the result by the same rules as `sess_request`.
  */
-import type { AskArgs, AskField, AskOption } from './schemas.js';
+import type { AskArgs, AskField, AskOption } from '../contract/schemas.js';
 import type { FieldComponent, FieldSchema, Surface, SurfaceComponent } from './surface.js';
 
 /** The submit button's label when `submit_label` is not given. */

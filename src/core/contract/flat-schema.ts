@@ -4,7 +4,7 @@
  * what is accepted; validation never reads either form. Schema parts are compared by their canonical
  * JSON (`codec/canonical-json.ts`).
  */
-import { canonicalJson } from './codec/canonical-json.js';
+import { canonicalJson } from '../codec/canonical-json.js';
 import type { JsonSchemaObject } from './json-schema.js';
 
 type Schema = Record<string, unknown>;

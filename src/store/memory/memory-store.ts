@@ -8,9 +8,9 @@
  * persist anything, validate the shape of a record's state (the durable stores do that on every
  * read) or coordinate between processes.
  */
-import type { Binding, HandleStoreFactory, ListPageKey, VersionedRecord } from './ports.js';
-import { bindingScope, MAX_UNFINISHED } from './ports.js';
-import { type InteractionRecord, type InteractionStateKind, isUnfinished } from './record.js';
+import type { Binding, HandleStoreFactory, ListPageKey, VersionedRecord } from '../../core/contract/ports.js';
+import { bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
+import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
 import {
   compareListKeys,
   compareOldestFirst,
@@ -22,10 +22,10 @@ import {
   staleVersionError,
   storeError,
   storeFullError,
-} from './store-kit.js';
+} from '../../core/store-kit/kit.js';
 
 /** Declared in `ports.ts`; exported here too, beside its in-memory implementation. */
-export type { HandleStoreFactory } from './ports.js';
+export type { HandleStoreFactory } from '../../core/contract/ports.js';
 
 interface MemoryEntry {
   scope: string;

@@ -13,25 +13,10 @@
  * `engine/transitions.ts`, and the bound on upstream waits in `engine/wait-gate.ts`.
  */
 
-import { Call } from './engine/call.js';
-import { create } from './engine/create.js';
-import { defaultRandomId } from './engine/identity.js';
-import { type ListOperation, list } from './engine/list.js';
-import { complete, publish, withdraw } from './engine/mutate.js';
-import { response } from './engine/response.js';
-import type {
-  CreateOperation,
-  EngineResult,
-  ResponseOperation,
-  SessEngineOptions,
-  ToolCallContext,
-  WithdrawOperation,
-} from './engine/types.js';
-import { createWaitGate, type WaitGate } from './engine/wait-gate.js';
-import { isSessMcpError, SessMcpError } from './errors.js';
-import { MAX_TIMER_MS, readOptions } from './options.js';
-import type { AskRespondentsOptions, CallAuthority, Clock, DiagnosticEvent } from './ports.js';
-import { systemClock } from './ports.js';
+import { isSessMcpError, SessMcpError } from '../contract/errors.js';
+import { MAX_TIMER_MS, readOptions } from '../contract/options.js';
+import type { AskRespondentsOptions, CallAuthority, Clock, DiagnosticEvent } from '../contract/ports.js';
+import { systemClock } from '../contract/ports.js';
 import {
   type InteractionResult,
   type ListResult,
@@ -39,8 +24,8 @@ import {
   toolError,
   toolListSuccess,
   toolSuccess,
-} from './result.js';
-import { RANDOM_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from './rules.js';
+} from '../contract/result.js';
+import { RANDOM_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../contract/rules.js';
 import type {
   AskArgs,
   CompleteArgs,
@@ -50,12 +35,27 @@ import type {
   ResponseArgs,
   ToolName,
   WithdrawArgs,
-} from './schemas.js';
-import { TOOL_NAMES } from './schemas.js';
-import { askToSurface, parseToolArguments } from './validate.js';
+} from '../contract/schemas.js';
+import { TOOL_NAMES } from '../contract/schemas.js';
+import { askToSurface, parseToolArguments } from '../contract/validate.js';
+import { Call } from './call.js';
+import { create } from './create.js';
+import { defaultRandomId } from './identity.js';
+import { type ListOperation, list } from './list.js';
+import { complete, publish, withdraw } from './mutate.js';
+import { response } from './response.js';
+import type {
+  CreateOperation,
+  EngineResult,
+  ResponseOperation,
+  SessEngineOptions,
+  ToolCallContext,
+  WithdrawOperation,
+} from './types.js';
+import { createWaitGate, type WaitGate } from './wait-gate.js';
 
-export type { InteractionEvent } from './engine/transitions.js';
-export { transition } from './engine/transitions.js';
+export type { InteractionEvent } from '../model/transitions.js';
+export { transition } from '../model/transitions.js';
 export type {
   DurableStep,
   EngineHooks,
@@ -63,9 +63,9 @@ export type {
   SessEngineOptions,
   ToolCallContext,
   ToolProgress,
-} from './engine/types.js';
-export type { GateWaitRequest, WaitGate, WaitGateOptions } from './engine/wait-gate.js';
-export { createWaitGate, DEFAULT_MAX_CONCURRENT_WAITS } from './engine/wait-gate.js';
+} from './types.js';
+export type { GateWaitRequest, WaitGate, WaitGateOptions } from './wait-gate.js';
+export { createWaitGate, DEFAULT_MAX_CONCURRENT_WAITS } from './wait-gate.js';
 
 /**
  * The longest single wait of `sess_response`: 45 seconds.

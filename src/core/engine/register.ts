@@ -10,12 +10,18 @@
  * This module maps the SDK's request context onto {@link ToolCallContext}; it decides nothing.
  */
 
-import type { ToolCallContext } from './engine/types.js';
+import { readOptions } from '../contract/options.js';
+import type { ToolResult } from '../contract/result.js';
+import {
+  INPUT_SCHEMAS_RULE,
+  type InputSchemas,
+  TOOL_SET_RULE,
+  type ToolSet,
+  toolsOf,
+} from '../contract/rules.js';
+import { toolDefinitionsOf } from '../contract/tool-definitions.js';
 import type { SessEngine } from './engine.js';
-import { readOptions } from './options.js';
-import type { ToolResult } from './result.js';
-import { INPUT_SCHEMAS_RULE, type InputSchemas, TOOL_SET_RULE, type ToolSet, toolsOf } from './rules.js';
-import { toolDefinitionsOf } from './tool-definitions.js';
+import type { ToolCallContext } from './types.js';
 
 /**
  * A Standard Schema with a JSON Schema converter (`StandardSchemaWithJSON` of the MCP SDK),

@@ -11,6 +11,8 @@
  * (re-exported here).
  */
 import * as v from 'valibot';
+import { LIST_STATES } from '../model/record.js';
+import type { FieldSchema, JsonValue } from '../model/surface.js';
 import {
   ARGUMENT_LIMITS,
   isReservedName,
@@ -19,7 +21,6 @@ import {
   STRUCTURE_LIMITS,
   TEXT_LIMITS,
 } from './limits.js';
-import { LIST_STATES } from './record.js';
 import {
   type MaxCodePointsAction,
   type MaxCodePointsIssue,
@@ -32,7 +33,6 @@ import {
   type UniqueStringsIssue,
   uniqueStrings,
 } from './schema-actions.js';
-import type { FieldSchema, JsonValue } from './surface.js';
 
 export type {
   AskArgs,

@@ -22,7 +22,8 @@
  * (`limits.ts`) and no JSON Schema (`json-schema.ts`).
  */
 import * as v from 'valibot';
-import { askOptionId, buildAskSurface } from './ask-surface.js';
+import { askOptionId, buildAskSurface } from '../model/ask-surface.js';
+import type { FieldSchema, JsonValue, Surface } from '../model/surface.js';
 import { SessMcpError } from './errors.js';
 import {
   codePointLength,
@@ -44,7 +45,6 @@ import {
   type ToolArgs,
   type ToolName,
 } from './schemas.js';
-import type { FieldSchema, JsonValue, Surface } from './surface.js';
 
 // ---------------------------------------------------------------------------------------------
 // Pointers

@@ -6,9 +6,10 @@
  * Nothing here knows a transport or Sess's wire format: `src/sess` adapts the wire to
  * {@link SessApi}; stores and faces implement the rest.
  */
+
+import type { InteractionRecord, InteractionStateKind, ListGroup } from '../model/record.js';
+import type { Answer, Surface } from '../model/surface.js';
 import type { ErrorCode } from './errors.js';
-import type { InteractionRecord, InteractionStateKind, ListGroup } from './record.js';
-import type { Answer, Surface } from './surface.js';
 
 // ---------------------------------------------------------------------------------------------
 // Sess

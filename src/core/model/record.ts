@@ -9,7 +9,7 @@
  *
  * A record may hold the Sess link and answer data until it is completed: stores keep it private.
  */
-import type { ErrorCode } from './errors.js';
+import type { ErrorCode } from '../contract/errors.js';
 import type {
   AskRespondentsOptions,
   Binding,
@@ -17,7 +17,7 @@ import type {
   CompleteInput,
   PublishInput,
   WithdrawInput,
-} from './ports.js';
+} from '../contract/ports.js';
 import type { Answer, Surface } from './surface.js';
 
 /**

@@ -8,7 +8,7 @@
  * It deliberately holds no storage of its own and no codec: how a record is laid out on a medium
  * is each store's business.
  */
-import { SessMcpError } from './errors.js';
+import { SessMcpError } from '../contract/errors.js';
 import type {
   HandleStore,
   ListPage,
@@ -16,8 +16,8 @@ import type {
   ListPageQuery,
   StoreErrorReason,
   VersionedRecord,
-} from './ports.js';
-import { bindingScope, MAX_UNFINISHED, STORE_ERROR_REASONS } from './ports.js';
+} from '../contract/ports.js';
+import { bindingScope, MAX_UNFINISHED, STORE_ERROR_REASONS } from '../contract/ports.js';
 import {
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
@@ -26,7 +26,7 @@ import {
   READABLE_RECORD_FORMATS,
   RECORD_FORMAT,
   type RecordFormat,
-} from './record.js';
+} from '../model/record.js';
 
 /** A handle a store can hold: 1–200 of `A–Z a–z 0–9 . _ ~ -`, not starting with `.` or `-`. */
 const HANDLE_PATTERN = /^[A-Za-z0-9_~][A-Za-z0-9._~-]{0,199}$/;

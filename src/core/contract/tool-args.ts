@@ -5,8 +5,8 @@
  *
  * Types and the one list of tool names only: no validation happens here (`validate.ts`).
  */
-import type { ListState } from './record.js';
-import type { Surface } from './surface.js';
+import type { ListState } from '../model/record.js';
+import type { Surface } from '../model/surface.js';
 
 /** The tools of `sess-mcp-tools/6`. */
 export type ToolName =
