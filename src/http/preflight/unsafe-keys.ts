@@ -3,12 +3,14 @@
  * as a key anywhere is refused before any MCP code sees it, with a JSON-RPC `Invalid params`
  * error in the request's protocol era.
  *
- * It only looks at keys. It does not validate tool arguments (the engine does) and does not
- * answer malformed JSON (the SDK does, in its own words).
+ * It only looks at keys. It does not validate tool arguments (the engine does), does not read
+ * the body (`body.ts` reads it and parses it here, once) and does not answer malformed JSON (the
+ * SDK does, in its own words).
  */
-import { classifyInboundRequest } from '@modelcontextprotocol/server';
-import { isUnsafeKey } from '../index.js';
-import { INVALID_PARAMS, INVALID_REQUEST, type JsonRpcId, jsonRpcError, requestIdOf } from './responses.js';
+import { isUnsafeKey } from '../../index.js';
+import { INVALID_PARAMS, type JsonRpcId, jsonRpcError, requestIdOf } from '../responses.js';
+import { type PreflightContext, type Refusal, refusal } from './context.js';
+import { requestEra } from './era.js';
 
 /** A parsed body: the value and the first unsafe key found, if any. */
 export type ParsedBody = { ok: true; value: unknown; unsafeKey?: string } | { ok: false };
@@ -48,22 +50,6 @@ export function parseBody(text: string): ParsedBody {
   return unsafeKey === undefined ? { ok: true, value } : { ok: true, value, unsafeKey };
 }
 
-/** The protocol era a request belongs to, exactly as the SDK entry will route it. */
-export function requestEra(headers: Headers, body: unknown): 'legacy' | 'modern' {
-  const outcome = classifyInboundRequest({
-    httpMethod: 'POST',
-    ...optionalHeader('protocolVersionHeader', headers.get('mcp-protocol-version')),
-    ...optionalHeader('mcpMethodHeader', headers.get('mcp-method')),
-    ...optionalHeader('mcpNameHeader', headers.get('mcp-name')),
-    body,
-  });
-  return outcome.kind === 'legacy' ? 'legacy' : 'modern';
-}
-
-function optionalHeader<K extends string>(key: K, value: string | null): { [P in K]?: string } {
-  return value === null ? {} : ({ [key]: value } as { [P in K]: string });
-}
-
 /**
  * The refusal of a body with an unsafe key, in the request's era:
  * - 2026-07-28 (modern): an entry-gate rejection, HTTP `400` with the JSON-RPC error and the
@@ -80,22 +66,10 @@ export function unsafeKeyResponse(era: 'legacy' | 'modern', body: unknown, key: 
   return jsonRpcError(status, INVALID_PARAMS, message, id, { unsafeKey: key });
 }
 
-/** The first protocol version without JSON-RPC batching. */
-const NO_BATCHING_SINCE = '2025-06-18';
-
-/**
- * The refusal of a JSON-RPC batch from a client that declared a protocol version without
- * batching (2025-06-18 and later): `400` with `Invalid Request` and `id: null`, and nothing in the
- * batch runs. A 2025-03-26 client (no version header) may still send batches.
- */
-export function batchRefusal(headers: Headers, body: unknown): Response | undefined {
-  if (!Array.isArray(body)) return undefined;
-  const version = headers.get('mcp-protocol-version');
-  if (version === null || version < NO_BATCHING_SINCE) return undefined;
-  return jsonRpcError(
-    400,
-    INVALID_REQUEST,
-    `Invalid Request: JSON-RPC batches are not part of MCP since ${NO_BATCHING_SINCE}; send one message per request`,
-    null,
-  );
+/** Refuses a body naming an unsafe key anywhere, in the request's era (`http.unsafe_key`). */
+export function unsafeKeyStage(ctx: PreflightContext): Refusal | undefined {
+  const { parsed } = ctx;
+  if (parsed?.ok !== true || parsed.unsafeKey === undefined) return undefined;
+  const era = requestEra(ctx.incoming.headers, parsed.value);
+  return refusal(unsafeKeyResponse(era, parsed.value, parsed.unsafeKey), 'http.unsafe_key', false);
 }
