@@ -20,6 +20,7 @@ import {
 } from '../core/contract/rules.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
+import { hostParts } from './preflight/host.js';
 
 /**
  * Who is calling, as the hosting runtime's `authenticate` established it. Handles are bound to
@@ -211,41 +212,6 @@ function stringList(
   return value as readonly string[];
 }
 
-/** A `Host` value split into its lower-case host name and its port as written (`''` when none). */
-interface HostParts {
-  hostname: string;
-  port: string;
-}
-
-/**
- * Split `host` or `host:port` (IPv6 in brackets). The port is taken as written, because the URL
- * parser drops a port that is the scheme's default (`:80`) and the allowlist must keep it.
- * Anything else than a host and a port (a path, credentials, a query) is `undefined`.
- */
-function hostParts(value: string): HostParts | undefined {
-  const match = /^(\[[^\]]*\]|[^:]*)(?::([0-9]{1,5}))?$/.exec(value);
-  if (match === null) return undefined;
-  let url: URL;
-  try {
-    url = new URL(`http://${match[1]}`);
-  } catch {
-    return undefined;
-  }
-  if (
-    url.pathname !== '/' ||
-    url.username !== '' ||
-    url.password !== '' ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    url.port !== ''
-  ) {
-    return undefined;
-  }
-  const port = match[2] ?? '';
-  if (port !== '' && Number(port) > 65_535) return undefined;
-  return { hostname: url.hostname, port: port === '' ? '' : String(Number(port)) };
-}
-
 /** `host` or `host:port`, lower-case, IPv6 in brackets, the port as given; nothing else. */
 function normaliseHost(read: OptionReader, entry: string): string {
   const parts = hostParts(entry);
@@ -388,48 +354,4 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     inputSchemas,
     diagnostics,
   };
-}
-
-/** True when `value` has every field of a {@link SessHttpPrincipal} with the right type. */
-export function isPrincipal(value: unknown): value is SessHttpPrincipal {
-  if (value === null || typeof value !== 'object') return false;
-  const p = value as Record<string, unknown>;
-  return (
-    isNonEmptyString(p.workspaceId) &&
-    isNonEmptyString(p.principalId) &&
-    isNonEmptyString(p.clientId) &&
-    isNonEmptyString(p.grantId) &&
-    isNonEmptyString(p.grantGeneration) &&
-    Array.isArray(p.scopes) &&
-    p.scopes.every((s) => typeof s === 'string') &&
-    typeof p.credential === 'function'
-  );
-}
-
-/**
- * Does the `Host` header value match an allowlist entry? An entry without a port matches the host
- * on any port; an entry with a port only on that port. A `Host` without a port is on the default
- * port of the request's scheme (`defaultPort`: 80 for `http:`, 443 for `https:`).
- */
-export function hostAllowed(
-  hostHeader: string | null,
-  allowedHosts: readonly string[],
-  defaultPort: string,
-): boolean {
-  if (hostHeader === null || hostHeader.length === 0) return false;
-  const parts = hostParts(hostHeader);
-  if (parts === undefined) return false;
-  const withPort = `${parts.hostname}:${parts.port === '' ? defaultPort : parts.port}`;
-  return allowedHosts.some((entry) => entry === parts.hostname || entry === withPort);
-}
-
-/** The default port of a request URL's scheme, as a `Host` header without a port implies it. */
-export function defaultPortOf(url: string): string {
-  return url.startsWith('https:') ? '443' : '80';
-}
-
-/** Is the request's `Origin` acceptable? Absent is; present must equal an allowed origin exactly. */
-export function originAllowed(originHeader: string | null, allowedOrigins: ReadonlySet<string>): boolean {
-  if (originHeader === null) return true;
-  return allowedOrigins.has(originHeader.toLowerCase());
 }

@@ -4,7 +4,7 @@
  * unsafe-key refusal in the request's protocol era.
  *
  * Every message here is a fixed sentence: nothing a client sent (a header, a token, a body) is
- * echoed back. This module decides no policy; `pipeline.ts` decides which answer applies.
+ * echoed back. This module decides no policy; the preflight stages (`preflight/`) decide which answer applies.
  */
 
 /** A JSON-RPC request id as it may be echoed back. */

@@ -10,8 +10,8 @@
  * that version meeting a migrated table fails closed on new rows instead of on every query.
  */
 import { INTERACTION_STATE_KINDS, listGroupOf } from '../core/model/record.js';
-import type { PgQueryableLike } from './postgres.js';
 import { decodeRecordRow } from './postgres-encoding.js';
+import type { PgConnection, PgQueryableLike } from './postgres-pool.js';
 
 /** How many rows one step of the fill pass reads. */
 const FILL_BATCH = 500;
@@ -96,4 +96,23 @@ export async function fillListingColumns(client: PgQueryableLike, qualified: str
     if (rows.length < FILL_BATCH) return;
     after = String(rows[rows.length - 1]?.handle);
   }
+}
+
+/**
+ * `migrate()`: the statements in order, then the fill pass, in one transaction under an advisory
+ * lock, so two instances migrating at once do not trip over each other's statements.
+ */
+export function migrate(
+  connection: PgConnection,
+  schema: string,
+  table: string,
+  qualified: string,
+): Promise<void> {
+  return connection.transaction(async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `sess-mcp migrate ${qualified}`,
+    ]);
+    for (const statement of migrationStatements(schema, table, qualified)) await client.query(statement);
+    await fillListingColumns(client, qualified);
+  });
 }

@@ -5,23 +5,25 @@
  * workspaces and keys, waits in progress, and close.
  *
  * Options are checked with the package's one option helper, so a bad one fails at once with
- * `startLocalSess: option "<name>" <rule>.` It logs nothing.
+ * `startLocalSess: option "<name>" <rule>.` (`runtime-options.ts`). It logs nothing. The listener
+ * is `runtime-listen.ts`'s, acting as a person `runtime-person.ts`'s, inspection and watching
+ * waits `runtime-inspect.ts`'s; this module holds the public types and puts the runtime together.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { type OptionReader, readOptions } from '../core/contract/options.js';
-import { SESS_ID_RULE } from '../core/contract/rules.js';
 import type { Answer, Surface } from '../core/model/surface.js';
 import type { WireAskView, WireSessionView } from '../sess/wire-reader.js';
 import { emptyCounts } from './api-routes.js';
 import { createLocalClock, type LocalClock, type LocalClockOptions } from './clock.js';
+import type { TamperKeys } from './fault-application.js';
 import { LocalFaults } from './faults.js';
 import { createRequestListener } from './http.js';
 import { LocalKeys } from './keys.js';
 import { LocalModel } from './model.js';
-import { answerToForm } from './page/index.js';
-import { DEFAULT_PLAN, type LocalPlan, type LocalWorkspaceStats } from './records.js';
-import { type LocalWithdrawal, WITHDRAWAL_RULE } from './withdrawals.js';
+import type { LocalPlan, LocalWorkspaceStats } from './records.js';
+import { inspection, statsOf, watches } from './runtime-inspect.js';
+import { closer, listen } from './runtime-listen.js';
+import { checkOptions } from './runtime-options.js';
+import { personActions } from './runtime-person.js';
+import type { LocalWithdrawal } from './withdrawals.js';
 
 /** Options of {@link startLocalSess}. */
 export interface LocalSessOptions {
@@ -152,96 +154,6 @@ export interface LocalSess {
   close(): Promise<void>;
 }
 
-/** The options of {@link startLocalSess}, checked, with their defaults filled in. */
-interface CheckedOptions {
-  host: string;
-  port: number;
-  clock: LocalClockOptions;
-  plan: LocalPlan;
-  issuer: string | undefined;
-  workspaceHeader: boolean;
-  withdrawal: LocalWithdrawal;
-  workspaceId: string | undefined;
-  apiKey: string | undefined;
-}
-
-/** How long the runtime keeps an idle kept-alive connection open. */
-const KEEP_ALIVE_MS = 65_000;
-/** The idle time it advertises (`Keep-Alive: timeout=…`), a minute less: clients close first. */
-const KEEP_ALIVE_HINT = 'timeout=5';
-
-const PLAN_MINIMUM: Record<keyof LocalPlan, number> = {
-  maxExpiresIn: 30,
-  maxOpenSessions: 1,
-  maxRespondents: 1,
-};
-
-/** An object option (or `undefined`), as a plain record. */
-function objectOption(read: OptionReader, name: string, value: unknown): Record<string, unknown> {
-  if (value === undefined) return {};
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    read.fail(name, 'must be an object');
-  return value as Record<string, unknown>;
-}
-
-function checkPlan(read: OptionReader, value: unknown): LocalPlan {
-  const plan = { ...DEFAULT_PLAN };
-  for (const [name, limit] of Object.entries(objectOption(read, 'plan', value))) {
-    if (!Object.hasOwn(PLAN_MINIMUM, name)) {
-      read.fail(`plan.${name}`, `is not a plan limit (${Object.keys(PLAN_MINIMUM).join(', ')})`);
-    }
-    const min = PLAN_MINIMUM[name as keyof LocalPlan];
-    if (limit === undefined) continue;
-    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < min) {
-      read.fail(`plan.${name}`, `must be a whole number of at least ${min}`);
-    }
-    plan[name as keyof LocalPlan] = limit as number;
-  }
-  return plan;
-}
-
-function checkClock(read: OptionReader, value: unknown): LocalClockOptions {
-  const clock = objectOption(read, 'clock', value);
-  const start = clock.start;
-  if (start !== undefined) {
-    const ms =
-      start instanceof Date
-        ? start.getTime()
-        : typeof start === 'number'
-          ? start
-          : typeof start === 'string'
-            ? Date.parse(start)
-            : Number.NaN;
-    if (!Number.isFinite(ms))
-      read.fail('clock.start', 'must be a valid time (a Date, epoch milliseconds or a date string)');
-  }
-  const frozen = read.boolean('clock.frozen', clock.frozen, false);
-  return start === undefined ? { frozen } : { start: start as Date | number | string, frozen };
-}
-
-function checkOptions(options: LocalSessOptions | undefined): CheckedOptions {
-  const read = readOptions('startLocalSess', options, true);
-  const o: LocalSessOptions = options ?? {};
-  const apiKey = read.optionalString('apiKey', o.apiKey);
-  // A key with spaces or non-ASCII characters could never be sent as a bearer token.
-  if (apiKey !== undefined && !/^[\x21-\x7e]{1,256}$/.test(apiKey)) {
-    read.fail('apiKey', 'must be 1 to 256 printable ASCII characters without spaces');
-  }
-  return {
-    host: read.optionalString('host', o.host) ?? '127.0.0.1',
-    port: read.integer('port', o.port, { min: 0, max: 65_535 }, 0),
-    clock: checkClock(read, o.clock),
-    plan: checkPlan(read, o.plan),
-    issuer: read.optionalString('issuer', o.issuer),
-    workspaceHeader: read.boolean('workspaceHeader', o.workspaceHeader, true),
-    withdrawal:
-      (read.optionalRule('withdrawal', o.withdrawal, WITHDRAWAL_RULE) as LocalWithdrawal | undefined) ??
-      'offered',
-    workspaceId: read.optionalRule('workspaceId', o.workspaceId, SESS_ID_RULE),
-    apiKey,
-  };
-}
-
 /**
  * Start a local Sess runtime.
  *
@@ -277,120 +189,64 @@ export async function startLocalSess(options?: LocalSessOptions): Promise<LocalS
   firstWorkspace = first.workspaceId;
   const faults = new LocalFaults();
   const counts = emptyCounts();
-
-  const unknownKids = new Map<string, string>();
-  let foreign: string | undefined;
   const listener = createRequestListener({
     model,
     faults,
     counts,
     workspaceHeader: checked.workspaceHeader,
     withdrawal: checked.withdrawal,
-    tamperKeys: {
-      async unknownKid(ws) {
-        let kid = unknownKids.get(ws);
-        if (kid === undefined) {
-          kid = await keys.createUnpublished(ws || firstWorkspace);
-          unknownKids.set(ws, kid);
-        }
-        return kid;
-      },
-      async foreignKid(ws) {
-        if (foreign === undefined || foreign === ws) {
-          const other = [...model.workspaces.keys()].find((id) => id !== ws);
-          foreign = other ?? (await model.createWorkspace()).workspaceId;
-        }
-        return keys.activeKid(foreign);
-      },
-    },
+    tamperKeys: tamperKeys(model, keys, firstWorkspace),
   });
-
-  // Every response advertises a shorter idle time than the server keeps (`KEEP_ALIVE_HINT`): a
-  // client retires an idle socket on the advertised figure, so one whose event loop lags by
-  // seconds never sends its next request onto a socket the server has just closed.
-  const server: Server = createServer((req, res) => {
-    res.setHeader('keep-alive', KEEP_ALIVE_HINT);
-    listener(req, res);
-  });
-  // Long-polls hold a request open for up to 45 s; never let Node's own timers cut them.
-  server.requestTimeout = 0;
-  server.headersTimeout = 60_000;
-  server.keepAliveTimeout = KEEP_ALIVE_MS;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    // A deep accept backlog: thousands of agents may open their long-polls at the same moment
-    // (Node's default of 511 drops connections there, which the client reports as unavailable).
-    server.listen({ port: checked.port, host: checked.host, backlog: 4096 }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const origin = `http://${host}:${address.port}`;
+  const { server, origin } = await listen(listener, checked.host, checked.port);
   model.origin = origin;
-
-  const snapshot = (s: ReturnType<typeof model.sessions.get>): LocalSessionSnapshot | undefined => {
-    if (s === undefined) return undefined;
-    const out: LocalSessionSnapshot = { view: model.sessionView(s), surfaces: structuredClone(s.surfaces) };
-    if (s.ask) out.ask = { ...s.ask };
-    return out;
-  };
-  const tokenOf = (humanUrl: string, kind: 's' | 'a'): string | undefined => {
-    try {
-      const url = new URL(humanUrl, origin);
-      const m = new RegExp(`^/${kind}/([A-Za-z0-9_-]+)$`).exec(url.pathname);
-      return m?.[1];
-    } catch {
-      return undefined;
-    }
-  };
-  const pageRequest = async (path: string, init: RequestInit): Promise<PageResponse> => {
-    const res = await fetch(new URL(path, origin), { ...init, redirect: 'manual' });
-    const html = await res.text();
-    const out: PageResponse = { status: res.status, html };
-    const location = res.headers.get('location');
-    if (location !== null) out.location = location;
-    const cookie = res.headers.get('set-cookie');
-    if (cookie !== null) out.cookie = cookie.split(';')[0]!;
-    return out;
-  };
-
-  let closing: Promise<void> | undefined;
-  const sess: LocalSess = {
+  return {
     origin,
     apiKey: first.apiKey,
     workspaceId: first.workspaceId,
     clock,
     faults,
     keys,
-    stats: {
-      of: (workspaceId = firstWorkspace) => ({ ...model.stats(workspaceId) }),
-      get requests() {
-        return { ...counts };
-      },
+    stats: statsOf(model, counts, firstWorkspace),
+    ...inspection(model, origin),
+    ...workspaceAdmin(model, firstWorkspace),
+    ...personActions(model, origin),
+    ...watches(model),
+    close: closer(model, server),
+  };
+}
+
+/**
+ * The keys a receipt tamper fault signs with: one unpublished key per workspace, made on first
+ * use, and the active key of another workspace (made when there is none).
+ */
+function tamperKeys(model: LocalModel, keys: LocalKeys, firstWorkspace: string): TamperKeys {
+  const unknownKids = new Map<string, string>();
+  let foreign: string | undefined;
+  return {
+    async unknownKid(ws) {
+      let kid = unknownKids.get(ws);
+      if (kid === undefined) {
+        kid = await keys.createUnpublished(ws || firstWorkspace);
+        unknownKids.set(ws, kid);
+      }
+      return kid;
     },
-    sessions: {
-      get: (id) => snapshot(model.sessions.get(id)),
-      byUrl: (humanUrl) => {
-        const token = tokenOf(humanUrl, 's');
-        return token === undefined ? undefined : snapshot(model.sessionTokens.get(token));
-      },
-      list: (workspaceId) =>
-        [...model.sessions.values()]
-          .filter((s) => workspaceId === undefined || s.workspaceId === workspaceId)
-          .map((s) => snapshot(s)!),
+    async foreignKid(ws) {
+      if (foreign === undefined || foreign === ws) {
+        const other = [...model.workspaces.keys()].find((id) => id !== ws);
+        foreign = other ?? (await model.createWorkspace()).workspaceId;
+      }
+      return keys.activeKid(foreign);
     },
-    asks: {
-      get: (id) => {
-        const a = model.asks.get(id);
-        return a && model.askView(a);
-      },
-      list: (workspaceId) =>
-        [...model.asks.values()]
-          .filter((a) => workspaceId === undefined || a.workspaceId === workspaceId)
-          .map((a) => model.askView(a)),
-    },
+  };
+}
+
+/** `LocalSess.createWorkspace`, `createApiKey` and `revokeApiKey`. */
+function workspaceAdmin(
+  model: LocalModel,
+  firstWorkspace: string,
+): Pick<LocalSess, 'createWorkspace' | 'createApiKey' | 'revokeApiKey'> {
+  return {
     createWorkspace: (opts = {}) => model.createWorkspace(opts.workspaceId, opts.apiKey),
     createApiKey(workspaceId = firstWorkspace) {
       if (!model.workspaces.has(workspaceId)) throw new TypeError('createApiKey: no such workspace');
@@ -401,74 +257,5 @@ export async function startLocalSess(options?: LocalSessOptions): Promise<LocalS
     revokeApiKey(apiKey) {
       model.apiKeys.delete(apiKey);
     },
-    async submitAnswer(humanUrl, answer, opts = {}) {
-      const token = tokenOf(humanUrl, 's');
-      const s = token === undefined ? undefined : model.sessionTokens.get(token);
-      if (s === undefined) throw new TypeError('submitAnswer: not a Session link of this runtime');
-      const revision = opts.revision ?? s.revision;
-      const surface = s.surfaces[revision - 1] ?? s.surfaces[s.revision - 1]!;
-      return pageRequest(`/s/${s.token}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: answerToForm(surface, answer, revision).toString(),
-      });
-    },
-    async extend(humanUrl) {
-      const token = tokenOf(humanUrl, 's');
-      if (token === undefined) throw new TypeError('extend: not a Session link of this runtime');
-      return pageRequest(`/s/${token}/extend`, { method: 'POST' });
-    },
-    openPage(url, opts = {}) {
-      return pageRequest(url, opts.cookie === undefined ? {} : { headers: { cookie: opts.cookie } });
-    },
-    async startRespondent(askUrl, opts = {}) {
-      const token = tokenOf(askUrl, 'a');
-      if (token === undefined) throw new TypeError('startRespondent: not an Ask link of this runtime');
-      const res =
-        opts.name === undefined
-          ? await pageRequest(`/a/${token}`, {})
-          : await pageRequest(`/a/${token}`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/x-www-form-urlencoded' },
-              body: new URLSearchParams({ name: opts.name }).toString(),
-            });
-      return res.status === 303 && res.location
-        ? { ...res, humanUrl: new URL(res.location, origin).href }
-        : res;
-    },
-    pendingWaits: (sessionId) => model.waits.pending(sessionId),
-    whenWaiting(sessionId, count = 1) {
-      return new Promise((resolve) => {
-        if (model.waits.pending(sessionId) >= count) return resolve();
-        const off = model.waits.onStarted(() => {
-          if (model.waits.pending(sessionId) >= count) {
-            off();
-            resolve();
-          }
-        });
-      });
-    },
-    onAnswer(listener) {
-      const own = (sessionId: string, revision: number) => {
-        try {
-          listener(sessionId, revision);
-        } catch {
-          // A listener only observes: the answer is committed whatever it does.
-        }
-      };
-      model.answerListeners.add(own);
-      return () => {
-        model.answerListeners.delete(own);
-      };
-    },
-    close() {
-      closing ??= new Promise<void>((resolve) => {
-        model.waits.endAll();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closing;
-    },
   };
-  return sess;
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { SessMcpError } from '../../src/core/contract/errors.js';
 import { textProblem } from '../../src/core/contract/limits.js';
 import type { AskArgs, AskField } from '../../src/core/contract/schemas.js';
-import { askToSurface, parseToolArguments } from '../../src/core/contract/validate.js';
+import { askToSurface, parseToolArguments, validateToolCall } from '../../src/core/contract/validate.js';
 import { sampleAsk } from './fixtures.js';
 
 describe('askToSurface', () => {
@@ -93,6 +93,22 @@ describe('askToSurface', () => {
       fields: [{ name: 'a', label: 'A', type: 'choice', options: ['x', 'x'] }],
     } as AskArgs;
     expect(() => askToSurface(bad)).toThrow(SessMcpError);
+  });
+});
+
+describe('validateToolCall', () => {
+  it('carries the Surface of a sess_ask call, built once during validation', () => {
+    const validated = validateToolCall('sess_ask', sampleAsk());
+    if (validated.tool !== 'sess_ask') throw new Error('expected a sess_ask call');
+    expect(validated.args).toEqual(parseToolArguments('sess_ask', sampleAsk()));
+    expect(validated.surface).toEqual(askToSurface(validated.args));
+  });
+
+  it('returns the tool with its arguments for every other tool', () => {
+    expect(validateToolCall('sess_response', { handle: 'h_1', revision: 2 })).toEqual({
+      tool: 'sess_response',
+      args: { handle: 'h_1', revision: 2 },
+    });
   });
 });
 

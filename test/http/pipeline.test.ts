@@ -422,7 +422,7 @@ describe('deadline, disconnect and close', () => {
 
 describe('the unsafe-key scan', () => {
   it('finds a key below nesting deep enough to overflow a recursive walk', async () => {
-    const { parseBody } = await import('../../src/http/unsafe-keys.js');
+    const { parseBody } = await import('../../src/http/preflight/unsafe-keys.js');
     const depth = 100_000;
     const text = `${'['.repeat(depth)}{"constructor":1}${']'.repeat(depth)}`;
     expect(parseBody(text)).toMatchObject({ ok: true, unsafeKey: 'constructor' });

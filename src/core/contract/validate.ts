@@ -39,11 +39,16 @@ import {
 import {
   type AskArgs,
   type AskField,
+  type CompleteArgs,
   type ListArgs,
+  type PublishArgs,
+  type RequestArgs,
+  type ResponseArgs,
   TOOL_ARGUMENT_SCHEMAS,
   TOOL_NAMES,
   type ToolArgs,
   type ToolName,
+  type WithdrawArgs,
 } from './schemas.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -662,6 +667,74 @@ export function askToSurface(args: AskArgs): Surface {
 }
 
 /**
+ * One validated tool call: the tool, its typed arguments and, for `sess_ask`, the Surface built
+ * from them (built and checked once, during validation). Switching on `tool` narrows `args`.
+ */
+export type ValidatedCall =
+  | { tool: 'sess_request'; args: RequestArgs }
+  | { tool: 'sess_response'; args: ResponseArgs }
+  | { tool: 'sess_publish'; args: PublishArgs }
+  | { tool: 'sess_complete'; args: CompleteArgs }
+  | { tool: 'sess_ask'; args: AskArgs; surface: Surface }
+  | { tool: 'sess_list'; args: ListArgs }
+  | { tool: 'sess_withdraw'; args: WithdrawArgs };
+
+/** Passes 1 and 2: the structurally checked copy of the arguments, with the interaction's size checked. */
+function checkedCopy(tool: ToolName, raw: unknown): unknown {
+  const input = raw === undefined ? {} : raw;
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw invalid('The arguments must be a JSON object.', '');
+  }
+  const { copy } = checkStructure(input);
+  if (SURFACE_TOOLS.has(tool)) {
+    const interaction = (copy as { interaction?: unknown }).interaction;
+    if (interaction !== undefined) checkInteractionSize(interaction, '/interaction');
+  }
+  return copy;
+}
+
+/**
+ * Validates raw tool arguments against the contract of `tool`, as {@link parseToolArguments}
+ * does, and returns them with their tool, so a caller's `switch (call.tool)` narrows the
+ * arguments without a cast. For `sess_ask` the Surface the arguments map to comes along.
+ *
+ * @throws SessMcpError `INVALID_ARGUMENTS`, as {@link parseToolArguments}.
+ */
+export function validateToolCall(tool: ToolName, raw: unknown): ValidatedCall {
+  if (!TOOL_NAMES.includes(tool)) throw invalid(`Unknown tool ${String(tool)}.`);
+  const copy = checkedCopy(tool, raw);
+  const schemas = TOOL_ARGUMENT_SCHEMAS;
+  switch (tool) {
+    case 'sess_request': {
+      const args: RequestArgs = parseShape(schemas.sess_request, copy);
+      checkSurfaceRules(args.interaction, '/interaction');
+      return { tool, args };
+    }
+    case 'sess_publish': {
+      const args: PublishArgs = parseShape(schemas.sess_publish, copy);
+      checkSurfaceRules(args.interaction, '/interaction');
+      return { tool, args };
+    }
+    case 'sess_ask': {
+      const args: AskArgs = parseShape(schemas.sess_ask, copy);
+      checkAskRules(args);
+      return { tool, args, surface: askToSurface(args) };
+    }
+    case 'sess_list': {
+      const args: ListArgs = parseShape(schemas.sess_list, copy);
+      checkListRules(args, copy);
+      return { tool, args };
+    }
+    case 'sess_response':
+      return { tool, args: parseShape(schemas.sess_response, copy) };
+    case 'sess_complete':
+      return { tool, args: parseShape(schemas.sess_complete, copy) };
+    case 'sess_withdraw':
+      return { tool, args: parseShape(schemas.sess_withdraw, copy) };
+  }
+}
+
+/**
  * Validates raw tool arguments against the contract of `tool`. Returns a fresh, typed copy; the
  * input is never modified. `undefined` counts as `{}`.
  *
@@ -674,25 +747,6 @@ export function askToSurface(args: AskArgs): Surface {
  * ```
  */
 export function parseToolArguments<T extends ToolName>(tool: T, raw: unknown): ToolArgs[T] {
-  if (!TOOL_NAMES.includes(tool)) throw invalid(`Unknown tool ${String(tool)}.`);
-  const input = raw === undefined ? {} : raw;
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
-    throw invalid('The arguments must be a JSON object.', '');
-  }
-  const { copy } = checkStructure(input);
-  if (SURFACE_TOOLS.has(tool)) {
-    const interaction = (copy as { interaction?: unknown }).interaction;
-    if (interaction !== undefined) checkInteractionSize(interaction, '/interaction');
-  }
-  const schema = TOOL_ARGUMENT_SCHEMAS[tool] as unknown as v.GenericSchema<unknown, ToolArgs[T]>;
-  const args = parseShape(schema, copy);
-  if (SURFACE_TOOLS.has(tool)) {
-    checkSurfaceRules((args as ToolArgs['sess_request']).interaction, '/interaction');
-  } else if (tool === 'sess_ask') {
-    checkAskRules(args as AskArgs);
-    askToSurface(args as AskArgs);
-  } else if (tool === 'sess_list') {
-    checkListRules(args as ListArgs, copy);
-  }
-  return args;
+  // The union's arguments are those of `tool`; TypeScript cannot relate the two through a generic.
+  return validateToolCall(tool, raw).args as ToolArgs[T];
 }

@@ -37,7 +37,7 @@ import type {
   WithdrawArgs,
 } from '../contract/schemas.js';
 import { TOOL_NAMES } from '../contract/schemas.js';
-import { askToSurface, parseToolArguments } from '../contract/validate.js';
+import { parseToolArguments, type ValidatedCall, validateToolCall } from '../contract/validate.js';
 import { Call } from './call.js';
 import { create } from './create.js';
 import { defaultRandomId } from './identity.js';
@@ -45,6 +45,7 @@ import { type ListOperation, list } from './list.js';
 import { complete, publish, withdraw } from './mutate.js';
 import { response } from './response.js';
 import type {
+  CompleteOperation,
   CreateOperation,
   EngineResult,
   ResponseOperation,
@@ -175,11 +176,59 @@ function toRespondents(args: AskArgs['respondents']): AskRespondentsOptions | un
   return out;
 }
 
+/** The answered revision a `sess_publish` or `sess_complete` acts on. */
+function mutationTarget(args: PublishArgs | CompleteArgs): CompleteOperation {
+  return {
+    handle: args.handle,
+    expectedRevision: args.expected_revision,
+    responseEventId: args.response_event_id,
+  };
+}
+
 /** The `sess_withdraw` operation of validated arguments. */
 function toWithdraw(args: WithdrawArgs): WithdrawOperation {
   const op: WithdrawOperation = { handle: args.handle, expectedRevision: args.expected_revision };
   if (args.reason !== undefined) op.reason = args.reason;
   return op;
+}
+
+/**
+ * Run the operation of one validated call; `start` resolves the caller's authority and opens the
+ * call. `sess_list` is not an operation here: it returns a page, not an interaction (`listed`).
+ */
+function operate(validated: ValidatedCall, start: () => Promise<Call>): Promise<EngineResult> {
+  switch (validated.tool) {
+    case 'sess_request': {
+      const { args } = validated;
+      const op: CreateOperation = { surface: args.interaction };
+      if (args.expires_in !== undefined) op.expiresIn = args.expires_in;
+      return start().then((call) => create(call, op));
+    }
+    case 'sess_ask': {
+      const { args, surface } = validated;
+      const op: CreateOperation = { surface };
+      if (args.expires_in !== undefined) op.expiresIn = args.expires_in;
+      const respondents = toRespondents(args.respondents);
+      if (respondents !== undefined) op.respondents = respondents;
+      return start().then((call) => create(call, op));
+    }
+    case 'sess_response': {
+      const { args } = validated;
+      const op: ResponseOperation = { handle: args.handle, revision: args.revision };
+      if (args.wait_ms !== undefined) op.waitMs = args.wait_ms;
+      return start().then((call) => response(call, op));
+    }
+    case 'sess_publish': {
+      const { args } = validated;
+      return start().then((call) => publish(call, { ...mutationTarget(args), surface: args.interaction }));
+    }
+    case 'sess_complete':
+      return start().then((call) => complete(call, mutationTarget(validated.args)));
+    case 'sess_withdraw':
+      return start().then((call) => withdraw(call, toWithdraw(validated.args)));
+    case 'sess_list':
+      throw new SessMcpError('INVALID_ARGUMENTS', `Unknown tool ${validated.tool}.`);
+  }
 }
 
 /**
@@ -229,52 +278,10 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     }
   }
 
-  async function run<T extends ToolName>(
-    tool: T,
-    rawArgs: unknown,
-    ctx: ToolCallContext,
-  ): Promise<EngineResult> {
-    // Validation first: nothing reaches the authority, Sess or the store on invalid input.
-    const args = parseToolArguments(tool, rawArgs);
-    const start = async () => new Call(settings, await resolve(), ctx);
-    switch (tool) {
-      case 'sess_request': {
-        const a = args as RequestArgs;
-        const op: CreateOperation = { surface: a.interaction };
-        if (a.expires_in !== undefined) op.expiresIn = a.expires_in;
-        return create(await start(), op);
-      }
-      case 'sess_ask': {
-        const a = args as AskArgs;
-        const op: CreateOperation = { surface: askToSurface(a) };
-        if (a.expires_in !== undefined) op.expiresIn = a.expires_in;
-        const respondents = toRespondents(a.respondents);
-        if (respondents !== undefined) op.respondents = respondents;
-        return create(await start(), op);
-      }
-      case 'sess_response': {
-        const a = args as ResponseArgs;
-        const op: ResponseOperation = { handle: a.handle, revision: a.revision };
-        if (a.wait_ms !== undefined) op.waitMs = a.wait_ms;
-        return response(await start(), op);
-      }
-      case 'sess_publish':
-      case 'sess_complete': {
-        const a = args as PublishArgs | CompleteArgs;
-        const target = {
-          handle: a.handle,
-          expectedRevision: a.expected_revision,
-          responseEventId: a.response_event_id,
-        };
-        return 'interaction' in a
-          ? publish(await start(), { ...target, surface: a.interaction })
-          : complete(await start(), target);
-      }
-      case 'sess_withdraw':
-        return withdraw(await start(), toWithdraw(args as WithdrawArgs));
-      default:
-        throw new SessMcpError('INVALID_ARGUMENTS', `Unknown tool ${String(tool)}.`);
-    }
+  /** Validation first: nothing reaches the authority, Sess or the store on invalid input. */
+  async function run(tool: ToolName, rawArgs: unknown, ctx: ToolCallContext): Promise<EngineResult> {
+    const validated = validateToolCall(tool, rawArgs);
+    return operate(validated, async () => new Call(settings, await resolve(), ctx));
   }
 
   /** Run `exec` for `tool` and report it: `tool_result` with its state, or the failure. */
@@ -312,7 +319,7 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
   ): Promise<InteractionResult> {
     return observed(
       tool,
-      () => run(tool, rawArgs, ctx) as Promise<InteractionResult>,
+      () => run(tool, rawArgs, ctx),
       (r) => r.state,
     );
   }

@@ -91,14 +91,51 @@ const TERMINAL: ReadonlySet<InteractionStateKind> = new Set([
   'create_unknown',
 ]);
 
+/** The events of one kind. */
+type EventOf<T extends InteractionEvent['type']> = Extract<InteractionEvent, { type: T }>;
+
 /**
  * The next state after `event` in `state`. Throws `SessMcpError` `INVALID_STATE` (reason
  * `illegal_transition`) for a pair that cannot happen.
  */
 export function transition(state: InteractionState, event: InteractionEvent): InteractionState {
   switch (event.type) {
+    case 'created':
+    case 'ask_created':
+    case 'create_lost':
+      return afterCreate(state, event);
+    case 'released':
+    case 'expired':
+      return afterWait(state, event);
+    case 'publish_saved':
+    case 'complete_saved':
+      return mutationSaved(state, event);
+    case 'published':
+    case 'completed':
+      return mutationConfirmed(state, event);
+    case 'withdraw_saved':
+    case 'withdrawn':
+    case 'withdraw_refused':
+      return afterWithdraw(state, event);
+    case 'ask_closed':
+    case 'ask_close_saved':
+    case 'ask_close_refused':
+    case 'ask_withdrawn':
+      return afterAskClose(state, event);
+    case 'blocked':
+      return blockedFrom(state, event);
+  }
+}
+
+/** What the create request's outcome makes of an intent: a waiting Session, an open Ask, or unknown. */
+function afterCreate(
+  state: InteractionState,
+  event: EventOf<'created' | 'ask_created' | 'create_lost'>,
+): InteractionState {
+  if (state.kind !== 'create_intent') illegal(state, event);
+  switch (event.type) {
     case 'created': {
-      if (state.kind !== 'create_intent' || state.request.respondents !== undefined) illegal(state, event);
+      if (state.request.respondents !== undefined) illegal(state, event);
       const { view } = event;
       return {
         kind: 'waiting',
@@ -113,7 +150,7 @@ export function transition(state: InteractionState, event: InteractionEvent): In
       };
     }
     case 'ask_created': {
-      if (state.kind !== 'create_intent' || state.request.respondents === undefined) illegal(state, event);
+      if (state.request.respondents === undefined) illegal(state, event);
       const { view } = event;
       return {
         kind: 'ask_open',
@@ -126,81 +163,94 @@ export function transition(state: InteractionState, event: InteractionEvent): In
       };
     }
     case 'create_lost':
-      if (state.kind !== 'create_intent') illegal(state, event);
       return { kind: 'create_unknown', request: state.request, reason: event.reason };
-    case 'released':
-      if (state.kind !== 'waiting' || event.response.revision !== state.revision) illegal(state, event);
-      return {
-        kind: 'answered',
-        session: state.session,
-        revision: state.revision,
-        surface: state.surface,
-        response: event.response,
-        ...(state.lastMutation === undefined ? {} : { lastMutation: state.lastMutation }),
-      };
-    case 'expired':
-      if (state.kind !== 'waiting') illegal(state, event);
-      return { kind: 'expired', sessionId: state.session.sessionId, revision: state.revision };
-    case 'publish_saved':
-    case 'complete_saved': {
-      if (
-        state.kind !== 'answered' ||
-        event.request.expectedRevision !== state.revision ||
-        event.request.responseEventId !== state.response.eventId
-      ) {
-        illegal(state, event);
-      }
-      const base = {
-        session: state.session,
-        revision: state.revision,
-        surface: state.surface,
-        response: state.response,
-      };
-      return event.type === 'publish_saved'
-        ? { kind: 'publish_pending', ...base, request: event.request }
-        : { kind: 'complete_pending', ...base, request: event.request };
-    }
-    case 'published': {
-      if (state.kind !== 'publish_pending' || event.view.revision !== state.request.expectedRevision + 1) {
-        illegal(state, event);
-      }
-      const { view } = event;
-      // The answer data of the previous revision goes: the record keeps only what the next step needs.
-      return {
-        kind: 'waiting',
-        session: { ...state.session, humanUrl: view.humanUrl, expiresAt: view.expiresAt },
-        revision: view.revision,
-        surface: state.request.surface,
-        lastMutation: {
-          kind: 'publish',
-          expectedRevision: state.request.expectedRevision,
-          responseEventId: state.request.responseEventId,
-          surfaceDigest: event.surfaceDigest,
-        },
-      };
-    }
-    case 'completed':
-      if (state.kind !== 'complete_pending') illegal(state, event);
-      // Completion drops the link, the Surface and the answer: only what recognises a repeat stays.
-      return {
-        kind: 'completed',
-        sessionId: state.session.sessionId,
-        revision: state.request.expectedRevision,
-        lastMutation: {
-          kind: 'complete',
-          expectedRevision: state.request.expectedRevision,
-          responseEventId: state.request.responseEventId,
-        },
-      };
-    case 'ask_closed':
-      if (state.kind !== 'ask_open') illegal(state, event);
-      // The link goes; the Surface and workspace stay so a later read can still verify answers.
-      return {
-        kind: 'ask_closed',
-        askId: state.askId,
-        workspaceId: state.workspaceId,
-        surface: state.surface,
-      };
+  }
+}
+
+/** How a wait on a Session ends: an answer at its revision, or the link closing without one. */
+function afterWait(state: InteractionState, event: EventOf<'released' | 'expired'>): InteractionState {
+  if (state.kind !== 'waiting') illegal(state, event);
+  if (event.type === 'expired') {
+    return { kind: 'expired', sessionId: state.session.sessionId, revision: state.revision };
+  }
+  if (event.response.revision !== state.revision) illegal(state, event);
+  return {
+    kind: 'answered',
+    session: state.session,
+    revision: state.revision,
+    surface: state.surface,
+    response: event.response,
+    ...(state.lastMutation === undefined ? {} : { lastMutation: state.lastMutation }),
+  };
+}
+
+/** An answered Session with its publish or complete request saved before dispatch. */
+function mutationSaved(
+  state: InteractionState,
+  event: EventOf<'publish_saved' | 'complete_saved'>,
+): InteractionState {
+  if (
+    state.kind !== 'answered' ||
+    event.request.expectedRevision !== state.revision ||
+    event.request.responseEventId !== state.response.eventId
+  ) {
+    illegal(state, event);
+  }
+  const base = {
+    session: state.session,
+    revision: state.revision,
+    surface: state.surface,
+    response: state.response,
+  };
+  return event.type === 'publish_saved'
+    ? { kind: 'publish_pending', ...base, request: event.request }
+    : { kind: 'complete_pending', ...base, request: event.request };
+}
+
+/** What Sess's confirmation of a saved publish or complete leaves of the record. */
+function mutationConfirmed(
+  state: InteractionState,
+  event: EventOf<'published' | 'completed'>,
+): InteractionState {
+  if (event.type === 'completed') {
+    if (state.kind !== 'complete_pending') illegal(state, event);
+    // Completion drops the link, the Surface and the answer: only what recognises a repeat stays.
+    return {
+      kind: 'completed',
+      sessionId: state.session.sessionId,
+      revision: state.request.expectedRevision,
+      lastMutation: {
+        kind: 'complete',
+        expectedRevision: state.request.expectedRevision,
+        responseEventId: state.request.responseEventId,
+      },
+    };
+  }
+  if (state.kind !== 'publish_pending' || event.view.revision !== state.request.expectedRevision + 1) {
+    illegal(state, event);
+  }
+  const { view } = event;
+  // The answer data of the previous revision goes: the record keeps only what the next step needs.
+  return {
+    kind: 'waiting',
+    session: { ...state.session, humanUrl: view.humanUrl, expiresAt: view.expiresAt },
+    revision: view.revision,
+    surface: state.request.surface,
+    lastMutation: {
+      kind: 'publish',
+      expectedRevision: state.request.expectedRevision,
+      responseEventId: state.request.responseEventId,
+      surfaceDigest: event.surfaceDigest,
+    },
+  };
+}
+
+/** A waiting Session's withdraw: saved, confirmed, or refused by Sess. */
+function afterWithdraw(
+  state: InteractionState,
+  event: EventOf<'withdraw_saved' | 'withdrawn' | 'withdraw_refused'>,
+): InteractionState {
+  switch (event.type) {
     case 'withdraw_saved':
       if (state.kind !== 'waiting' || event.request.expectedRevision !== state.revision)
         illegal(state, event);
@@ -237,6 +287,24 @@ export function transition(state: InteractionState, event: InteractionEvent): In
         surface: state.surface,
         ...(state.lastMutation === undefined ? {} : { lastMutation: state.lastMutation }),
       };
+  }
+}
+
+/** An open Ask closing: by itself, or through a close request saved, confirmed or refused. */
+function afterAskClose(
+  state: InteractionState,
+  event: EventOf<'ask_closed' | 'ask_close_saved' | 'ask_close_refused' | 'ask_withdrawn'>,
+): InteractionState {
+  switch (event.type) {
+    case 'ask_closed':
+      if (state.kind !== 'ask_open') illegal(state, event);
+      // The link goes; the Surface and workspace stay so a later read can still verify answers.
+      return {
+        kind: 'ask_closed',
+        askId: state.askId,
+        workspaceId: state.workspaceId,
+        surface: state.surface,
+      };
     case 'ask_close_saved':
     case 'ask_close_refused': {
       const from = event.type === 'ask_close_saved' ? 'ask_open' : 'ask_close_pending';
@@ -260,19 +328,21 @@ export function transition(state: InteractionState, event: InteractionEvent): In
         surface: state.surface,
         withdrawal: { expectedRevision: 1, reasonDigest: event.reasonDigest },
       };
-    case 'blocked': {
-      if (TERMINAL.has(state.kind) || state.kind === 'create_intent') illegal(state, event);
-      const blocked: InteractionState = {
-        kind: 'blocked',
-        code: event.code,
-        reason: event.reason,
-        previous: state.kind,
-      };
-      if ('session' in state) {
-        blocked.sessionId = state.session.sessionId;
-        blocked.revision = state.revision;
-      }
-      return blocked;
-    }
   }
+}
+
+/** Any unfinished interaction handed to its owner, keeping the Session's id and revision when it has them. */
+function blockedFrom(state: InteractionState, event: EventOf<'blocked'>): InteractionState {
+  if (TERMINAL.has(state.kind) || state.kind === 'create_intent') illegal(state, event);
+  const blocked: InteractionState = {
+    kind: 'blocked',
+    code: event.code,
+    reason: event.reason,
+    previous: state.kind,
+  };
+  if ('session' in state) {
+    blocked.sessionId = state.session.sessionId;
+    blocked.revision = state.revision;
+  }
+  return blocked;
 }
