@@ -14,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { InteractionRecord } from '../src/index.js';
-import { createPostgresHandleStore } from '../src/store/postgres.js';
+import { createPostgresHandleStore } from '../src/store/postgres/index.js';
 
 const url = process.env.DATABASE_URL!;
 const record = JSON.parse(process.argv[2]!) as InteractionRecord;

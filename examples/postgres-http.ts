@@ -34,7 +34,7 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
-import { createPostgresHandleStore, type PoolLike } from '../src/store/postgres.js';
+import { createPostgresHandleStore, type PoolLike } from '../src/store/postgres/index.js';
 
 /** What one instance needs to run. */
 export interface PostgresHttpInstanceOptions {

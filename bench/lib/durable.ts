@@ -14,7 +14,7 @@ import { open, rename } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createFileHandleStore } from '../../src/store/file.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
 import { atMostTimes, DURABLE_COMMIT_MAX } from './goals.js';
 import { sampleRecord } from './sample-record.js';
 import { type Cost, costPerCall, interleave, medianOf } from './stats.js';

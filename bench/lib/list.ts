@@ -30,8 +30,8 @@ import {
   type StdioBinding,
 } from '../../src/index.js';
 import { createSessClient } from '../../src/sess/index.js';
-import { createFileHandleStore } from '../../src/store/file.js';
-import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
+import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 import { LIST_MEDIAN_MAX_MS } from './goals.js';
 import { type SampleRecordSet, sampleRecordSet } from './sample-record.js';
 import { cpuMs, median, now, percentile } from './stats.js';

@@ -15,7 +15,7 @@
  */
 import pg from 'pg';
 import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../../src/http/index.js';
-import { createPostgresHandleStore, type PoolLike } from '../../src/store/postgres.js';
+import { createPostgresHandleStore, type PoolLike } from '../../src/store/postgres/index.js';
 
 /** The bindings this Worker reads. */
 export interface PgWorkerEnv {

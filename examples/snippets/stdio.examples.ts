@@ -10,7 +10,7 @@ import {
   type SessMcpStdioServer,
   serveSessMcpStdio,
 } from '../../src/stdio/index.js';
-import { createFileHandleStore } from '../../src/store/file.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
 
 export function serveExample(): SessMcpStdioServer {
   //#region serveSessMcpStdio

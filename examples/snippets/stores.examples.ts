@@ -4,8 +4,8 @@
  * names it; it is never run.
  */
 import type { Binding, InteractionRecord } from '../../src/index.js';
-import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
-import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { createFileHandleStore, openProfileRecords } from '../../src/store/file/index.js';
+import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 
 declare const binding: Binding;
 declare const record: InteractionRecord;

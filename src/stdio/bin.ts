@@ -9,7 +9,7 @@
 import { createInterface } from 'node:readline/promises';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../faces/package-info.js';
 import { isSessMcpError } from '../index.js';
-import { openProfileRecords } from '../store/file.js';
+import { openProfileRecords } from '../store/file/index.js';
 import { readStdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
 import { type RecordsCliIo, runRecordsCli, USAGE } from './records-cli.js';

@@ -18,7 +18,7 @@ import {
   listStateOf,
   type VersionedRecord,
 } from '../index.js';
-import type { ProfileRecordSummary, ProfileRecords } from '../store/file.js';
+import type { ProfileRecordSummary, ProfileRecords } from '../store/file/index.js';
 
 /**
  * What the CLI needs from a store: a structural subset of the file store's `ProfileRecords`

@@ -11,7 +11,7 @@ import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@model
 import { readOptions } from '../core/contract/options.js';
 import { createSessMcpServer } from '../faces/sess-server.js';
 import { createSessEngine, type DurableStep, isSessMcpError, SessMcpError } from '../index.js';
-import { createFileHandleStore } from '../store/file.js';
+import { createFileHandleStore } from '../store/file/index.js';
 import { createStdioAuthority } from './authority.js';
 import { type EnvLike, readStdioConfig, type StdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';

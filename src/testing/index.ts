@@ -11,7 +11,7 @@
  * nothing (no key, link, receipt or answer value ever reaches stdout or stderr). This file only
  * re-exports.
  */
-export { createLocalClock, type LocalClock, type LocalClockOptions } from './clock.js';
+export { createLocalClock, type LocalClock, type LocalClockOptions } from './model/clock.js';
 export {
   type ContradictionVariant,
   type FaultTimes,
@@ -22,9 +22,11 @@ export {
   LocalFaults,
   type LocalHold,
   type ReceiptTamper,
-} from './faults.js';
-export { type LocalKeyInfo, LocalKeys } from './keys.js';
-export { DEFAULT_PLAN, type LocalPlan, type LocalWorkspaceStats } from './records.js';
+} from './model/faults.js';
+export { type LocalKeyInfo, LocalKeys } from './model/keys.js';
+export { DEFAULT_PLAN, type LocalPlan, type LocalWorkspaceStats } from './model/records.js';
+export { checkSurfaceRules, SESS_SURFACE_LIMITS, type SurfaceViolation } from './model/surface-rules.js';
+export type { LocalWithdrawal } from './model/withdrawals.js';
 export {
   type LocalSess,
   type LocalSessionSnapshot,
@@ -33,6 +35,4 @@ export {
   type LocalWorkspace,
   type PageResponse,
   startLocalSess,
-} from './runtime.js';
-export { checkSurfaceRules, SESS_SURFACE_LIMITS, type SurfaceViolation } from './surface-rules.js';
-export type { LocalWithdrawal } from './withdrawals.js';
+} from './server/runtime.js';

@@ -16,7 +16,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import { expect, it } from 'vitest';
 import type { DiagnosticEvent, HttpBinding } from '../../src/core/contract/ports.js';
 import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../../src/http/index.js';
-import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
+import { createFileHandleStore, openProfileRecords } from '../../src/store/file/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { runtimePrincipal } from '../http/harness.js';
 import { connectModern, listen, type TestServer } from '../http/helpers.js';

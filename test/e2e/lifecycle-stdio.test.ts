@@ -8,7 +8,7 @@
  * binding the server wrote its records under.
  */
 import { expect, it } from 'vitest';
-import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
+import { createFileHandleStore, openProfileRecords } from '../../src/store/file/index.js';
 import { describeWithChromium } from '../page/browser-harness.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 import { type LifecycleFace, runLifecycle } from './lifecycle.js';

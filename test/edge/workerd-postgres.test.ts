@@ -10,7 +10,7 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 import { connectModern } from '../http/helpers.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { useCleanup } from '../support/cleanup.js';

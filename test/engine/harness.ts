@@ -23,7 +23,7 @@ import { createSessEngine, type SessEngine, type SessEngineOptions } from '../..
 import type { ToolCallContext } from '../../src/core/engine/types.js';
 import type { Surface } from '../../src/core/model/surface.js';
 import { createSessClient, type SessClientOptions } from '../../src/sess/client.js';
-import { createFileHandleStore } from '../../src/store/file.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
 import { createMemoryHandleStore, type HandleStoreFactory } from '../../src/store/memory/memory-store.js';
 import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
 import { type Outcome, outcomeOf } from '../support/outcome.js';

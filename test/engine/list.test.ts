@@ -37,7 +37,7 @@ import {
 } from '../../src/core/model/record.js';
 import { compareListKeys, listKeyOf } from '../../src/core/store-kit/kit.js';
 import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
-import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 import { makeRecord, stateOf } from '../store/fixtures.js';
 import { approveAnswer, approveSurface, type Harness, storeDouble, useHarnessLifecycle } from './harness.js';
 

@@ -20,8 +20,8 @@ const ENTRY_SOURCES = new Set([
   'src/sess/index.ts',
   'src/http/index.ts',
   'src/stdio/index.ts',
-  'src/store/file.ts',
-  'src/store/postgres.ts',
+  'src/store/file/index.ts',
+  'src/store/postgres/index.ts',
   'src/testing/index.ts',
   'package.json',
 ]);

@@ -29,7 +29,7 @@ import { defaultRandomId } from '../../src/core/engine/identity.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { createReceiptVerifier, createSessClient } from '../../src/sess/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
-import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
+import { createFileHandleStore, openProfileRecords } from '../../src/store/file/index.js';
 import { approveSurface, type Harness, startHarness } from '../engine/harness.js';
 import { MINIMAL_HTTP_OPTIONS } from '../http/helpers.js';
 import { makeRecord } from '../store/fixtures.js';

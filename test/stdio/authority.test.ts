@@ -12,7 +12,7 @@ import { isSessMcpError, SessMcpError } from '../../src/core/contract/errors.js'
 import { createStdioAuthority } from '../../src/stdio/authority.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { sanitizeDiagnostic } from '../../src/stdio/diagnostics.js';
-import { createFileHandleStore } from '../../src/store/file.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
 
 let stateDir: string;
 beforeEach(async () => {

@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import type { StdioBinding } from '../../src/core/contract/ports.js';
 import type { InteractionRecord } from '../../src/core/model/record.js';
 import { credentialGenerationOf, loadOrCreateCredentialKey } from '../../src/stdio/credential.js';
-import { createFileHandleStore } from '../../src/store/file.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
 import { useSharedStdioStack } from '../support/stdio-stack.js';
 import { errorOf, interactionOf, type ToolCallResult } from './harness.js';
 

@@ -14,7 +14,7 @@ import {
 } from '../../src/core/contract/rules.js';
 import { readStdioConfig, type StdioConfigPlatform } from '../../src/stdio/config.js';
 import * as stdioEntry from '../../src/stdio/index.js';
-import { createFileHandleStore } from '../../src/store/file.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
 
 const linux = { platform: 'linux', homedir: () => '/home/fallback' };
 

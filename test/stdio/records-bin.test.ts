@@ -9,7 +9,7 @@ import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openProfileRecords } from '../../src/store/file.js';
+import { openProfileRecords } from '../../src/store/file/index.js';
 import { installFileFixtures010, manifest010 } from '../store/fixtures-010.js';
 import { findOutsideTool } from '../support/outside-tool.js';
 import { useStdioStack } from '../support/stdio-stack.js';

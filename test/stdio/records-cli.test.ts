@@ -10,7 +10,7 @@ import type { StdioBinding } from '../../src/core/contract/ports.js';
 import type { InteractionRecord, InteractionState } from '../../src/core/model/record.js';
 import type { Surface } from '../../src/core/model/surface.js';
 import { type RecordsCliIo, runRecordsCli } from '../../src/stdio/records-cli.js';
-import { createFileHandleStore, openProfileRecords } from '../../src/store/file.js';
+import { createFileHandleStore, openProfileRecords } from '../../src/store/file/index.js';
 import { fileFixture010, installFileFixtures010, KINDS_010, manifest010 } from '../store/fixtures-010.js';
 import { createSecretsAudit } from '../support/audit.js';
 

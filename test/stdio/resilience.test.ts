@@ -237,7 +237,7 @@ describe('crash and restart over stdio', () => {
     await expect(call).rejects.toThrow();
     // The create reached Sess; the record was left at its saved intent for the owner.
     expect(sess.stats.of().sessionsCreated).toBe(1);
-    const { openProfileRecords } = await import('../../src/store/file.js');
+    const { openProfileRecords } = await import('../../src/store/file/index.js');
     const records = await openProfileRecords({ stateDir: stack.stateDir, profile: 'default' }).list();
     expect(records.map((r) => r.state)).toEqual(['create_intent']);
   });
@@ -256,7 +256,7 @@ describe('crash and restart over stdio', () => {
     await expect(second).rejects.toThrow();
     // Killed after the second intent was saved and before its create was sent.
     expect(sess.stats.of().sessionsCreated).toBe(1);
-    const { openProfileRecords } = await import('../../src/store/file.js');
+    const { openProfileRecords } = await import('../../src/store/file/index.js');
     const states = (await openProfileRecords({ stateDir: stack.stateDir }).list()).map((r) => r.state).sort();
     expect(states).toEqual(['create_intent', 'waiting']);
   });

@@ -44,7 +44,7 @@ const entries = [
   'src/stdio/index.ts',
   'src/http/index.ts',
   'src/testing/index.ts',
-  'src/store/file.ts',
+  'src/store/file/index.ts',
 ];
 
 describe('store entry boundaries', () => {
@@ -52,14 +52,14 @@ describe('store entry boundaries', () => {
     it(`${entry} never reaches pg or the PostgreSQL store`, () => {
       const { files, packages } = graph(entry);
       expect(packages).not.toContain('pg');
-      expect(files).not.toContain('src/store/postgres.ts');
+      expect(files).not.toContain('src/store/postgres/index.ts');
     });
   }
 
   it('the PostgreSQL store loads pg, and the root reaches neither durable store', () => {
-    expect(graph('src/store/postgres.ts').packages).toContain('pg');
+    expect(graph('src/store/postgres/index.ts').packages).toContain('pg');
     const rootFiles = graph('src/index.ts').files;
     expect(rootFiles).toContain('src/store/memory/memory-store.ts');
-    expect(rootFiles).not.toContain('src/store/file.ts');
+    expect(rootFiles).not.toContain('src/store/file/index.ts');
   });
 });

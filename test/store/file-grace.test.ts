@@ -13,9 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
-import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js';
-import { nodeFileStoreFs, ProfileIo } from '../../src/store/file-io.js';
-import { LEASE_GRACE_MS, lockTakeovers, ProfileLease } from '../../src/store/file-lock.js';
+import { createFileHandleStore, type FileStoreFs } from '../../src/store/file/index.js';
+import { nodeFileStoreFs, ProfileIo } from '../../src/store/file/io.js';
+import { LEASE_GRACE_MS, lockTakeovers, ProfileLease } from '../../src/store/file/lock.js';
 import { httpA, makeRecord, stdioA } from './fixtures.js';
 import { holdLease, runWorkers, sumTallies } from './spawn-worker.js';
 

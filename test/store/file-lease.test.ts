@@ -10,14 +10,14 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { HandleStore } from '../../src/core/contract/ports.js';
-import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js';
-import { nodeFileStoreFs } from '../../src/store/file-io.js';
+import { createFileHandleStore, type FileStoreFs } from '../../src/store/file/index.js';
+import { nodeFileStoreFs } from '../../src/store/file/io.js';
 import {
   LEASE_GRACE_MS,
   LEASE_STALE_MS,
   lockTakeovers,
   type TakeoverReason,
-} from '../../src/store/file-lock.js';
+} from '../../src/store/file/lock.js';
 import { makeRecord, stdioA } from './fixtures.js';
 import { holdLease, raceCompareAndSet } from './spawn-worker.js';
 

@@ -8,8 +8,8 @@ import * as fs from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js';
-import { nodeFileStoreFs } from '../../src/store/file-io.js';
+import { createFileHandleStore, type FileStoreFs } from '../../src/store/file/index.js';
+import { nodeFileStoreFs } from '../../src/store/file/io.js';
 import { makeRecord, stdioA } from './fixtures.js';
 
 const dirs: string[] = [];

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
-import { createFileHandleStore, type FileStoreFs } from '../../src/store/file.js';
-import { nodeFileStoreFs } from '../../src/store/file-io.js';
+import { createFileHandleStore, type FileStoreFs } from '../../src/store/file/index.js';
+import { nodeFileStoreFs } from '../../src/store/file/io.js';
 import { makeRecord, stdioA } from './fixtures.js';
 
 const dirs: string[] = [];

@@ -14,9 +14,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
 import type { Binding, HandleStoreFactory } from '../../src/core/contract/ports.js';
 import type { InteractionState } from '../../src/core/model/record.js';
-import { createFileHandleStore } from '../../src/store/file.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
 import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
-import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 import { HOSTILE_STRINGS, hostileRecord, httpA, httpB, STATE_KINDS } from './fixtures.js';
 
 type Op =

@@ -18,16 +18,16 @@ import {
 } from '../../src/core/model/record.js';
 import { compareListOrder } from '../../src/core/store-kit/kit.js';
 import {
-  createPostgresHandleStore,
-  type PoolLike,
-  type PostgresHandleStoreOptions,
-} from '../../src/store/postgres.js';
-import {
   escapeToAscii,
   RECORD_TEXT_MARKER,
   RECORD_TEXT_MARKER_JSON,
-} from '../../src/store/postgres-encoding.js';
-import { pgStoreError } from '../../src/store/postgres-errors.js';
+} from '../../src/store/postgres/encoding.js';
+import { pgStoreError } from '../../src/store/postgres/errors.js';
+import {
+  createPostgresHandleStore,
+  type PoolLike,
+  type PostgresHandleStoreOptions,
+} from '../../src/store/postgres/index.js';
 import { decodeRecord } from '../../src/store/record-codec.js';
 import { approveSurface, startHarness } from '../engine/harness.js';
 import { describeHandleStoreContract, keyOf, listPage, storeFailure } from './contract.js';

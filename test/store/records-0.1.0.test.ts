@@ -28,8 +28,8 @@ import type { HandleStoreFactory } from '../../src/core/contract/ports.js';
 import { bindingScope } from '../../src/core/contract/ports.js';
 import { type InteractionRecord, isUnfinished, RECORD_FORMAT } from '../../src/core/model/record.js';
 import { compareListOrder } from '../../src/core/store-kit/kit.js';
-import { createFileHandleStore } from '../../src/store/file.js';
-import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
+import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 import { approveAnswer, followUpSurface, type Harness, startHarness } from '../engine/harness.js';
 import { keyOf, listPage, storeFailure } from './contract.js';
 import {

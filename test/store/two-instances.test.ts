@@ -20,8 +20,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgresHttpExample } from '../../examples/postgres-http.js';
 import { MAX_UNFINISHED } from '../../src/core/contract/ports.js';
 import { httpBindingOf } from '../../src/http/index.js';
-import { createPostgresHandleStore } from '../../src/store/postgres.js';
-import { escapeToAscii } from '../../src/store/postgres-encoding.js';
+import { escapeToAscii } from '../../src/store/postgres/encoding.js';
+import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import {
   approveAnswer,

@@ -13,11 +13,11 @@
 import { join } from 'node:path';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
 import type { Binding } from '../../src/core/contract/ports.js';
-import { createFileHandleStore } from '../../src/store/file.js';
-import { nodeFileStoreFs, ProfileIo } from '../../src/store/file-io.js';
-import { lockTakeovers, ProfileLease } from '../../src/store/file-lock.js';
+import { createFileHandleStore } from '../../src/store/file/index.js';
+import { nodeFileStoreFs, ProfileIo } from '../../src/store/file/io.js';
+import { lockTakeovers, ProfileLease } from '../../src/store/file/lock.js';
 import type { HandleStoreFactory } from '../../src/store/memory/memory-store.js';
-import { createPostgresHandleStore } from '../../src/store/postgres.js';
+import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 import { makeRecord } from './fixtures.js';
 
 /** What a worker is told to do (JSON in argv[2]). */

@@ -8,7 +8,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { openProfileRecords } from '../../src/store/file.js';
+import { openProfileRecords } from '../../src/store/file/index.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import { connectStdio, type StdioSession, serverEnv, tempStateDir } from '../stdio/harness.js';
 import { createSecretsAudit, type SecretsAudit } from './audit.js';

@@ -22,7 +22,7 @@ import type {
   StringFieldSchema,
   Surface,
 } from '../../core/model/surface.js';
-import { codePoints } from '../text.js';
+import { codePoints } from '../model/text.js';
 import { fieldKind, hasOwn, surfaceFields } from './fields.js';
 
 /** The result of {@link validateAnswer}: the clean answer, or a message per field. */

@@ -1,0 +1,143 @@
+/**
+ * The two caches of the file store: decoded record files, and the cap index (a summary of every
+ * record file: its scope, whether it is unfinished, its state kind and creation time), so counting
+ * unfinished records and choosing a listing page do not read every file of the profile on every
+ * call (completed records stay until the owner retires them).
+ *
+ * A summary is only as good as the key it was taken under: the token in `handles.gen`, renewed
+ * before the first change of every holding of the lease (a summary is kept only when taken
+ * under the lease, so any later holder's change renews it first), plus the handles directory's
+ * inode and mtime (which catch what bypasses the lock, such as the owner deleting a file by
+ * hand). It is reused while the key is unchanged and
+ * for at most {@link SNAPSHOT_MAX_AGE_MS}. A decoded file is reused while its inode, mtime and size
+ * are unchanged: the store never rewrites a file in place.
+ *
+ * It deliberately does no I/O and trusts nothing by itself: the caller computes the keys.
+ */
+import type { SessMcpError } from '../../core/contract/errors.js';
+import { bindingScope, type VersionedRecord } from '../../core/contract/ports.js';
+import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
+
+/**
+ * A summary of the profile's files is taken again after this long even when nothing announced a
+ * change: directory mtimes are coarse, so a file removed by hand within the same clock tick as
+ * the last change is noticed at the latest then (until then it only keeps its place in the cap).
+ */
+const SNAPSHOT_MAX_AGE_MS = 60_000;
+
+/** What the cap and a listing need to know of one record file. */
+export interface FileSummary {
+  scope: string;
+  unfinished: boolean;
+  /** The record's state kind and `createdAt`: with the handle, its place in a listing. */
+  kind: InteractionStateKind;
+  createdAt: string;
+}
+
+/** The summary of a readable record. */
+export function summaryOf(record: InteractionRecord): FileSummary {
+  return {
+    scope: bindingScope(record.binding),
+    unfinished: isUnfinished(record),
+    kind: record.state.kind,
+    createdAt: record.createdAt,
+  };
+}
+
+/** True when `record` is still what `summary` says of it. */
+export function matchesSummary(record: InteractionRecord, summary: FileSummary): boolean {
+  return (
+    record.state.kind === summary.kind &&
+    record.createdAt === summary.createdAt &&
+    bindingScope(record.binding) === summary.scope
+  );
+}
+
+/** What reading one record file gave: the record, or the non-retryable error it decodes to. */
+export type DecodedFile = VersionedRecord | SessMcpError;
+
+/** Decoded record files by handle, each under the key (inode, mtime, size) it was read at. */
+export class DecodeCache {
+  private readonly entries = new Map<string, { key: string; value: DecodedFile }>();
+
+  get(handle: string, key: string): DecodedFile | undefined {
+    const entry = this.entries.get(handle);
+    return entry?.key === key ? entry.value : undefined;
+  }
+
+  set(handle: string, key: string, value: DecodedFile): void {
+    this.entries.set(handle, { key, value });
+  }
+
+  delete(handle: string): void {
+    this.entries.delete(handle);
+  }
+
+  /** Forget the handles that no longer have a file. */
+  keepOnly(present: readonly string[]): void {
+    if (this.entries.size <= present.length) return;
+    const keep = new Set(present);
+    for (const handle of this.entries.keys()) if (!keep.has(handle)) this.entries.delete(handle);
+  }
+}
+
+/** The cap index: one summary of the profile's files, valid under one change key. */
+export class CapIndex {
+  private snapshot: { key: string; files: Map<string, FileSummary>; takenAt: number } | undefined;
+
+  /** The summaries taken under `key`, while they are still fresh. */
+  current(key: string): Map<string, FileSummary> | undefined {
+    const snapshot = this.snapshot;
+    return snapshot?.key === key && Date.now() - snapshot.takenAt < SNAPSHOT_MAX_AGE_MS
+      ? snapshot.files
+      : undefined;
+  }
+
+  /** Keep summaries taken (under the lock) at `takenAt` under `key`. */
+  keep(key: string, files: Map<string, FileSummary>, takenAt: number): void {
+    this.snapshot = { key, files, takenAt };
+  }
+
+  drop(): void {
+    this.snapshot = undefined;
+  }
+
+  /**
+   * After a change under the lock: when the index was current at `heldKey`, move it to `nextKey`
+   * with `handle`'s new summary (`undefined`: removed) and return true; otherwise drop it.
+   */
+  follow(
+    heldKey: string | undefined,
+    nextKey: string,
+    handle: string,
+    summary: FileSummary | undefined,
+  ): boolean {
+    const snapshot = this.snapshot;
+    this.snapshot = undefined;
+    if (snapshot === undefined || snapshot.key !== heldKey) return false;
+    if (summary === undefined) snapshot.files.delete(handle);
+    else snapshot.files.set(handle, summary);
+    snapshot.key = nextKey;
+    this.snapshot = snapshot;
+    return true;
+  }
+}
+
+/** The handles of the unfinished records of `scope` in `files`. */
+export function unfinishedIn(files: ReadonlyMap<string, FileSummary>, scope: string): string[] {
+  const out: string[] = [];
+  for (const [handle, summary] of files) if (summary.unfinished && summary.scope === scope) out.push(handle);
+  return out;
+}
+
+/** Run `work` on `items`, at most `width` at a time, results in order. */
+export async function inBatches<T, R>(
+  items: readonly T[],
+  width: number,
+  work: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += width)
+    out.push(...(await Promise.all(items.slice(i, i + width).map(work))));
+  return out;
+}

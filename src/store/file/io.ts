@@ -1,0 +1,575 @@
+/**
+ * The files of one profile on disk: their paths, the safety checks on the directories that hold
+ * them, writes that never follow a symbolic link, whole-or-nothing record writes (temp file,
+ * `fsync`, `rename`, `fsync` of the directory) and strict reads. Every file-system failure leaves
+ * here as a `STATE_STORE_ERROR` that names the errno or the path relative to `SESS_MCP_STATE_DIR`,
+ * never a full path.
+ *
+ * It deliberately knows no lock, cache or record format: the lease (`lock.ts`), the cap
+ * index (`cap.ts`) and the codec (`record-codec.ts`) sit on top of it.
+ *
+ * Safety (POSIX): the state directory and every directory below it that the store uses
+ * (`profiles`, `profiles/<profile>`, `profiles/<profile>/handles`) must be owned by the user the
+ * process runs as and not writable by group or others, and none below the state directory may be a
+ * symbolic link; the state directory's own ancestors may be links (macOS `/tmp` is one). Root gets
+ * no exemption: as root the directories must be owned by root too, since a directory another
+ * user owns can be changed under root's feet. Files the store writes are opened with `O_NOFOLLOW`
+ * (or `O_EXCL`) and a record file that is a link is refused on read. On Windows there are no POSIX
+ * owners or modes: those two checks are skipped (the default state directory under
+ * `%LOCALAPPDATA%` is private to the user), and links are refused by an `lstat` before opening.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  close,
+  closeSync,
+  constants,
+  fstatSync,
+  fsync,
+  ftruncateSync,
+  futimes,
+  lstatSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
+import * as nodeFs from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { SessMcpError } from '../../core/contract/errors.js';
+import { isStoreHandle, storeError } from '../../core/store-kit/kit.js';
+
+/** An open file, as far as the store uses one (`node:fs/promises` `FileHandle` fits). */
+export interface FileStoreFileLike {
+  writeFile(data: string, options?: { encoding: 'utf8' }): Promise<void>;
+  sync(): Promise<void>;
+  /** Renew the file's times (the lease heartbeat). */
+  utimes(atime: number, mtime: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** What the store reads of a file's status (`node:fs` `Stats` fits). */
+export interface FileStoreStats {
+  mtimeMs: number;
+  size: number;
+  ino: number;
+  mode: number;
+  uid: number;
+  isFile(): boolean;
+  isDirectory(): boolean;
+  isSymbolicLink(): boolean;
+}
+
+/**
+ * The file-system calls the store makes. `node:fs/promises` fits and is the default; a test
+ * passes a named double that fails on purpose (transient errors, a crash between writing the
+ * temp file and renaming it).
+ */
+export interface FileStoreFs {
+  readFile(path: string, encoding: 'utf8'): Promise<string>;
+  readdir(path: string): Promise<string[]>;
+  mkdir(path: string, options: { recursive?: boolean; mode: number }): Promise<string | undefined>;
+  /** `flags` is a string (`'r'`) or the `O_*` bits of `node:fs` `constants`. */
+  open(path: string, flags: string | number, mode?: number): Promise<FileStoreFileLike>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+  /** Status of what `path` names, following links (used for the state directory only). */
+  stat(path: string): Promise<FileStoreStats>;
+  /** Status of `path` itself, never following a link. */
+  lstat(path: string): Promise<FileStoreStats>;
+}
+
+/** The default file system. */
+export const nodeFileStoreFs = nodeFs as unknown as FileStoreFs;
+
+export const IS_WINDOWS = process.platform === 'win32';
+const RECORD_SUFFIX = '.json';
+const TEMP_SUFFIX = '.tmp';
+/** `O_NOFOLLOW` where the platform has it (not on Windows: there an `lstat` comes first). */
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+/** Create or truncate, write only, never through a link. */
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | NOFOLLOW;
+/** Create or overwrite in place (no truncation first), write only, never through a link. */
+const OVERWRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | NOFOLLOW;
+/** Create a new file only (a link in its place counts as existing), write only. */
+export const CREATE_NEW_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
+
+/**
+ * Make `content` the whole content of the open file `fd`, synchronously and in place: written
+ * over the old content from its start, the file cut to it only when it was longer. Truncating a
+ * file and writing it again makes ext4 free and allocate its block and flush it at `close` (its
+ * protection for files replaced that way): about 0.5–1 ms here for the 25 bytes of `handles.gen`,
+ * where an overwrite of the same length costs a page-cache copy.
+ */
+function replaceContentNow(fd: number, content: string): void {
+  const bytes = Buffer.from(content, 'utf8');
+  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, at);
+  if (fstatSync(fd).size > bytes.length) ftruncateSync(fd, bytes.length);
+}
+
+/** A file opened synchronously, as the store uses one (its later calls go through the thread pool). */
+function fileOfDescriptor(fd: number): FileStoreFileLike {
+  const call = (run: (done: (error: NodeJS.ErrnoException | null) => void) => void) =>
+    new Promise<void>((resolve, reject) => run((error) => (error ? reject(error) : resolve())));
+  return {
+    writeFile: async (data) => replaceContentNow(fd, data),
+    sync: () => call((done) => fsync(fd, done)),
+    utimes: (atime, mtime) => call((done) => futimes(fd, atime, mtime, done)),
+    close: () => call((done) => close(fd, done)),
+  };
+}
+
+/** Error codes that no retry fixes: the owner must fix permissions or the directory layout. */
+const PERMANENT_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENAMETOOLONG']);
+
+export function errnoCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * A file-system failure as a `STATE_STORE_ERROR`; the message names the errno, never a path.
+ * Permission and layout errors need the owner; everything else (EIO, EMFILE, ENOSPC, EAGAIN, …)
+ * is transient and retryable.
+ */
+export function ioError(error: unknown, doing: string): SessMcpError {
+  if (error instanceof SessMcpError) return error;
+  const code = errnoCode(error) ?? 'unknown';
+  // On Windows a file another process has open (a reader, a virus scanner) refuses a rename or
+  // an unlink with EPERM/EACCES for a moment: there, that is transient.
+  const permanent = PERMANENT_CODES.has(code) && !(IS_WINDOWS && (code === 'EPERM' || code === 'EACCES'));
+  return storeError(
+    `The state store could not ${doing} (${code}).${permanent ? ' The owner must fix the state directory.' : ' Try again later.'}`,
+    !permanent,
+    permanent ? 'io_permanent' : 'io_transient',
+  );
+}
+
+/** A rejection handler that turns `ENOENT` into `value` and rethrows anything else. */
+function absentAs<T>(value: T): (error: unknown) => T {
+  return (error) => {
+    if (errnoCode(error) === 'ENOENT') return value;
+    throw error;
+  };
+}
+
+/** Why a path in the state directory is refused. */
+export type UnsafeWhy =
+  | 'is a symbolic link'
+  | 'is not a directory'
+  | 'is not a regular file'
+  | 'is not owned by the user running the store'
+  | 'is writable by group or others';
+
+/** The files and directories of one profile, and the checked operations on them. */
+export class ProfileIo {
+  readonly profileDir: string;
+  readonly handlesDir: string;
+  readonly lockPath: string;
+  readonly nextPath: string;
+  readonly genPath: string;
+  /** Set once every directory exists and passed its checks (they are private from then on). */
+  private checked = false;
+  /**
+   * The handles directory kept open for its `fsync` while the lease is held, with its inode when
+   * it was opened (an open directory's inode is not reused, so an equal inode is the same one).
+   */
+  private directory: { file: FileStoreFileLike; ino: number } | undefined;
+  /**
+   * Temp file names: the pid and random bytes drawn once per profile object, then a counter, so
+   * no two writers (processes, hosts on a shared directory, objects in one process) pick the same.
+   */
+  /**
+   * With the default file system, statuses and the lease's small files are handled with
+   * synchronous calls (a file system passed in is always called through its promises); writes
+   * only where `O_NOFOLLOW` keeps them off links.
+   */
+  private readonly callsNow: boolean;
+  private readonly writesNow: boolean;
+  private readonly tempPrefix = `${process.pid}-${randomBytes(6).toString('hex')}-`;
+  private temps = 0;
+
+  constructor(
+    readonly stateDir: string,
+    profileDir: string,
+    readonly fs: FileStoreFs,
+  ) {
+    this.profileDir = profileDir;
+    this.handlesDir = join(profileDir, 'handles');
+    this.lockPath = join(profileDir, 'handles.lock');
+    this.nextPath = join(profileDir, 'handles.lock.next');
+    this.genPath = join(profileDir, 'handles.gen');
+    this.callsNow = fs === nodeFileStoreFs;
+    this.writesNow = this.callsNow && NOFOLLOW !== 0;
+  }
+
+  pathOf(handle: string): string {
+    return join(this.handlesDir, handle + RECORD_SUFFIX);
+  }
+
+  /** `path` as the owner reads it in a message: `SESS_MCP_STATE_DIR/profiles/…`. */
+  private where(path: string): string {
+    const inside = relative(this.stateDir, path).split(sep).join('/');
+    return inside === '' ? 'SESS_MCP_STATE_DIR' : `SESS_MCP_STATE_DIR/${inside}`;
+  }
+
+  /** The non-retryable refusal of an unsafe path (reason `unsafe_path`). */
+  unsafe(path: string, why: UnsafeWhy): SessMcpError {
+    return storeError(
+      `The state store refuses ${this.where(path)}: it ${why}. The owner must fix the state directory.`,
+      false,
+      'unsafe_path',
+    );
+  }
+
+  /**
+   * Check (and with `create`, first make, 0700) the state, profiles, profile and handles
+   * directories. False when one does not exist yet (nothing to read then).
+   */
+  async prepare(create: boolean): Promise<boolean> {
+    if (this.checked) return true;
+    const levels = [join(this.stateDir, 'profiles'), this.profileDir, this.handlesDir];
+    try {
+      if (create) await this.fs.mkdir(this.stateDir, { recursive: true, mode: 0o700 });
+      if (!(await this.checkDirectory(this.stateDir, true))) return false;
+      for (const dir of levels) {
+        if (create) {
+          await this.fs.mkdir(dir, { mode: 0o700 }).catch((error: unknown) => {
+            if (errnoCode(error) !== 'EEXIST') throw error;
+          });
+        }
+        if (!(await this.checkDirectory(dir, false))) return false;
+      }
+    } catch (error) {
+      throw ioError(error, create ? 'create its directory' : 'open its directory');
+    }
+    this.checked = true;
+    return true;
+  }
+
+  /** Check the directories again before the next change (after a failure: the owner may have removed them). */
+  recheck(): void {
+    this.checked = false;
+  }
+
+  /** False when `dir` does not exist; throws when it is unsafe. */
+  private async checkDirectory(dir: string, follow: boolean): Promise<boolean> {
+    const stats = follow ? await this.fs.stat(dir).catch(absentAs(undefined)) : await this.status(dir);
+    if (stats === undefined) return false;
+    if (stats.isSymbolicLink()) throw this.unsafe(dir, 'is a symbolic link');
+    if (!stats.isDirectory()) throw this.unsafe(dir, 'is not a directory');
+    const uid = process.geteuid?.();
+    if (IS_WINDOWS || uid === undefined) return true;
+    if (stats.uid !== uid) throw this.unsafe(dir, 'is not owned by the user running the store');
+    if ((stats.mode & 0o022) !== 0) throw this.unsafe(dir, 'is writable by group or others');
+    return true;
+  }
+
+  /**
+   * The status of a file the store owns, or `undefined` when there is none. A link or anything
+   * but a regular file is refused.
+   */
+  async fileStatus(path: string, doing: string): Promise<FileStoreStats | undefined> {
+    let stats: FileStoreStats | undefined;
+    try {
+      stats = await this.status(path);
+    } catch (error) {
+      throw ioError(error, doing);
+    }
+    if (stats === undefined) return undefined;
+    if (stats.isSymbolicLink()) throw this.unsafe(path, 'is a symbolic link');
+    if (!stats.isFile()) throw this.unsafe(path, 'is not a regular file');
+    return stats;
+  }
+
+  /**
+   * The status of `path` itself (never following a link), or `undefined` when there is none;
+   * other failures throw as the file system reports them. With the default file system it is
+   * taken synchronously: an `lstat` of a local file takes a few microseconds of CPU, a round trip
+   * through libuv's thread pool about ten times that, and a commit takes six of them.
+   */
+  async status(path: string): Promise<FileStoreStats | undefined> {
+    if (this.callsNow) return lstatSync(path, { throwIfNoEntry: false });
+    return this.fs.lstat(path).catch(absentAs(undefined));
+  }
+
+  /** Open `path` for writing with `flags`, never through a link. */
+  async openForWrite(path: string, flags: number, doing: string): Promise<FileStoreFileLike> {
+    if (NOFOLLOW === 0) await this.fileStatus(path, doing);
+    try {
+      return await this.fs.open(path, flags, 0o600);
+    } catch (error) {
+      // O_NOFOLLOW on a link fails with ELOOP (EMLINK on some BSDs).
+      if (errnoCode(error) === 'ELOOP' || errnoCode(error) === 'EMLINK') {
+        throw this.unsafe(path, 'is a symbolic link');
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Replace the content of a small side file (`handles.gen`, `handles.lock.next`). With the
+   * default file system it is written synchronously, as {@link ProfileIo.status} is taken: a
+   * few dozen bytes, never synced, so three round trips through the thread pool cost more than
+   * the calls.
+   */
+  async writeSmallFile(path: string, content: string, doing: string): Promise<void> {
+    if (this.writesNow) return this.writeSmallFileNow(path, content, doing);
+    try {
+      const file = await this.openForWrite(path, WRITE_FLAGS, doing);
+      try {
+        await file.writeFile(content, { encoding: 'utf8' });
+      } finally {
+        await file.close();
+      }
+    } catch (error) {
+      throw ioError(error, doing);
+    }
+  }
+
+  /** {@link ProfileIo.writeSmallFile} on the default file system: synchronously and in place. */
+  private writeSmallFileNow(path: string, content: string, doing: string): void {
+    let fd: number;
+    try {
+      fd = this.openNow(path, OVERWRITE_FLAGS);
+    } catch (error) {
+      throw ioError(error, doing);
+    }
+    try {
+      replaceContentNow(fd, content);
+    } catch (error) {
+      throw ioError(error, doing);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /** `openSync` with `flags` (which hold `O_NOFOLLOW`), a link refused as unsafe. */
+  private openNow(path: string, flags: number): number {
+    try {
+      return openSync(path, flags, 0o600);
+    } catch (error) {
+      // O_NOFOLLOW on a link fails with ELOOP (EMLINK on some BSDs).
+      if (errnoCode(error) === 'ELOOP' || errnoCode(error) === 'EMLINK')
+        throw this.unsafe(path, 'is a symbolic link');
+      throw error;
+    }
+  }
+
+  /**
+   * Create `path` as a new file (`O_EXCL`, never through a link) holding `content`, and keep it
+   * open (the lease's lock file, renewed through it). A failure after the create removes the
+   * file again; one of the create itself is thrown as the file system reports it (`EEXIST` when
+   * the file exists). With the default file system the create and the write are synchronous, as
+   * {@link ProfileIo.writeSmallFile} is.
+   */
+  async createFile(path: string, content: string, doing: string): Promise<FileStoreFileLike> {
+    if (this.writesNow) {
+      const fd = this.openNow(path, CREATE_NEW_FLAGS);
+      try {
+        replaceContentNow(fd, content);
+      } catch (error) {
+        closeSync(fd);
+        try {
+          unlinkSync(path);
+        } catch {
+          // Left empty, it is a leftover the next taker recognises.
+        }
+        throw ioError(error, doing);
+      }
+      return fileOfDescriptor(fd);
+    }
+    const file = await this.openForWrite(path, CREATE_NEW_FLAGS, doing);
+    try {
+      await file.writeFile(content, { encoding: 'utf8' });
+    } catch (error) {
+      await file.close().catch(() => undefined);
+      await this.fs.unlink(path).catch(() => undefined);
+      throw ioError(error, doing);
+    }
+    return file;
+  }
+
+  /**
+   * A small file's text and modification time, or `undefined` when there is none. With the
+   * default file system it is read synchronously (see {@link ProfileIo.writeSmallFile}).
+   */
+  async readSmallFile(path: string, doing: string): Promise<{ text: string; mtimeMs: number } | undefined> {
+    const stats = await this.fileStatus(path, doing);
+    if (stats === undefined) return undefined;
+    try {
+      const text = this.callsNow ? readFileSync(path, 'utf8') : await this.fs.readFile(path, 'utf8');
+      return { text, mtimeMs: stats.mtimeMs };
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return undefined;
+      throw ioError(error, doing);
+    }
+  }
+
+  /**
+   * The raw text of a record file, or `undefined` when there is none. Call it after
+   * {@link ProfileIo.fileStatus} refused a link there.
+   */
+  async readText(handle: string): Promise<string | undefined> {
+    try {
+      return await this.fs.readFile(this.pathOf(handle), 'utf8');
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return undefined;
+      throw ioError(error, 'read a record');
+    }
+  }
+
+  /** Every name in the handles directory (none when it does not exist yet). */
+  async names(): Promise<string[]> {
+    if (!(await this.prepare(false))) return [];
+    try {
+      return await this.fs.readdir(this.handlesDir);
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return [];
+      throw ioError(error, 'list records');
+    }
+  }
+
+  /** The handles that have a record file. */
+  async handles(): Promise<string[]> {
+    const out: string[] = [];
+    for (const name of await this.names()) {
+      if (!name.endsWith(RECORD_SUFFIX)) continue;
+      const handle = name.slice(0, -RECORD_SUFFIX.length);
+      if (isStoreHandle(handle)) out.push(handle);
+    }
+    return out;
+  }
+
+  /** Remove the temp files a crash left (under the lock: no write is in flight). */
+  async sweepTempFiles(): Promise<void> {
+    for (const name of await this.names()) {
+      if (name.startsWith('.') && name.endsWith(TEMP_SUFFIX)) {
+        await this.fs.unlink(join(this.handlesDir, name)).catch(() => undefined);
+      }
+    }
+  }
+
+  /** Write a record file whole (under the lock): temp file, fsync, rename, directory fsync. */
+  async writeRecord(handle: string, text: string): Promise<void> {
+    this.temps += 1;
+    const temp = join(
+      this.handlesDir,
+      `.${handle}.${this.tempPrefix}${this.temps.toString(36)}${TEMP_SUFFIX}`,
+    );
+    if (this.writesNow) return this.writeRecordNow(handle, temp, text);
+    let renamed = false;
+    try {
+      const file = await this.openForWrite(temp, CREATE_NEW_FLAGS, 'write a record');
+      try {
+        await file.writeFile(text, { encoding: 'utf8' });
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      // rename replaces a link in the record's place; it never writes through one.
+      await this.fs.rename(temp, this.pathOf(handle));
+      renamed = true;
+      await this.syncDirectory();
+    } catch (error) {
+      if (!renamed) await this.fs.unlink(temp).catch(() => undefined);
+      throw ioError(error, 'write a record');
+    }
+  }
+
+  /**
+   * {@link ProfileIo.writeRecord} on the default file system: the same calls in the same order,
+   * but only the two `fsync`s go through the thread pool. Creating the temp file, writing it,
+   * closing it and the rename are synchronous, as the statuses are: on a local disk each takes
+   * microseconds, where a round trip through a worker thread and back costs more than the call.
+   */
+  private async writeRecordNow(handle: string, temp: string, text: string): Promise<void> {
+    let renamed = false;
+    try {
+      const fd = this.openNow(temp, CREATE_NEW_FLAGS);
+      try {
+        const bytes = Buffer.from(text, 'utf8');
+        for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, at);
+        await new Promise<void>((resolve, reject) =>
+          fsync(fd, (error) => (error ? reject(error) : resolve())),
+        );
+      } finally {
+        closeSync(fd);
+      }
+      // rename replaces a link in the record's place; it never writes through one.
+      renameSync(temp, this.pathOf(handle));
+      renamed = true;
+      await this.syncDirectory();
+    } catch (error) {
+      if (!renamed) {
+        try {
+          unlinkSync(temp);
+        } catch {
+          // Never created, or already gone: a leftover temp file is removed at the next open.
+        }
+      }
+      throw ioError(error, 'write a record');
+    }
+  }
+
+  /** Remove a record file (under the lock) durably. False when there was none. */
+  async removeRecord(handle: string): Promise<boolean> {
+    try {
+      await this.fs.unlink(this.pathOf(handle));
+    } catch (error) {
+      if (errnoCode(error) === 'ENOENT') return false;
+      throw ioError(error, 'remove a record');
+    }
+    try {
+      await this.syncDirectory();
+    } catch (error) {
+      throw ioError(error, 'remove a record');
+    }
+    return true;
+  }
+
+  /**
+   * Make a rename or unlink durable. Windows cannot open a directory for `fsync` (and its renames
+   * are durable on their own); a file system that does not support it says EINVAL or ENOTSUP.
+   */
+  private async syncDirectory(): Promise<void> {
+    if (IS_WINDOWS) return;
+    const dir = await this.openDirectory();
+    try {
+      await dir.sync();
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code !== 'EINVAL' && code !== 'ENOTSUP') {
+        await this.closeDirectory();
+        throw error;
+      }
+    }
+  }
+
+  /**
+   * The handles directory, open for its `fsync`: opened at the first change of a holding of the
+   * lease and kept until the lease is released (two fewer file-system requests per commit), as
+   * long as the directory in its place is still the one opened.
+   */
+  private async openDirectory(): Promise<FileStoreFileLike> {
+    const now = await this.status(this.handlesDir);
+    const kept = this.directory;
+    if (kept !== undefined && now !== undefined && now.ino === kept.ino) return kept.file;
+    await this.closeDirectory();
+    // Opened synchronously on the default file system, as statuses are taken; only its `fsync`
+    // goes through the thread pool.
+    const file = this.callsNow
+      ? fileOfDescriptor(openSync(this.handlesDir, 'r'))
+      : await this.fs.open(this.handlesDir, 'r');
+    // Without a status (removed meanwhile) it is kept under no inode: the next commit closes it.
+    this.directory = { file, ino: now?.ino ?? Number.NaN };
+    return file;
+  }
+
+  /** Close the handles directory kept open for its `fsync` (when the lease is released). */
+  async closeDirectory(): Promise<void> {
+    const kept = this.directory;
+    this.directory = undefined;
+    await kept?.file.close().catch(() => undefined);
+  }
+}
