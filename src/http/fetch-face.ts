@@ -5,7 +5,7 @@
  * Runtime-neutral (Node, Bun, Deno, workerd): no `node:` import. It does not decide anything the
  * pipeline decides.
  */
-import { type BodyRead, concat, type IncomingRequest } from './pipeline.js';
+import { type BodyRead, concat, type IncomingRequest } from './incoming.js';
 
 /** Read a web stream to the end, at most `limit` bytes, until `stop` fires. */
 export async function readStream(

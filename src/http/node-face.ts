@@ -9,13 +9,9 @@
  * Node's request and response are typed structurally, so this module imports no `node:` module
  * and the package stays loadable on edge runtimes. It does not parse bodies or decide policy.
  */
-import {
-  type BodyRead,
-  concat,
-  type IncomingRequest,
-  type Pipeline,
-  type PipelineResult,
-} from './pipeline.js';
+
+import { type BodyRead, concat, type IncomingRequest, type PipelineResult } from './incoming.js';
+import type { Pipeline } from './pipeline.js';
 
 /** A listener of any Node event. */
 type Listener = (...args: never[]) => void;

@@ -20,7 +20,7 @@ import {
 } from '../core/contract/rules.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
-import { hostParts } from './preflight/host.js';
+import { hostParts } from './host-syntax.js';
 
 /**
  * Who is calling, as the hosting runtime's `authenticate` established it. Handles are bound to

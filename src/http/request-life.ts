@@ -7,7 +7,7 @@
  * to the SDK.
  */
 import type { DiagnosticsSink } from '../index.js';
-import type { IncomingRequest, PipelineResult } from './pipeline.js';
+import type { IncomingRequest, PipelineResult } from './incoming.js';
 import type { Refusal } from './preflight/context.js';
 
 /** One request's deadline, ending and finish. */

@@ -9,13 +9,8 @@
  */
 import { createMcpHandler, type McpServer } from '@modelcontextprotocol/server';
 import type { DiagnosticsSink } from '../index.js';
-import type {
-  BareServerFactory,
-  IncomingRequest,
-  PipelineResult,
-  RequestScope,
-  ScopedServerFactory,
-} from './pipeline.js';
+import type { IncomingRequest, PipelineResult } from './incoming.js';
+import type { BareServerFactory, RequestScope, ScopedServerFactory } from './pipeline.js';
 import { type PreflightContext, refusal } from './preflight/context.js';
 import type { ParsedBody } from './preflight/unsafe-keys.js';
 import { type RequestLife, refuse } from './request-life.js';

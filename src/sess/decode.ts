@@ -18,7 +18,8 @@ import type {
 } from '../core/contract/ports.js';
 import type { Answer } from '../core/model/surface.js';
 import { protocol } from './errors.js';
-import { askViewProblem, FINAL_SESSION_STATUSES, HEADERS, sessionViewProblem } from './wire.js';
+import { askViewProblem, sessionViewProblem } from './view-checks.js';
+import { FINAL_SESSION_STATUSES, HEADERS } from './wire.js';
 import {
   readAskView,
   readSessionView,

@@ -12,7 +12,7 @@
  * check reports every such refusal as `malformed`).
  *
  * It checks nothing beyond shape: a view's consistency is `sessionViewProblem`'s and
- * `askViewProblem`'s (`wire.ts`), the request's expectations `decode.ts`'s, a receipt's meaning
+ * `askViewProblem`'s (`view-checks.ts`), the request's expectations `decode.ts`'s, a receipt's meaning
  * `receipt.ts`'s. It does no I/O and uses no schema library, since the release of a first answer
  * runs it on every wait.
  */

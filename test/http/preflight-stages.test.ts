@@ -6,12 +6,12 @@
  * stages through both faces.
  */
 import { describe, expect, it } from 'vitest';
+import type { BodyRead, IncomingRequest } from '../../src/http/incoming.js';
 import {
   resolveHttpOptions,
   type SessHttpPrincipal,
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/options.js';
-import type { BodyRead, IncomingRequest } from '../../src/http/pipeline.js';
 import { authenticationStage, scopeStage } from '../../src/http/preflight/auth.js';
 import { bodyStage } from '../../src/http/preflight/body.js';
 import type { PreflightContext, PreflightStage, Refusal } from '../../src/http/preflight/context.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionViewProblem } from '../../src/sess/wire.js';
+import { sessionViewProblem } from '../../src/sess/view-checks.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { expectError } from '../support/wire-error.js';
 import { sessionViewOf } from '../support/wire-views.js';

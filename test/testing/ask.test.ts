@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { askViewProblem } from '../../src/sess/wire.js';
+import { askViewProblem } from '../../src/sess/view-checks.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { askViewOf } from '../support/wire-views.js';
 import { ANSWER, call, newKey, sampleSurface, type WireJson } from './helpers.js';

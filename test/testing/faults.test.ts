@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { askViewProblem, sessionViewProblem } from '../../src/sess/wire.js';
+import { askViewProblem, sessionViewProblem } from '../../src/sess/view-checks.js';
 import { type ContradictionVariant, startLocalSess } from '../../src/testing/index.js';
 import { useLocalSess } from '../support/local-sess.js';
 import { askViewOf, sessionViewOf } from '../support/wire-views.js';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Surface } from '../../src/core/model/surface.js';
 import { toAskView, toSessionView } from '../../src/sess/decode.js';
-import { askViewProblem, sessionViewProblem } from '../../src/sess/wire.js';
+import { askViewProblem, sessionViewProblem } from '../../src/sess/view-checks.js';
 import {
   readAskView,
   readSessionView,

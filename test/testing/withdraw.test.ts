@@ -4,7 +4,7 @@
  * open-Session count, and what the person's page shows and refuses afterwards.
  */
 import { describe, expect, it } from 'vitest';
-import { sessionViewProblem } from '../../src/sess/wire.js';
+import { sessionViewProblem } from '../../src/sess/view-checks.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import { useLocalSess } from '../support/local-sess.js';
 import { expectError } from '../support/wire-error.js';

@@ -7,12 +7,31 @@
  * {@link SessApi}; stores and faces implement the rest.
  */
 
+import type { Binding } from '../model/binding.js';
 import type { InteractionRecord, InteractionStateKind, ListGroup } from '../model/record.js';
+import type {
+  CloseAskInput,
+  CompleteInput,
+  CreateAskInput,
+  CreateSessionInput,
+  PublishInput,
+  WithdrawInput,
+} from '../model/saved-requests.js';
 import type { Answer, Surface } from '../model/surface.js';
 import type { ErrorCode } from './errors.js';
 
 // ---------------------------------------------------------------------------------------------
 // Sess
+
+export type {
+  AskRespondentsOptions,
+  CloseAskInput,
+  CompleteInput,
+  CreateAskInput,
+  CreateSessionInput,
+  PublishInput,
+  WithdrawInput,
+} from '../model/saved-requests.js';
 
 /** Per-call options every {@link SessApi} method takes. */
 export interface SessCallOptions {
@@ -73,60 +92,6 @@ export interface AskView {
   started: number;
   answered: number;
   respondents: AskRespondentView[];
-}
-
-/** Options of an Ask (`respondents` on `sess_ask`), in seconds. */
-export interface AskRespondentsOptions {
-  max: number;
-  name?: boolean;
-  expiresIn?: number;
-  respondentExpiresIn?: number;
-}
-
-/** A create request, exactly as it is saved before it is sent. */
-export interface CreateSessionInput {
-  surface: Surface;
-  expiresIn?: number;
-  idempotencyKey: string;
-}
-
-/** A create-Ask request, exactly as it is saved before it is sent. */
-export interface CreateAskInput {
-  surface: Surface;
-  expiresIn?: number;
-  respondents: AskRespondentsOptions;
-  idempotencyKey: string;
-}
-
-/** A publish request, exactly as it is saved before it is sent. */
-export interface PublishInput {
-  expectedRevision: number;
-  responseEventId: string;
-  surface: Surface;
-  idempotencyKey: string;
-}
-
-/** A complete request, exactly as it is saved before it is sent. */
-export interface CompleteInput {
-  expectedRevision: number;
-  responseEventId: string;
-  idempotencyKey: string;
-}
-
-/** A withdraw request, exactly as it is saved before it is sent. */
-export interface WithdrawInput {
-  /** The current revision: the one without an answer that is taken back. */
-  expectedRevision: number;
-  /** What the person's page shows (at most 160 code points). */
-  reason?: string;
-  idempotencyKey: string;
-}
-
-/** An Ask close request, exactly as it is saved before it is sent. */
-export interface CloseAskInput {
-  /** What the pages of respondents who have not answered show (at most 160 code points). */
-  reason?: string;
-  idempotencyKey: string;
 }
 
 /** What a receipt check proved. */
@@ -288,28 +253,7 @@ export interface SessApi {
 // ---------------------------------------------------------------------------------------------
 // Bindings and authority
 
-/** A stdio handle belongs to one profile, API origin and credential generation. */
-export interface StdioBinding {
-  kind: 'stdio';
-  profile: string;
-  apiOrigin: string;
-  /** A keyed digest of the API key; the key itself is never stored. */
-  credentialGeneration: string;
-}
-
-/** An HTTP handle belongs to one origin, workspace, principal, client, grant and generation. */
-export interface HttpBinding {
-  kind: 'http';
-  origin: string;
-  workspaceId: string;
-  principalId: string;
-  clientId: string;
-  grantId: string;
-  grantGeneration: string;
-}
-
-/** What a handle is bound to. */
-export type Binding = StdioBinding | HttpBinding;
+export type { Binding, HttpBinding, StdioBinding } from '../model/binding.js';
 
 /** A scope made recently, with the identity fields (all strings) it was made from. */
 interface RecentScope {

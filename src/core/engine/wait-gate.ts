@@ -17,11 +17,12 @@
  * decides nothing about answers: it returns what Sess reported, and the engine verifies it.
  */
 import { readOptions } from '../contract/options.js';
-import { type SessApi, SessApiError, type SessionStatus, type SessionView } from '../contract/ports.js';
+import { SessApiError, type SessionView } from '../contract/ports.js';
 import {
   differs,
   emptyGateState,
   type GateState,
+  type GateWaitRequest,
   leavePoll,
   openPoll,
   type Poll,
@@ -44,25 +45,7 @@ export interface WaitGateOptions {
   maxTotalWaits?: number;
 }
 
-/** One wait, as the engine asks the gate for it. */
-export interface GateWaitRequest {
-  /** The Sess client bound to the caller's credential. */
-  sess: SessApi;
-  /** The Sess origin the credential belongs to. */
-  origin: string;
-  /** The caller's binding scope (`bindingScope`): the cap counts per scope. */
-  scope: string;
-  /** The caller's credential generation (`bindingGeneration`). */
-  generation: string;
-  sessionId: string;
-  /** What the caller already knows: the wait ends when the Session is no longer there. */
-  revision: number;
-  status: SessionStatus;
-  /** This waiter's own time, in milliseconds. */
-  timeoutMs: number;
-  /** This waiter's own cancellation: it rejects with a {@link SessApiError} of kind `aborted`. */
-  signal?: AbortSignal;
-}
+export type { GateWaitRequest } from './wait-polls.js';
 
 /** Shares and bounds upstream waits. Build it with {@link createWaitGate}. */
 export interface WaitGate {

@@ -6,8 +6,27 @@
  * It does not know one waiter's deadline, signal or re-polls (`wait-gate.ts` does), and it reads
  * no options: the caps arrive in the {@link GateState} the gate built.
  */
-import type { SessionView } from '../contract/ports.js';
-import type { GateWaitRequest } from './wait-gate.js';
+import type { SessApi, SessionStatus, SessionView } from '../contract/ports.js';
+
+/** One wait, as the engine asks the gate for it. */
+export interface GateWaitRequest {
+  /** The Sess client bound to the caller's credential. */
+  sess: SessApi;
+  /** The Sess origin the credential belongs to. */
+  origin: string;
+  /** The caller's binding scope (`bindingScope`): the cap counts per scope. */
+  scope: string;
+  /** The caller's credential generation (`bindingGeneration`). */
+  generation: string;
+  sessionId: string;
+  /** What the caller already knows: the wait ends when the Session is no longer there. */
+  revision: number;
+  status: SessionStatus;
+  /** This waiter's own time, in milliseconds. */
+  timeoutMs: number;
+  /** This waiter's own cancellation: it rejects with a {@link SessApiError} of kind `aborted`. */
+  signal?: AbortSignal;
+}
 
 /** What a shared poll hands each of its waiters. */
 export type Outcome = { view: SessionView } | { error: unknown };

@@ -10,14 +10,14 @@
  * A record may hold the Sess link and answer data until it is completed: stores keep it private.
  */
 import type { ErrorCode } from '../contract/errors.js';
+import type { Binding } from './binding.js';
 import type {
   AskRespondentsOptions,
-  Binding,
   CloseAskInput,
   CompleteInput,
   PublishInput,
   WithdrawInput,
-} from '../contract/ports.js';
+} from './saved-requests.js';
 import type { Answer, Surface } from './surface.js';
 
 /**

@@ -5,8 +5,9 @@
  * Types and one constructor only: no check lives here (each has its own module in this
  * directory) and nothing here runs the stages (`../preflight.ts` does).
  */
+
+import type { IncomingRequest } from '../incoming.js';
 import type { ResolvedHttpOptions, SessHttpPrincipal } from '../options.js';
-import type { IncomingRequest } from '../pipeline.js';
 import type { ParsedBody } from './unsafe-keys.js';
 
 /** One request on its way through the preflight. */

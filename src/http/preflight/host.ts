@@ -1,51 +1,18 @@
 /**
  * The Host stage, the defence against DNS rebinding: a request whose `Host` header (or, for a
  * web `Request` made in code, the host its URL names) is missing or not on `allowedHosts` gets
- * `403`. Also the one reading of a `Host` value, which the `allowedHosts` option check uses too.
+ * `403`. A `Host` value is read by `host-syntax.ts`, as the `allowedHosts` option check reads it.
  *
  * It does not check `Origin` (`origin.ts`) and does not normalise the allowlist (the option check
  * does, at construction).
  */
+
+import { hostParts } from '../host-syntax.js';
 import * as answer from '../responses.js';
 import { type PreflightContext, type Refusal, refusal } from './context.js';
 
 /** How many Host verdicts a pipeline remembers (a host's own names are few; others are not kept). */
 const HOST_VERDICTS = 64;
-
-/** A `Host` value split into its lower-case host name and its port as written (`''` when none). */
-export interface HostParts {
-  hostname: string;
-  port: string;
-}
-
-/**
- * Split `host` or `host:port` (IPv6 in brackets). The port is taken as written, because the URL
- * parser drops a port that is the scheme's default (`:80`) and the allowlist must keep it.
- * Anything else than a host and a port (a path, credentials, a query) is `undefined`.
- */
-export function hostParts(value: string): HostParts | undefined {
-  const match = /^(\[[^\]]*\]|[^:]*)(?::([0-9]{1,5}))?$/.exec(value);
-  if (match === null) return undefined;
-  let url: URL;
-  try {
-    url = new URL(`http://${match[1]}`);
-  } catch {
-    return undefined;
-  }
-  if (
-    url.pathname !== '/' ||
-    url.username !== '' ||
-    url.password !== '' ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    url.port !== ''
-  ) {
-    return undefined;
-  }
-  const port = match[2] ?? '';
-  if (port !== '' && Number(port) > 65_535) return undefined;
-  return { hostname: url.hostname, port: port === '' ? '' : String(Number(port)) };
-}
 
 /**
  * Does the `Host` header value match an allowlist entry? An entry without a port matches the host
