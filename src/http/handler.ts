@@ -36,7 +36,8 @@ import {
   type SessHttpPrincipal,
   type SessMcpHttpHandlerOptions,
 } from './options.js';
-import { createPipeline, type RequestScope } from './pipeline.js';
+import { createPipeline } from './pipeline.js';
+import type { RequestScope } from './sdk-exchange.js';
 
 /**
  * The handler `createSessMcpHttpHandler` returns. Mount `fetch`, or `node` (with `checkContinue`),

@@ -1,57 +1,19 @@
-/**
- * The request pipeline both faces share: everything between the socket and the MCP SDK's
- * `createMcpHandler`, in this order — the preflight stages (`preflight.ts`: Host, Origin, method,
- * exactly one `authenticate`, scopes, the bounded body read, the raw-body unsafe-key guard, the
- * protocol era), the cancellation entry, then the SDK (`sdk-exchange.ts`), which serves the
- * request with a fresh server from the factory, in either protocol era — all under one deadline
- * that is absolute from the moment a request enters (`request-life.ts`).
- *
- * This module knows nothing about Sess: the server factory receives a {@link RequestScope}
- * (principal, the signal that ends waits, in-flight tracking) and builds whatever it serves. It
- * holds no check of its own, reads no body before the preflight passed and starts no listener.
- */
-import type { McpRequestContext, McpServer } from '@modelcontextprotocol/server';
 import type { DiagnosticsSink } from '../index.js';
 import { CancellationRegistry, callerKey, cancelledIdOf } from './cancellation.js';
 import type { IncomingRequest, PipelineResult } from './incoming.js';
-import type { ResolvedHttpOptions, SessHttpPrincipal } from './options.js';
+import type { ResolvedHttpOptions } from './options.js';
 import type { PreflightContext } from './preflight/context.js';
 import { runPreflight } from './preflight.js';
 import { beginRequest, type RequestLife, refuse } from './request-life.js';
 import * as answer from './responses.js';
-import { createSdk, type Exchange, type SdkSide, serveWithSdk } from './sdk-exchange.js';
-
-/** What a request's server factory gets besides the SDK's own context. */
-export interface RequestScope {
-  /** The principal `authenticate` returned for this request. */
-  principal: SessHttpPrincipal;
-  /**
-   * Aborts at the request deadline, when the client disconnects, or when the handler closes.
-   * Pass it only to work that may be cut (a `sess_response` wait), never to a sent mutation.
-   */
-  waitSignal: AbortSignal;
-  /**
-   * End the request's waits now, as its deadline would: for the SDK ending the request's one
-   * call (its server closed under it), so that call needs no signal of its own.
-   */
-  end(): void;
-  /** Keep `close()` from resolving until `work` has settled. */
-  track<T>(work: Promise<T>): Promise<T>;
-  /**
-   * The tool a body of one `tools/call` request names, so the server may register that tool
-   * alone; undefined for anything else (a batch, another method, a body that is not JSON).
-   */
-  tool?: string;
-}
-
-/** Builds the server for one request. */
-export type ScopedServerFactory = (
-  scope: RequestScope,
-  context: McpRequestContext,
-) => McpServer | Promise<McpServer>;
-
-/** Builds the server for a request the SDK serves without a scope (a body that is not JSON). */
-export type BareServerFactory = (context: McpRequestContext) => McpServer | Promise<McpServer>;
+import {
+  type BareServerFactory,
+  createSdk,
+  type Exchange,
+  type ScopedServerFactory,
+  type SdkSide,
+  serveWithSdk,
+} from './sdk-exchange.js';
 
 /** The shared pipeline. */
 export interface Pipeline {

@@ -7,14 +7,45 @@
  *
  * It checks nothing (the preflight did) and keeps no deadline (`request-life.ts` does).
  */
-import { createMcpHandler, type McpServer } from '@modelcontextprotocol/server';
+import { createMcpHandler, type McpRequestContext, type McpServer } from '@modelcontextprotocol/server';
 import type { DiagnosticsSink } from '../index.js';
 import type { IncomingRequest, PipelineResult } from './incoming.js';
-import type { BareServerFactory, RequestScope, ScopedServerFactory } from './pipeline.js';
-import { type PreflightContext, refusal } from './preflight/context.js';
-import type { ParsedBody } from './preflight/unsafe-keys.js';
+import type { SessHttpPrincipal } from './options.js';
+import { type ParsedBody, type PreflightContext, refusal } from './preflight/context.js';
 import { type RequestLife, refuse } from './request-life.js';
 import * as answer from './responses.js';
+
+/** What a request's server factory gets besides the SDK's own context. */
+export interface RequestScope {
+  /** The principal `authenticate` returned for this request. */
+  principal: SessHttpPrincipal;
+  /**
+   * Aborts at the request deadline, when the client disconnects, or when the handler closes.
+   * Pass it only to work that may be cut (a `sess_response` wait), never to a sent mutation.
+   */
+  waitSignal: AbortSignal;
+  /**
+   * End the request's waits now, as its deadline would: for the SDK ending the request's one
+   * call (its server closed under it), so that call needs no signal of its own.
+   */
+  end(): void;
+  /** Keep `close()` from resolving until `work` has settled. */
+  track<T>(work: Promise<T>): Promise<T>;
+  /**
+   * The tool a body of one `tools/call` request names, so the server may register that tool
+   * alone; undefined for anything else (a batch, another method, a body that is not JSON).
+   */
+  tool?: string;
+}
+
+/** Builds the server for one request. */
+export type ScopedServerFactory = (
+  scope: RequestScope,
+  context: McpRequestContext,
+) => McpServer | Promise<McpServer>;
+
+/** Builds the server for a request the SDK serves without a scope (a body that is not JSON). */
+export type BareServerFactory = (context: McpRequestContext) => McpServer | Promise<McpServer>;
 
 /** What the SDK's server factory finds for a request that passed every check. */
 export interface Exchange {

@@ -27,12 +27,12 @@ export { type LocalKeyInfo, LocalKeys } from './model/keys.js';
 export { DEFAULT_PLAN, type LocalPlan, type LocalWorkspaceStats } from './model/records.js';
 export { checkSurfaceRules, SESS_SURFACE_LIMITS, type SurfaceViolation } from './model/surface-rules.js';
 export type { LocalWithdrawal } from './model/withdrawals.js';
-export {
-  type LocalSess,
-  type LocalSessionSnapshot,
-  type LocalSessOptions,
-  type LocalStats,
-  type LocalWorkspace,
-  type PageResponse,
-  startLocalSess,
-} from './server/runtime.js';
+export { startLocalSess } from './server/runtime.js';
+export type {
+  LocalSess,
+  LocalSessionSnapshot,
+  LocalSessOptions,
+  LocalStats,
+  LocalWorkspace,
+  PageResponse,
+} from './server/runtime-types.js';

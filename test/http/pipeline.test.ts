@@ -14,7 +14,8 @@ import {
   type SessHttpPrincipal,
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/options.js';
-import { createPipeline, type RequestScope } from '../../src/http/pipeline.js';
+import { createPipeline } from '../../src/http/pipeline.js';
+import type { RequestScope } from '../../src/http/sdk-exchange.js';
 import { useCleanup } from '../support/cleanup.js';
 import {
   connectLegacy,

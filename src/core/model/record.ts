@@ -226,11 +226,22 @@ export interface InteractionRecord {
   state: InteractionState;
 }
 
-const FINISHED: ReadonlySet<InteractionStateKind> = new Set([
+/** Finished: completed, expired, withdrawn, or a closed Ask (no longer counts against the cap). */
+export const FINISHED: ReadonlySet<InteractionStateKind> = new Set([
   'completed',
   'expired',
   'withdrawn',
   'ask_closed',
+]);
+
+/**
+ * Terminal: nothing moves any more. The finished kinds, and the two that wait for the owner
+ * (`blocked`, `create_unknown`). `transitions.ts` refuses every event in these.
+ */
+export const TERMINAL: ReadonlySet<InteractionStateKind> = new Set([
+  ...FINISHED,
+  'blocked',
+  'create_unknown',
 ]);
 
 /** True while a record counts against the cap of unfinished interactions. */

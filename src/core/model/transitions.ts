@@ -30,7 +30,7 @@ import type {
   SessionView,
   WithdrawInput,
 } from '../contract/ports.js';
-import type { InteractionState, InteractionStateKind, VerifiedResponse } from './record.js';
+import { type InteractionState, TERMINAL, type VerifiedResponse } from './record.js';
 
 /** Something that happened to an interaction. */
 export type InteractionEvent =
@@ -80,16 +80,6 @@ function illegal(state: InteractionState, event: InteractionEvent): never {
     { reason: 'illegal_transition', state: state.kind },
   );
 }
-
-/** States from which nothing moves any more (`blocked` and `create_unknown` wait for the owner). */
-const TERMINAL: ReadonlySet<InteractionStateKind> = new Set([
-  'completed',
-  'expired',
-  'withdrawn',
-  'ask_closed',
-  'blocked',
-  'create_unknown',
-]);
 
 /** The events of one kind. */
 type EventOf<T extends InteractionEvent['type']> = Extract<InteractionEvent, { type: T }>;

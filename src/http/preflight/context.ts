@@ -8,7 +8,9 @@
 
 import type { IncomingRequest } from '../incoming.js';
 import type { ResolvedHttpOptions, SessHttpPrincipal } from '../options.js';
-import type { ParsedBody } from './unsafe-keys.js';
+
+/** A parsed body: the value and the first unsafe key found, if any. */
+export type ParsedBody = { ok: true; value: unknown; unsafeKey?: string } | { ok: false };
 
 /** One request on its way through the preflight. */
 export interface PreflightContext {

@@ -9,11 +9,8 @@
  */
 import { isUnsafeKey } from '../../index.js';
 import { INVALID_PARAMS, type JsonRpcId, jsonRpcError, requestIdOf } from '../responses.js';
-import { type PreflightContext, type Refusal, refusal } from './context.js';
+import { type ParsedBody, type PreflightContext, type Refusal, refusal } from './context.js';
 import { requestEra } from './era.js';
-
-/** A parsed body: the value and the first unsafe key found, if any. */
-export type ParsedBody = { ok: true; value: unknown; unsafeKey?: string } | { ok: false };
 
 /**
  * The first unsafe key anywhere in a parsed JSON value. Iterative, so a deeply nested body cannot

@@ -8,8 +8,22 @@
 import type { SessionStatus } from '../../core/contract/ports.js';
 import type { ValueRule } from '../../core/contract/rules.js';
 import { ApiFailure } from '../server/api-failure.js';
-import type { LocalModel } from './model.js';
-import type { AskRecord, SessionRecord } from './records.js';
+import type { LocalClock } from './clock.js';
+import type { AskRecord, LocalWorkspaceStats, SessionRecord } from './records.js';
+
+/**
+ * What a withdraw or an Ask close reads and changes of the model (`LocalModel` is one): its
+ * records, their status, the counters and the watchers of a Session.
+ */
+export interface WithdrawalModel {
+  readonly clock: LocalClock;
+  readonly sessions: ReadonlyMap<string, SessionRecord>;
+  getSession(workspaceId: string, id: string): SessionRecord;
+  getAsk(workspaceId: string, id: string): AskRecord;
+  status(s: SessionRecord): SessionStatus;
+  stats(workspaceId: string): LocalWorkspaceStats;
+  notify(s: SessionRecord): void;
+}
 
 /**
  * Whether a runtime offers withdraw and Ask close (`LocalSessOptions.withdrawal`), to imitate a
@@ -33,7 +47,7 @@ export const WITHDRAWAL_RULE: ValueRule<LocalWithdrawal> = {
  * Session and its status.
  */
 export function atRevision(
-  model: LocalModel,
+  model: WithdrawalModel,
   workspaceId: string,
   id: string,
   ifMatch: number,
@@ -58,7 +72,7 @@ export function atRevision(
  * existence, Ask respondent (`403`), `expired` (`410`), `If-Match` and the state (`409`).
  */
 export function withdrawSession(
-  model: LocalModel,
+  model: WithdrawalModel,
   workspaceId: string,
   id: string,
   ifMatch: number,
@@ -91,7 +105,7 @@ export function withdrawSession(
  * withdrawn; answers already given stay. `410` past its deadline, `409` when already closed so.
  */
 export function closeAsk(
-  model: LocalModel,
+  model: WithdrawalModel,
   workspaceId: string,
   id: string,
   ifMatch: number,

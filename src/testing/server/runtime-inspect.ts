@@ -8,8 +8,8 @@
 
 import type { LocalModel } from '../model/model.js';
 import type { RequestCounts } from './api-routes.js';
-import type { LocalSess, LocalSessionSnapshot } from './runtime.js';
 import { tokenOf } from './runtime-person.js';
+import type { LocalSess, LocalSessionSnapshot } from './runtime-types.js';
 
 /** A copy of a Session as the runtime holds it. */
 function snapshot(

@@ -9,7 +9,7 @@ import { SESS_ID_RULE } from '../../core/contract/rules.js';
 import type { LocalClockOptions } from '../model/clock.js';
 import { DEFAULT_PLAN, type LocalPlan } from '../model/records.js';
 import { type LocalWithdrawal, WITHDRAWAL_RULE } from '../model/withdrawals.js';
-import type { LocalSessOptions } from './runtime.js';
+import type { LocalSessOptions } from './runtime-types.js';
 
 /** The options of {@link startLocalSess}, checked, with their defaults filled in. */
 export interface CheckedOptions {

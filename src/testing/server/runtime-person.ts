@@ -7,7 +7,7 @@
  */
 import type { LocalModel } from '../model/model.js';
 import { answerToForm } from '../page/index.js';
-import type { LocalSess, PageResponse } from './runtime.js';
+import type { LocalSess, PageResponse } from './runtime-types.js';
 
 /** The token of a Session (`s`) or Ask (`a`) link of the runtime at `origin`. */
 export function tokenOf(origin: string, humanUrl: string, kind: 's' | 'a'): string | undefined {
