@@ -10,6 +10,11 @@
  * receipt verifier in `@sess.si/mcp/sess`; the faces in `@sess.si/mcp/stdio` and
  * `@sess.si/mcp/http`; the durable stores in `@sess.si/mcp/store/file` and
  * `@sess.si/mcp/store/postgres`. Validator internals stay behind the module boundary.
+ *
+ * This file only re-exports, from `core/` (the contract, the model, the engine) and
+ * `store/memory/`. The other folders of `src/` are the other entries and what they share;
+ * `docs/architecture.md` ("The tree") draws them, and each folder's `index.ts` header or
+ * `README.md` says what it holds.
  */
 
 // Results and errors.

@@ -5,6 +5,13 @@
  * A library, not a server: nothing here starts a listener, authenticates or stores. The host
  * supplies `authenticate` and `handleStore`; see {@link createSessMcpHttpHandler}. This file only
  * re-exports.
+ *
+ * The folder: the handler and its options (`handler.ts`, `options.ts`), the two faces
+ * (`fetch-face.ts`, `node-face.ts`), the pipeline they share (`pipeline.ts`, `request-life.ts`,
+ * `sdk-exchange.ts`), the preflight (`preflight.ts` and one stage per module in `preflight/`), the
+ * answers given before the SDK (`responses.ts`) and cancellation (`cancellation.ts`). Not here:
+ * the server both faces serve (`src/faces/`), the engine (`src/core/engine/`) and the Sess client
+ * (`src/sess/`).
  */
 export { createSessMcpHttpHandler, httpBindingOf, type SessMcpHttpHandler } from './handler.js';
 export type { NodeRequestLike, NodeResponseLike, NodeServerLike } from './node-face.js';

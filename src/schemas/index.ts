@@ -7,6 +7,7 @@
  * These schemas check shape and per-value limits only; `parseToolArguments` from the root entry
  * is the one full check (rules that span values, unsafe keys, depth and size). Their types are
  * valibot's, spelled out, so they live here and not in the root entry. Imports no `node:` module
- * and no `@modelcontextprotocol/*`. This file only re-exports.
+ * and no `@modelcontextprotocol/*`. This file only re-exports: the schemas are defined in
+ * `src/core/contract/schemas.ts`, beside the rest of the tool contract.
  */
 export { SurfaceSchema, TOOL_ARGUMENT_SCHEMAS } from '../core/contract/schemas.js';

@@ -6,7 +6,14 @@
  * time.
  *
  * The wire schemas and digests (`wire.ts`, `digest.ts`, `jws.ts`) are not re-exported here: they
- * are the wire's, not the client's API.
+ * are the wire's, not the client's API. This file only re-exports.
+ *
+ * The folder is the only code that knows Sess's wire: the client and its operations (`client.ts`,
+ * `session-calls.ts`, `ask-calls.ts`, `verify-call.ts`), one call and one exchange (`calls.ts`,
+ * `exchange.ts`, `node-transport.ts`), decoding (`wire.ts`, `wire-reader.ts`, `decode.ts`) and the
+ * receipt check (`receipt.ts`, `jws.ts`, `digest.ts`, `key-set.ts`). Not here: the `SessApi` port
+ * (`src/core/contract/ports.ts`) and what a failed call means for an interaction
+ * (`src/core/engine/sess-errors.ts`).
  */
 export { createSessClient, createSessClientFactory, type SessClientOptions } from './client.js';
 export { DEFAULT_SESS_ORIGIN, type SessOriginOptions, validateSessOrigin } from './origin.js';

@@ -4,6 +4,10 @@
  * {@link serveSessMcpStdio} serves them; the configuration reader, the authority, the credential
  * generation and the stderr diagnostics it is built from are exported for hosts that assemble
  * their own. This file only re-exports.
+ *
+ * Beside them in this folder: the owner's `sess-mcp records …` commands (`records-cli.ts`) and the
+ * `sess-mcp` command itself (`bin.ts`). Not here: the file store it serves over
+ * (`src/store/file/`), the server it serves (`src/faces/`) and the engine (`src/core/engine/`).
  */
 export { createStdioAuthority, type StdioAuthorityOptions, type StdioStoreFactory } from './authority.js';
 export {

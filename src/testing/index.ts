@@ -10,6 +10,11 @@
  * It is not a production server: state lives in memory, nothing is persisted, and it logs
  * nothing (no key, link, receipt or answer value ever reaches stdout or stderr). This file only
  * re-exports.
+ *
+ * The folder: `server/` (starting the runtime, its `node:http` listener, routes, endpoints,
+ * request checks and held waits), `model/` (its state and every wire transition, keys, clock and
+ * faults), `page/` (the answer page) and `bin.ts` (the `sess-local` command). The wire both sides
+ * share is `src/sess/wire.ts` and `src/sess/wire-reader.ts`, not written again here.
  */
 export { createLocalClock, type LocalClock, type LocalClockOptions } from './model/clock.js';
 export {

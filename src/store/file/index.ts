@@ -23,6 +23,10 @@
  * It deliberately does not trust a cache over the disk, repair or migrate records (anything
  * unreadable is the owner's to resolve), or remove link and answer data (the engine hands it
  * records without them).
+ *
+ * This file only re-exports. Not in this folder: the record codec it shares with the PostgreSQL
+ * store (`../record-codec.ts`) and the checks and errors every store shares
+ * (`src/core/store-kit/kit.ts`).
  */
 export type { FileStoreFileLike, FileStoreFs, FileStoreStats } from './io.js';
 export type { FileHandleStoreOptions } from './profile.js';

@@ -7,6 +7,11 @@
  * - {@link renderPage}: a whole HTML document for a {@link PageView}.
  * - {@link formToAnswer} / {@link answerToForm}: the form encoding, both ways.
  * - {@link validateAnswer}: the field-schema checks with messages for the person.
+ *
+ * This file only re-exports, from `render.ts` (every view), `fields.ts` (the form encoding),
+ * `validate.ts` (the answer checks), `html.ts` (escaping, the document frame, the CSP) and
+ * `live.ts` (the one script). Not here: the routes that serve these views
+ * (`../server/page-routes.ts`) and the state they show (`../model/`).
  */
 export { answerToForm, type FieldKind, fieldKind, formName, formToAnswer, surfaceFields } from './fields.js';
 export { escapeHtml, PAGE_CSP } from './html.js';
