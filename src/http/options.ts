@@ -1,13 +1,11 @@
 /**
- * The options of `createSessMcpHttpHandler`, the principal a host's `authenticate` returns, and
- * their validation at construction: a bad option is a `TypeError` naming it, before any request.
- * It also holds the predicates that apply the checked options to a request: whether its `Host`
- * (`hostAllowed`, `defaultPortOf`) and `Origin` (`originAllowed`) are allowed, and whether what
- * `authenticate` returned is a principal (`isPrincipal`).
+ * The options of `createSessMcpHttpHandler` and the principal a host's `authenticate` returns,
+ * and their validation at construction: a bad option is a `TypeError` naming it, before any
+ * request.
  *
- * It refuses no request itself: the pipeline (`pipeline.ts`) asks these predicates and decides
- * what each refusal is. It does not authenticate (the host does), does not store (the host's
- * `handleStore` does) and never reads the environment.
+ * It looks at no request: the preflight's stages apply the checked options to each request
+ * (`preflight/host.ts`, `preflight/origin.ts`, `preflight/auth.ts`). It does not authenticate (the
+ * host does), does not store (the host's `handleStore` does) and never reads the environment.
  */
 
 import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/contract/options.js';

@@ -250,7 +250,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /**
  * Check a record before it is written and return its JSON text (what `undefined` properties
  * drop to is what is checked). Only {@link RECORD_FORMAT} is written: the stores hand over a
- * record read at format 1 as format 2 (`recordToWrite` in `store-kit.ts`). Throws a non-retryable
+ * record read at format 1 as format 2 (`recordToWrite` in `core/store-kit/kit.ts`). Throws a non-retryable
  * `STATE_STORE_ERROR` (reason `invalid_record`): nothing is written.
  */
 export function encodeRecord(record: InteractionRecord): string {

@@ -5,7 +5,7 @@
  * public state, listing group and owner code `sess_list` shows for it (`listStateOf`,
  * `listGroupOf`, `ownerCodeOf`).
  *
- * It changes no state: every transition lives in one place, `engine/transitions.ts`.
+ * It changes no state: every transition lives in one place, `transitions.ts`.
  *
  * A record may hold the Sess link and answer data until it is completed: stores keep it private.
  */

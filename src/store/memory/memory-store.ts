@@ -4,7 +4,7 @@
  * short-lived hosts use, and the reference behaviour the file and PostgreSQL stores match (the
  * contract suite in `test/store/contract.ts` runs against all three).
  *
- * The checks and errors every store shares come from `store-kit.ts`. It deliberately does not
+ * The checks and errors every store shares come from `core/store-kit/kit.ts`. It deliberately does not
  * persist anything, validate the shape of a record's state (the durable stores do that on every
  * read) or coordinate between processes.
  */
