@@ -10,8 +10,7 @@
  * {@link ToolCallContext}, and `register.ts` maps an MCP SDK request context onto it. The
  * operations live in `engine/create.ts`, `engine/response.ts`, `engine/mutate.ts` and
  * `engine/list.ts` (over the shared `engine/call.ts`), their refusals in `engine/refusals.ts`, every
- * state change in
- * `model/transitions.ts`, and the bound on upstream waits in `engine/wait-gate.ts`.
+ * state change in `model/transitions.ts`, and the bound on upstream waits in `engine/wait-gate.ts`.
  */
 
 import { isSessMcpError, SessMcpError } from '../contract/errors.js';
