@@ -5,18 +5,9 @@
  * build rounds) or a specification file the reader does not have.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const root = resolve(import.meta.dirname, '../..');
-
-function* files(dir: string, pattern: RegExp): Generator<string> {
-  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* files(path, pattern);
-    else if (pattern.test(entry.name)) yield path;
-  }
-}
+import { repoFiles as files, repoRoot as root } from '../support/repo-files.js';
 
 /** Words that only make sense inside the project's own process. */
 const PROCESS_WORDS: readonly [RegExp, string][] = [

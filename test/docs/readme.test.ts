@@ -5,13 +5,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, ERROR_TABLE } from '../../src/core/contract/errors.js';
 import { TOOL_NAMES } from '../../src/core/contract/tool-args.js';
 import { TOOLS_CONTRACT_VERSION } from '../../src/core/contract/tool-definitions.js';
-
-const root = resolve(import.meta.dirname, '../..');
+import { repoRoot as root } from '../support/repo-files.js';
 
 function samples(markdown: string): string[] {
   return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);

@@ -5,23 +5,17 @@
  * anywhere else.
  */
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { repoFiles, repoRoot as root } from '../support/repo-files.js';
 
-const root = resolve(import.meta.dirname, '../..');
 const SNIPPETS = 'examples/snippets';
 const SKIP = new Set(['node_modules', 'dist', '.git', 'coverage']);
 
-function* files(dir: string, pattern: RegExp): Generator<string> {
-  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-    if (SKIP.has(entry.name)) continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* files(path, pattern);
-    else if (pattern.test(entry.name)) yield path;
-  }
-}
+/** The repository's files below `dir` named by `pattern`, outside installed and built folders. */
+const files = (dir: string, pattern: RegExp) => repoFiles(dir, pattern, SKIP);
 
 const SOURCE_FENCE = /^\s*\* ```ts source="([^"#]+)#([^"]+)"\s*$/;
 

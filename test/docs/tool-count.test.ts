@@ -9,12 +9,12 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { toolsOf } from '../../src/core/contract/rules.js';
 import { TOOL_NAMES } from '../../src/index.js';
+import { repoFiles as files, repoRoot as root } from '../support/repo-files.js';
 
-const root = resolve(import.meta.dirname, '../..');
 const bin = join(root, 'dist/bin/sess-mcp.js');
 
 const NUMBER_WORDS = [
@@ -86,14 +86,6 @@ function jsdocOf(source: string): string {
         .join('\n'),
     )
     .join('\n\n');
-}
-
-function* files(dir: string, pattern: RegExp): Generator<string> {
-  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* files(path, pattern);
-    else if (pattern.test(entry.name)) yield path;
-  }
 }
 
 describe('tool counts in prose', () => {

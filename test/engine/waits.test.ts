@@ -16,11 +16,14 @@ function harnessWithGate(gate: WaitGate, stores?: HandleStoreFactory): Promise<H
   return lifecycle.start({ engine: { waitGate: gate }, ...(stores === undefined ? {} : { stores }) });
 }
 
+/** Four waits held through a gate, and the controller that aborts them. */
+interface FourWaits {
+  controller: AbortController;
+  waits: Promise<unknown>[];
+}
+
 /** Four waiting Sessions held through `gate` directly, two per binding scope, until aborted. */
-async function fourWaitsInTwoScopes(
-  gate: WaitGate,
-  harness: Harness,
-): Promise<{ controller: AbortController; waits: Promise<unknown>[] }> {
+async function fourWaitsInTwoScopes(gate: WaitGate, harness: Harness): Promise<FourWaits> {
   const sessionIds: string[] = [];
   for (let i = 0; i < 4; i++) sessionIds.push(sessionIdOf(harness.sess, (await harness.request()).humanUrl));
   const controller = new AbortController();
@@ -38,6 +41,14 @@ async function fourWaitsInTwoScopes(
     }),
   );
   return { controller, waits };
+}
+
+/** Abort the four waits: each rejects, and the runtime holds none of them any more. */
+async function abortFourWaits({ controller, waits }: FourWaits, harness: Harness): Promise<void> {
+  controller.abort();
+  const settled = await Promise.allSettled(waits);
+  expect(settled.map((s) => s.status)).toEqual(Array(4).fill('rejected'));
+  await until(() => harness.sess.pendingWaits() === 0);
 }
 
 /** Resolves once `check` holds, polling the event loop (fails the test after `ms`). */
@@ -196,27 +207,21 @@ describe('the cap on upstream waits', () => {
   it('each binding scope has its own cap: other callers are never queued behind it', async () => {
     const gate = createWaitGate({ maxConcurrentWaits: 2 });
     const harness = await harnessWithGate(gate);
-    const { controller, waits } = await fourWaitsInTwoScopes(gate, harness);
+    const four = await fourWaitsInTwoScopes(gate, harness);
     await until(() => harness.sess.pendingWaits() === 4);
     expect(gate.queued()).toBe(0);
     expect([gate.running('scope-0'), gate.running('scope-1')]).toEqual([2, 2]);
-    controller.abort();
-    const settled = await Promise.allSettled(waits);
-    expect(settled.map((s) => s.status)).toEqual(Array(4).fill('rejected'));
-    await until(() => harness.sess.pendingWaits() === 0);
+    await abortFourWaits(four, harness);
   });
 
   it('maxTotalWaits caps the whole gate across binding scopes', async () => {
     const gate = createWaitGate({ maxConcurrentWaits: 2, maxTotalWaits: 2 });
     const harness = await harnessWithGate(gate);
-    const { controller, waits } = await fourWaitsInTwoScopes(gate, harness);
+    const four = await fourWaitsInTwoScopes(gate, harness);
     await until(() => gate.waiting() === 4 && gate.queued() === 2);
     expect(harness.sess.pendingWaits()).toBe(2);
     expect(gate.running('scope-0') + gate.running('scope-1')).toBe(2);
-    controller.abort();
-    const settled = await Promise.allSettled(waits);
-    expect(settled.map((s) => s.status)).toEqual(Array(4).fill('rejected'));
-    await until(() => harness.sess.pendingWaits() === 0);
+    await abortFourWaits(four, harness);
   });
 });
 

@@ -4,6 +4,7 @@
  * principal, workspace, client and grant generation; the deadline during a wait; close().
  */
 import { describe, expect, it } from 'vitest';
+import type { InteractionResult } from '../../src/core/contract/result.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { useCleanup } from '../support/cleanup.js';
 import {
@@ -13,6 +14,7 @@ import {
   followUpSurface,
   type HttpHarness,
   ok,
+  readApproved,
   startHttpHarness,
   type ToolCaller,
 } from './harness.js';
@@ -39,6 +41,24 @@ async function aliceCreated(...args: Parameters<typeof startHttpHarness>) {
   const created = await ok(client, 'sess_request', { interaction: approveSurface });
   audits.current.url(created.humanUrl!, 'sess link');
   return { h, client, created };
+}
+
+/** The person answers `created` with `approveAnswer`; `client` reads the answer (a 300 ms wait). */
+async function answerAndRead(h: HttpHarness, client: ToolCaller, created: InteractionResult) {
+  await h.sess.submitAnswer(created.humanUrl!, approveAnswer);
+  audits.current.answer(approveAnswer.values, 'answer');
+  return ok(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 300 });
+}
+
+/** The `sess_response` results the handler's diagnostics recorded. */
+const responseResults = (h: HttpHarness) =>
+  h.events.filter((e) => e.event === 'tool_result' && e.tool === 'sess_response');
+
+/** Within `timeout` ms, the one `sess_response` result recorded is a wait ended `needs_resume`. */
+async function expectEndedForResume(h: HttpHarness, timeout: number): Promise<void> {
+  await expect
+    .poll(() => responseResults(h), { timeout })
+    .toEqual([expect.objectContaining({ state: 'needs_resume' })]);
 }
 
 const eras: Array<
@@ -78,15 +98,7 @@ describe.each(eras)('the full flow in the %s era', (_era, connect) => {
       audits.current.answer(approveAnswer.values, 'answer');
 
       expect((await h.sess.submitAnswer(humanUrl!, approveAnswer)).status).toBe(303);
-      const answered = await ok(client, 'sess_response', { handle, revision: 1, wait_ms: 5_000 });
-      expect(answered.state).toBe('answered');
-      expect(answered.response).toMatchObject({
-        revision: 1,
-        action: 'approve',
-        values: approveAnswer.values,
-        verified: true,
-        actorAssurance: 'link_holder',
-      });
+      const answered = await readApproved(client, handle, { actorAssurance: 'link_holder' });
 
       const published = await ok(client, 'sess_publish', {
         handle,
@@ -251,13 +263,7 @@ describe('deadline and close', () => {
     if (tool !== 'sess_request') {
       const created = await ok(client, 'sess_request', { interaction: approveSurface });
       audits.current.url(created.humanUrl!, 'sess link');
-      await h.sess.submitAnswer(created.humanUrl!, approveAnswer);
-      audits.current.answer(approveAnswer.values, 'answer');
-      const answered = await ok(client, 'sess_response', {
-        handle: created.handle,
-        revision: 1,
-        wait_ms: 300,
-      });
+      const answered = await answerAndRead(h, client, created);
       args = { handle: created.handle, expected_revision: 1, response_event_id: answered.response!.eventId };
       if (tool === 'sess_publish') args.interaction = followUpSurface;
     }
@@ -282,11 +288,7 @@ describe('deadline and close', () => {
     await client.close();
     await expect(cut).rejects.toThrow();
     // The engine's wait ends with the HTTP request (as needs_resume), not 20 s later.
-    await expect
-      .poll(() => h.events.filter((e) => e.event === 'tool_result' && e.tool === 'sess_response'), {
-        timeout: 3_000,
-      })
-      .toEqual([expect.objectContaining({ state: 'needs_resume' })]);
+    await expectEndedForResume(h, 3_000);
     await h.sess.submitAnswer(created.humanUrl!, approveAnswer);
     audits.current.answer(approveAnswer.values, 'answer');
     const again = await connectModern(h.server.url, { authorization: `Bearer ${BEARER}` });
@@ -325,11 +327,7 @@ describe('deadline and close', () => {
     await h.sess.whenWaiting();
     controller.abort();
     await expect(cut).rejects.toThrow();
-    await expect
-      .poll(() => h.events.filter((e) => e.event === 'tool_result' && e.tool === 'sess_response'), {
-        timeout: 3_000,
-      })
-      .toEqual([expect.objectContaining({ state: 'needs_resume' })]);
+    await expectEndedForResume(h, 3_000);
     await client.close();
   });
 
@@ -365,21 +363,15 @@ describe('deadline and close', () => {
     const cancel = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 42 } };
     expect((await post('token-b-000000000001', cancel)).status).toBe(202);
     await new Promise((r) => setTimeout(r, 300));
-    expect(h.events.filter((e) => e.event === 'tool_result' && e.tool === 'sess_response')).toEqual([]);
+    expect(responseResults(h)).toEqual([]);
     expect((await post('token-a-000000000001', cancel)).status).toBe(202);
-    await expect
-      .poll(() => h.events.filter((e) => e.event === 'tool_result' && e.tool === 'sess_response'), {
-        timeout: 1_500,
-      })
-      .toEqual([expect.objectContaining({ state: 'needs_resume' })]);
+    await expectEndedForResume(h, 1_500);
     expect(await (await waiting).text()).toContain('needs_resume');
   });
 
   it('close() lets a complete already sent finish before it resolves', async () => {
     const { h, client, created } = await aliceCreated();
-    await h.sess.submitAnswer(created.humanUrl!, approveAnswer);
-    audits.current.answer(approveAnswer.values, 'answer');
-    const answered = await ok(client, 'sess_response', { handle: created.handle, revision: 1, wait_ms: 300 });
+    const answered = await answerAndRead(h, client, created);
     h.sess.faults.delay('complete', 800);
     const completing = ok(client, 'sess_complete', {
       handle: created.handle,

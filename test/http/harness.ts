@@ -3,8 +3,12 @@
  * (`startLocalSess`), the real Sess client inside the handler, the memory store, and the handler
  * mounted in a real `node:http` server on 127.0.0.1. Bearer tokens map to principals in a table the
  * test controls (a stand-in for the host's OAuth), so grants can be re-issued or refreshed.
+ *
+ * Besides the tool-call helpers it states one expectation the flows share: the person's approval
+ * read back verified ({@link readApproved}).
  */
 
+import { expect } from 'vitest';
 import type { DiagnosticEvent, HandleStore, HttpBinding } from '../../src/core/contract/ports.js';
 import type { InteractionResult } from '../../src/core/contract/result.js';
 import type { Answer } from '../../src/core/model/surface.js';
@@ -55,6 +59,27 @@ export async function ok(
   const outcome = await call(client, name, args);
   if (!outcome.ok) throw new Error(`${name} failed: ${outcome.error.code}: ${outcome.error.message}`);
   return outcome.interaction;
+}
+
+/**
+ * `sess_response` on `handle` at revision 1 (waiting up to 5 s): it must be answered with
+ * {@link approveAnswer}, verified, and match `more` as well. Returns the result.
+ */
+export async function readApproved(
+  client: ToolCaller,
+  handle: string,
+  more: Record<string, unknown> = {},
+): Promise<InteractionResult> {
+  const answered = await ok(client, 'sess_response', { handle, revision: 1, wait_ms: 5_000 });
+  expect(answered.state).toBe('answered');
+  expect(answered.response).toMatchObject({
+    revision: 1,
+    action: 'approve',
+    values: approveAnswer.values,
+    verified: true,
+    ...more,
+  });
+  return answered;
 }
 
 /** A running HTTP harness. */

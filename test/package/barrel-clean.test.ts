@@ -6,8 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const root = resolve(import.meta.dirname, '../..');
+import { repoRoot as root } from '../support/repo-files.js';
 
 /** Every module specifier a built file imports or requires. */
 function specifiers(source: string): string[] {

@@ -7,11 +7,10 @@
  * option-checking helper and the one source of value rules (so a face cannot state a rule anew),
  * and the code the two faces share (`src/faces/`).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const root = resolve(import.meta.dirname, '../..');
+import { repoFiles, repoRoot as root } from '../support/repo-files.js';
 
 /** The source file of every public entry (package.json `exports` → tsup entries). */
 const ENTRY_SOURCES = new Set([
@@ -29,13 +28,8 @@ const ENTRY_SOURCES = new Set([
 /** What only the faces may import besides the public entries. */
 const FACE_SHARED = new Set(['src/core/contract/options.ts', 'src/core/contract/rules.ts']);
 
-function* files(dir: string): Generator<string> {
-  for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) yield* files(path);
-    else if (/\.(ts|mts|mjs)$/.test(entry.name)) yield path;
-  }
-}
+/** The modules below `dir`. */
+const files = (dir: string) => repoFiles(dir, /\.(ts|mts|mjs)$/);
 
 function relativeImports(file: string): string[] {
   const source = readFileSync(join(root, file), 'utf8');

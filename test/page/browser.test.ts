@@ -27,6 +27,18 @@ import { FOLLOW_UP, hostileSurface, SHORT_ASK, TRIP } from './fixtures.js';
 
 const DAY_MS = 86_400_000;
 
+/** The page thanks the person: their answer was sent. */
+const thanked = (page: Page) =>
+  page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+
+/** On the follow-up, the person books 14:30: thanked, and it is the Session's second answer. */
+async function bookAt1430(page: Page, session: AgentSession): Promise<void> {
+  await page.getByLabel('14:30').check();
+  await page.getByRole('button', { name: 'Book it' }).click();
+  await thanked(page);
+  expect(session.answers()[1]).toEqual({ action: 'ok', values: { time: '1430' } });
+}
+
 describeWithChromium('answer page in a real browser', () => {
   const suite = useBrowser();
   const { phone, shot, expectFitsPhone } = suite;
@@ -105,7 +117,7 @@ describeWithChromium('answer page in a real browser', () => {
     await page.getByRole('button', { name: 'Confirm' }).click();
     const body = (await posted).postData() ?? '';
 
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page);
     expect(await page.getByRole('status').textContent()).toContain('Waiting for the agent');
     await shot(page, '03-waiting');
     const expected: Answer = {
@@ -129,10 +141,7 @@ describeWithChromium('answer page in a real browser', () => {
     await session.publish(FOLLOW_UP);
     await page.getByRole('heading', { level: 1, name: FOLLOW_UP.title }).waitFor({ timeout: 10_000 });
     await shot(page, '04-follow-up');
-    await page.getByLabel('14:30').check();
-    await page.getByRole('button', { name: 'Book it' }).click();
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
-    expect(session.answers()[1]).toEqual({ action: 'ok', values: { time: '1430' } });
+    await bookAt1430(page, session);
 
     await session.complete();
     await page.reload();
@@ -147,7 +156,7 @@ describeWithChromium('answer page in a real browser', () => {
     await page.goto(session.url);
     await page.getByLabel('15:00').check();
     await page.getByRole('button', { name: 'Book it' }).click();
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page);
     expect(session.answers()).toEqual([{ action: 'ok', values: { time: '1500' } }]);
 
     const trip = await createSession(suite.runtime, TRIP);
@@ -158,7 +167,7 @@ describeWithChromium('answer page in a real browser', () => {
     await page2.getByLabel('Sedan').check();
     await page2.getByRole('radio', { name: '1 of 5' }).check();
     await page2.getByRole('button', { name: 'Cancel transfer' }).click();
-    await page2.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page2);
     expect(trip.answers()[0]?.action).toBe('cancel');
   });
 
@@ -177,7 +186,7 @@ describeWithChromium('answer page in a real browser', () => {
     await page.goto(session.url);
     await page.getByLabel('Monday').check();
     await page.getByRole('button', { name: 'Send' }).click();
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page);
     const loaded = navigations.length;
     // Nothing reloads or polls while nothing changes: one watch request is held open.
     await expect.poll(() => suite.runtime.pendingWaits(session.id)).toBe(1);
@@ -196,10 +205,7 @@ describeWithChromium('answer page in a real browser', () => {
     expect(await page.title()).toBe(FOLLOW_UP.title);
     expect(await page.evaluate(() => (window as { __samePage?: boolean }).__samePage)).toBe(true);
     expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H1');
-    await page.getByLabel('14:30').check();
-    await page.getByRole('button', { name: 'Book it' }).click();
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
-    expect(session.answers()[1]).toEqual({ action: 'ok', values: { time: '1430' } });
+    await bookAt1430(page, session);
 
     // Any change is picked up, not only a new revision: the agent completes, "done" appears.
     await page.evaluate(() => {
@@ -222,7 +228,7 @@ describeWithChromium('answer page in a real browser', () => {
     await page.getByRole('button', { name: 'Send' }).click();
     const response = await waiting;
     expect(response.headers().refresh).toBeUndefined();
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page);
     expect(await page.locator('meta[http-equiv="refresh" i]').count()).toBe(0);
     await session.publish(FOLLOW_UP);
     // Without script the page stays as it is until the person asks.
@@ -231,7 +237,7 @@ describeWithChromium('answer page in a real browser', () => {
     await page.getByRole('heading', { level: 1, name: FOLLOW_UP.title }).waitFor();
     await page.getByLabel('15:00').check();
     await page.getByRole('button', { name: 'Book it' }).click();
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page);
     expect(session.answers()).toEqual([
       { action: 'submit', values: { day: 'tue' } },
       { action: 'ok', values: { time: '1500' } },
@@ -244,13 +250,13 @@ describeWithChromium('answer page in a real browser', () => {
     await Promise.all([first.goto(session.url), second.goto(session.url), third.goto(session.url)]);
     await first.getByLabel('14:30').check();
     await first.getByRole('button', { name: 'Book it' }).click();
-    await first.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(first);
 
     await second.getByLabel('15:00').check();
     const refused = second.waitForResponse((r) => r.request().method() === 'POST');
     await second.getByRole('button', { name: 'Book it' }).click();
     expect((await refused).status()).toBe(409);
-    await second.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(second);
     expect(session.answers()).toEqual([{ action: 'ok', values: { time: '1430' } }]);
 
     // The agent asks again; the third tab still shows the first form and is told the page changed.
@@ -292,7 +298,7 @@ describeWithChromium('answer page in a real browser', () => {
     expect(lapsed.status()).toBe('active');
     await page.getByLabel('Tuesday').check();
     await page.getByRole('button', { name: 'Send' }).click();
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page);
     expect(lapsed.answers()).toEqual([{ action: 'submit', values: { day: 'tue' } }]);
 
     // A longer link closes for good at its end: no button.
@@ -376,7 +382,7 @@ describeWithChromium('answer page in a real browser', () => {
     // The kept form still sends what the person chose.
     await page.unroute('**/state?*');
     await page.getByRole('button', { name: 'Send' }).click();
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page);
     expect(session.answers()).toEqual([{ action: 'submit', values: { day: 'mon' } }]);
   });
 
@@ -484,7 +490,7 @@ describeWithChromium('answer page in a real browser', () => {
     await expectFitsPhone(page);
     // Submitting the hostile prefilled value returns it unchanged.
     await page.getByRole('button', { name: 'Go' }).click();
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page);
     expect(session.answers()).toEqual([{ action: 'go', values: { a: EVIL } }]);
   });
 
@@ -543,7 +549,7 @@ describeWithChromium('answer page in a real browser', () => {
     await page.keyboard.press('ArrowRight'); // rating 1 -> 3
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter'); // Confirm
-    await page.getByRole('heading', { name: 'Thanks — your answer was sent.' }).waitFor();
+    await thanked(page);
     expect(session.answers()).toEqual([
       {
         action: 'confirm',

@@ -28,13 +28,13 @@ import {
   type CrashCell,
   crashes,
   createCrashTally,
+  noteSurface,
   openCrashCell,
   recordFilesParse,
   SENT_STEPS,
   settle,
 } from '../support/crash-cell.js';
 import { type CrashPoint, STEP_NAMES, type StepName } from '../support/durable-steps.js';
-import { surfaceOf } from '../support/surfaces.js';
 
 /** The tools a row can drive; each has one scenario in {@link SCENARIOS}. */
 type CrashTool = 'sess_ask' | 'sess_withdraw';
@@ -142,21 +142,32 @@ async function respond(cx: CellContext, askUrl: string, note: string) {
   return { respondentId: session!.ask!.respondentId, values };
 }
 
+/** An answer a respondent gave: who, and what. */
+interface Given {
+  respondentId: string;
+  values: Record<string, unknown>;
+}
+
 /**
- * `sess_response` on an Ask returns exactly these answers, verified (a missing one is lost), and
- * the Ask open until its last respondent answered, then `closed`.
+ * `sess_response` on an Ask, at once; each given answer it does not return as given is counted
+ * lost. Returns the result and its answers.
  */
-async function expectAnswers(
-  server: StdioSession,
-  handle: string,
-  given: Array<{ respondentId: string; values: Record<string, unknown> }>,
-) {
+async function readAskAnswers(server: StdioSession, handle: string, given: readonly Given[]) {
   const got = interactionOf(await server.callTool('sess_response', { handle, revision: 1, wait_ms: 0 }));
   const answers = got.ask?.answers ?? [];
   for (const g of given) {
     const found = answers.find((a) => a.respondentId === g.respondentId);
     if (JSON.stringify(found?.values) !== JSON.stringify(g.values)) tally.lost += 1;
   }
+  return { got, answers };
+}
+
+/**
+ * `sess_response` on an Ask returns exactly these answers, verified (a missing one is lost), and
+ * the Ask open until its last respondent answered, then `closed`.
+ */
+async function expectAnswers(server: StdioSession, handle: string, given: Given[]) {
+  const { got, answers } = await readAskAnswers(server, handle, given);
   const open = given.length < ASK_MAX;
   expect(got).toMatchObject({
     handle,
@@ -274,27 +285,49 @@ function expectAppliedAt(step: StepName, applied: boolean): void {
   else if (step !== 'after_request_sent') expect(applied).toBe(true);
 }
 
+/** The record kinds of a withdraw: before it, while it is saved, and once it is confirmed. */
+interface WithdrawKinds {
+  from: string;
+  pending: string;
+  done: string;
+}
+
 /** The record kind a kill at `step` leaves: before, saved, or after the withdraw. */
-function recordAfterKill(step: StepName, kinds: { from: string; pending: string; done: string }): string {
+function recordAfterKill(step: StepName, kinds: WithdrawKinds): string {
   if (step === 'before_intent_saved') return kinds.from;
   if (step === 'after_record_saved') return kinds.done;
   return kinds.pending;
 }
 
+/**
+ * `sess_withdraw` of `handle` on `first`, which dies at `step`: whether it `landed` at Sess is what
+ * the step allows, and the one record is in the kind the kill leaves. Returns the call's arguments
+ * (for the identical repeat) and whether it landed.
+ */
+async function killedWithdraw(
+  cx: CellContext,
+  first: StdioSession,
+  handle: string,
+  step: StepName,
+  landed: () => boolean,
+  kinds: WithdrawKinds,
+): Promise<{ args: ReturnType<typeof withdrawArgs>; applied: boolean }> {
+  const args = withdrawArgs(handle);
+  await crashes(first, 'sess_withdraw', args);
+  expect(first.stderr()).not.toMatch(/sk_local_/);
+
+  if (step === 'after_request_sent') await settle();
+  const applied = landed();
+  expectAppliedAt(step, applied);
+  tally.sentUnknown += step === 'after_request_sent' ? 1 : 0;
+  expect((await cx.c.records()).map((r) => r.state)).toEqual([recordAfterKill(step, kinds)]);
+  expect(await recordFilesParse(cx.c.dir, tally)).toBe(1);
+  return { args, applied };
+}
+
 /** The cell's Sessions at the runtime (by the first revision's title). */
 const sessionsOf = (cx: CellContext) =>
   sess.sessions.list(cx.workspaceId).filter((s) => s.surfaces[0]?.title === cx.title);
-
-/** A one-field Surface titled with the cell's title; the person answers with `yes`. */
-const surfaceFor = (title: string) =>
-  surfaceOf(
-    title,
-    [{ type: 'field', name: 'note', label: 'Note', schema: { type: 'string', maxLength: 200 } }],
-    [
-      { id: 'yes', label: 'Yes', intent: 'approve' },
-      { id: 'no', label: 'No', intent: 'reject' },
-    ],
-  );
 
 async function sessionWithdraw(cx: CellContext, point: CrashRow<'sess_withdraw'>): Promise<void> {
   const { c } = cx;
@@ -303,21 +336,18 @@ async function sessionWithdraw(cx: CellContext, point: CrashRow<'sess_withdraw'>
   withdrawTally.cells += 1;
   // The hook fires only at the withdraw's step, so the Session is created on the same child.
   const first = await c.start(point.step);
-  const created = interactionOf(await first.callTool('sess_request', { interaction: surfaceFor(cx.title) }));
+  const created = interactionOf(await first.callTool('sess_request', { interaction: noteSurface(cx.title) }));
   const humanUrl = created.humanUrl!;
   c.audit.url(humanUrl, 'sess link');
-  const args = withdrawArgs(created.handle);
-  await crashes(first, 'sess_withdraw', args);
-  expect(first.stderr()).not.toMatch(/sk_local_/);
-
-  if (step === 'after_request_sent') await settle();
   const snapshot = () => sess.sessions.byUrl(humanUrl);
-  const applied = snapshot()?.view.status === 'withdrawn';
-  expectAppliedAt(step, applied);
-  tally.sentUnknown += step === 'after_request_sent' ? 1 : 0;
-  const kinds = { from: 'waiting', pending: 'withdraw_pending', done: 'withdrawn' };
-  expect((await c.records()).map((r) => r.state)).toEqual([recordAfterKill(step, kinds)]);
-  expect(await recordFilesParse(c.dir, tally)).toBe(1);
+  const { args, applied } = await killedWithdraw(
+    cx,
+    first,
+    created.handle,
+    step,
+    () => snapshot()?.view.status === 'withdrawn',
+    { from: 'waiting', pending: 'withdraw_pending', done: 'withdrawn' },
+  );
 
   // The person answers while the server is down: accepted exactly when the withdraw did not land.
   const values = { note: `answered while the server was down, ${step}` };
@@ -403,18 +433,15 @@ async function askClose(cx: CellContext, point: CrashRow<'sess_withdraw'>): Prom
     c.audit.url(started.humanUrl!, 'respondent link');
     open.push(started.humanUrl!);
   }
-  const args = withdrawArgs(created.handle);
-  await crashes(first, 'sess_withdraw', args);
-  expect(first.stderr()).not.toMatch(/sk_local_/);
-
-  if (step === 'after_request_sent') await settle();
   const askNow = () => asksOf(cx)[0];
-  const applied = askNow()?.status === 'closed';
-  expectAppliedAt(step, applied);
-  tally.sentUnknown += step === 'after_request_sent' ? 1 : 0;
-  const kinds = { from: 'ask_open', pending: 'ask_close_pending', done: 'ask_closed' };
-  expect((await c.records()).map((r) => r.state)).toEqual([recordAfterKill(step, kinds)]);
-  expect(await recordFilesParse(c.dir, tally)).toBe(1);
+  const { args, applied } = await killedWithdraw(
+    cx,
+    first,
+    created.handle,
+    step,
+    () => askNow()?.status === 'closed',
+    { from: 'ask_open', pending: 'ask_close_pending', done: 'ask_closed' },
+  );
 
   // A respondent answers while the server is down: accepted exactly when the close did not land.
   const values = { note: `answered while the server was down, ${step}` };
@@ -446,14 +473,7 @@ async function askClose(cx: CellContext, point: CrashRow<'sess_withdraw'>): Prom
   c.audit.answer(refused);
   expect((await sess.submitAnswer(open[1]!, { action: 'submit', values: refused })).status).toBe(410);
   expect((await sess.startRespondent(askUrl)).humanUrl).toBeUndefined();
-  const got = interactionOf(
-    await server.callTool('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 }),
-  );
-  const answers = got.ask?.answers ?? [];
-  for (const g of given) {
-    const found = answers.find((a) => a.respondentId === g.respondentId);
-    if (JSON.stringify(found?.values) !== JSON.stringify(g.values)) tally.lost += 1;
-  }
+  const { got, answers } = await readAskAnswers(server, created.handle, given);
   expect(got).toMatchObject({
     handle: created.handle,
     revision: 1,

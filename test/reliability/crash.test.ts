@@ -17,13 +17,13 @@ import {
   type CrashCell,
   crashes,
   createCrashTally,
+  noteSurface,
   openCrashCell,
   recordFilesParse as recordFilesParseIn,
   SENT_STEPS as SENT,
   settle,
 } from '../support/crash-cell.js';
 import { STEP_NAMES } from '../support/durable-steps.js';
-import { surfaceOf } from '../support/surfaces.js';
 
 const STEPS = STEP_NAMES;
 
@@ -41,16 +41,6 @@ afterAll(async () => {
   await cleanBuilds();
 });
 
-function surfaceFor(title: string) {
-  return surfaceOf(
-    title,
-    [{ type: 'field', name: 'note', label: 'Note', schema: { type: 'string', maxLength: 200 } }],
-    [
-      { id: 'yes', label: 'Yes', intent: 'approve' },
-      { id: 'no', label: 'No', intent: 'reject' },
-    ],
-  );
-}
 const followUp = (title: string) => ({
   mode: 'interactive',
   title: `${title} (follow-up)`,
@@ -101,7 +91,7 @@ describe.concurrent('crash matrix over real stdio processes', () => {
       const c = await cell();
       try {
         const first = await c.start(`create.${step}`);
-        await crashes(first, 'sess_request', { interaction: surfaceFor(title) });
+        await crashes(first, 'sess_request', { interaction: noteSurface(title) });
         expect(first.stderr()).not.toMatch(/sk_local_/);
 
         // Killed right after the request was written: Sess may or may not have received it (both
@@ -153,7 +143,7 @@ describe.concurrent('crash matrix over real stdio processes', () => {
 
         // The agent asks again: a new handle and exactly one new Session, answered normally.
         const retried = interactionOf(
-          await server.callTool('sess_request', { interaction: surfaceFor(title) }),
+          await server.callTool('sess_request', { interaction: noteSurface(title) }),
         );
         c.audit.url(retried.humanUrl!, 'sess link');
         expect(retried.handle).not.toBe(handle);
@@ -182,7 +172,7 @@ describe.concurrent('crash matrix over real stdio processes', () => {
       try {
         const setup = await c.start(`publish.${step}`);
         const created = interactionOf(
-          await setup.callTool('sess_request', { interaction: surfaceFor(title) }),
+          await setup.callTool('sess_request', { interaction: noteSurface(title) }),
         );
         c.audit.url(created.humanUrl!, 'sess link');
         const answered = await answerAndRead(c, setup, created.handle, created.humanUrl!, 1, {
@@ -247,7 +237,7 @@ describe.concurrent('crash matrix over real stdio processes', () => {
       try {
         const setup = await c.start(`complete.${step}`);
         const created = interactionOf(
-          await setup.callTool('sess_request', { interaction: surfaceFor(title) }),
+          await setup.callTool('sess_request', { interaction: noteSurface(title) }),
         );
         c.audit.url(created.humanUrl!, 'sess link');
         const note = `the answer to keep, complete ${step}`;

@@ -28,7 +28,6 @@ import {
 } from '../../src/core/contract/ports.js';
 import {
   type LocalEndpoint,
-  type LocalFault,
   type LocalSess,
   type LocalWithdrawal,
   startLocalSess,
@@ -43,7 +42,14 @@ import {
   startForwardingHarness,
   switchProfile,
 } from '../engine/harness.js';
-import { FAULT_KINDS, WITHDRAW_WIRE_CALLS, type WithdrawWireCall } from '../support/fault-kinds.js';
+import {
+  FAULT_KINDS,
+  WITHDRAW_FAULTS,
+  WITHDRAW_WIRE_CALLS,
+  type WithdrawFault,
+  type WithdrawFaultName,
+  type WithdrawWireCall,
+} from '../support/fault-kinds.js';
 
 /** The client's own per-request deadline in this file: a delay fault beyond it is a timeout. */
 const REQUEST_TIMEOUT_MS = 500;
@@ -376,94 +382,36 @@ describe('Sess fault matrix through the engine', () => {
 const WIRE_CALLS = WITHDRAW_WIRE_CALLS;
 type WireCall = WithdrawWireCall;
 
-/** One row: a fault, what the client must report for it, and whether Sess made the change. */
-interface WireFaultRow {
-  name: string;
-  fault: LocalFault;
-  /** The faulted call's own deadline (a fresh client), when it is not the default. */
-  requestTimeoutMs?: number;
+/** One row: a fault, whether Sess made the change, and what the client must report for it. */
+interface WireFaultRow extends WithdrawFault {
   /** The error the client throws, or `ok` when the call resolves with the outcome. */
   want: { kind: SessApiErrorKind; status?: number; apiCode?: string } | 'ok';
-  /** Whether the withdrawal or close took effect at Sess despite the fault. */
-  committed: boolean;
 }
 
-const WIRE_FAULTS: readonly WireFaultRow[] = [
-  {
-    name: '500',
-    fault: { kind: 'status', status: 500 },
-    want: { kind: 'api', status: 500, apiCode: 'internal' },
-    committed: false,
-  },
-  {
-    name: '503 unavailable',
-    fault: { kind: 'status', status: 503 },
-    want: { kind: 'api', status: 503, apiCode: 'unavailable' },
-    committed: false,
-  },
-  {
-    name: '429 rate limited',
-    fault: { kind: 'status', status: 429 },
-    want: { kind: 'api', status: 429, apiCode: 'rate_limited' },
-    committed: false,
-  },
-  {
-    name: 'transport error',
-    fault: { kind: 'transport' },
-    want: { kind: 'unknown_outcome' },
-    committed: false,
-  },
-  { name: 'delay within the deadline', fault: { kind: 'delay', ms: 200 }, want: 'ok', committed: true },
+/** What the client reports under each fault of {@link WITHDRAW_FAULTS}. */
+const WIRE_WANTS: Record<WithdrawFaultName, WireFaultRow['want']> = {
+  '500': { kind: 'api', status: 500, apiCode: 'internal' },
+  '503 unavailable': { kind: 'api', status: 503, apiCode: 'unavailable' },
+  '429 rate limited': { kind: 'api', status: 429, apiCode: 'rate_limited' },
+  'transport error': { kind: 'unknown_outcome' },
+  'delay within the deadline': 'ok',
   // A mutation out of time is an unknown outcome, not a plain timeout: it may have taken effect.
-  // The runtime drops a call whose client left during the delay, so here it did not.
-  {
-    name: 'timeout (delay past the deadline)',
-    fault: { kind: 'delay', ms: 5_000 },
-    requestTimeoutMs: REQUEST_TIMEOUT_MS,
-    want: { kind: 'unknown_outcome' },
-    committed: false,
-  },
-  {
-    name: 'commit-then-drop',
-    fault: { kind: 'commit_then_drop' },
-    want: { kind: 'unknown_outcome' },
-    committed: true,
-  },
-  {
-    name: 'commit-then-500',
-    fault: { kind: 'commit_then_status', status: 500 },
-    want: { kind: 'api', status: 500, apiCode: 'internal' },
-    committed: true,
-  },
-  { name: 'malformed body', fault: { kind: 'malformed' }, want: { kind: 'protocol' }, committed: true },
-  {
-    name: 'contradictory body',
-    fault: { kind: 'contradictory' },
-    want: { kind: 'protocol' },
-    committed: true,
-  },
+  'timeout (delay past the deadline)': { kind: 'unknown_outcome' },
+  'commit-then-drop': { kind: 'unknown_outcome' },
+  'commit-then-500': { kind: 'api', status: 500, apiCode: 'internal' },
+  'malformed body': { kind: 'protocol' },
+  'contradictory body': { kind: 'protocol' },
   // The answer carries no receipt to verify (withdraw) or one the client passes on unverified
   // (close): the call resolves; the tampered receipt is checked below never to verify.
-  {
-    name: 'tampered receipts',
-    fault: { kind: 'tamper_receipt', tamper: { mode: 'signature' } },
-    want: 'ok',
-    committed: true,
-  },
-  // A hold only orders the call against another change; released at once, it changes nothing.
-  {
-    name: 'held on arrival, released',
-    fault: { kind: 'hold', at: 'arrival', reached: () => {}, released: Promise.resolve() },
-    want: 'ok',
-    committed: true,
-  },
-  {
-    name: 'held after the commit, released',
-    fault: { kind: 'hold', at: 'commit', reached: () => {}, released: Promise.resolve() },
-    want: 'ok',
-    committed: true,
-  },
-];
+  'tampered receipts': 'ok',
+  'held on arrival, released': 'ok',
+  'held after the commit, released': 'ok',
+};
+
+const WIRE_FAULTS: readonly WireFaultRow[] = WITHDRAW_FAULTS.map((row) => ({
+  ...row,
+  want: WIRE_WANTS[row.name],
+}));
 
 const wireTally = { cells: 0, repeated: 0, doubled: 0, notOffered: 0 };
 

@@ -26,7 +26,13 @@ import { runExchange } from '../../src/sess/exchange.js';
 import { createSessClient } from '../../src/sess/index.js';
 import { answerToForm } from '../../src/testing/page/index.js';
 import { bundleForNode } from '../support/bundle.js';
-import { lag, lagInIoCallback, sessionRead, slowServer } from '../support/slow-server.js';
+import {
+  expectLaggedReadInTime,
+  lag,
+  type SendSessionRead,
+  sessionRead,
+  slowServer,
+} from '../support/slow-server.js';
 import { ANSWER, sampleSurface } from '../testing/helpers.js';
 
 let dir: string;
@@ -134,38 +140,19 @@ describe('a wait under event-loop lag', () => {
   }, 60_000);
 });
 
-/** A plain Session read of `url` through the exchange, with a `timeoutMs` deadline. */
-function readSession(url: string, timeoutMs: number) {
-  return runExchange({
-    fetch: (input, init) => fetch(input, init),
-    ...sessionRead(url, timeoutMs),
-  });
-}
+/** A Session read through the exchange with Node's own `fetch`. */
+const sendWithFetch: SendSessionRead = (request) =>
+  runExchange({ fetch: (input, init) => fetch(input, init), ...request });
 
 describe('a deadline under event-loop lag', () => {
   it('a response that arrived before the deadline is read, though the loop ran the deadline first', async () => {
-    const server = await slowServer(300);
-    try {
-      const exchange = readSession(server.url, 600);
-      const started = performance.now();
-      await server.requested();
-      // The request is at the server; it answers at +300 ms, while this loop is blocked (in an
-      // I/O-side callback, as a burst of returning waits blocks it) until past the 600 ms
-      // deadline. Unblocked, the loop's next turn runs the due deadline before it reads the socket.
-      await lagInIoCallback(1_000);
-      expect(performance.now() - started).toBeGreaterThan(600);
-      const response = await exchange;
-      expect(response.status).toBe(200);
-      expect(response.text).toBe('{}');
-    } finally {
-      await server.close();
-    }
+    await expectLaggedReadInTime(sendWithFetch);
   }, 30_000);
 
   it('a response that had not arrived by the deadline is still a timeout', async () => {
     const server = await slowServer(2_000);
     try {
-      const exchange = readSession(server.url, 300);
+      const exchange = sendWithFetch(sessionRead(server.url, 300));
       await expect(exchange).rejects.toMatchObject({ kind: 'timeout' });
     } finally {
       await server.close();

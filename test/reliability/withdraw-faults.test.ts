@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessApi } from '../../src/core/contract/ports.js';
 import type { InteractionState } from '../../src/core/model/record.js';
-import type { LocalFault, LocalWithdrawal } from '../../src/testing/index.js';
+import type { LocalWithdrawal } from '../../src/testing/index.js';
 import {
   approveAnswer,
   type Harness,
@@ -24,10 +24,14 @@ import {
   startForwardingHarness,
   startHarness,
 } from '../engine/harness.js';
-import { FAULT_KINDS, WITHDRAW_WIRE_CALLS, type WithdrawWireCall } from '../support/fault-kinds.js';
-
-/** The client's own per-request deadline in the timeout row. */
-const REQUEST_TIMEOUT_MS = 500;
+import {
+  FAULT_KINDS,
+  WITHDRAW_FAULTS,
+  WITHDRAW_WIRE_CALLS,
+  type WithdrawFault,
+  type WithdrawFaultName,
+  type WithdrawWireCall,
+} from '../support/fault-kinds.js';
 
 const WIRE_CALLS = WITHDRAW_WIRE_CALLS;
 type WireCall = WithdrawWireCall;
@@ -36,96 +40,40 @@ type WireCall = WithdrawWireCall;
 type ToolAnswer = 'ok' | { code: string; retryable: boolean };
 
 /** One row: a fault, what `sess_withdraw` answers, and what Sess and the record are after. */
-interface Row {
-  name: string;
-  fault: LocalFault;
-  /** The faulted call's own deadline (a fresh client), when it is not the default. */
-  requestTimeoutMs?: number;
+interface Row extends WithdrawFault, ToolRow {}
+
+/** What the tool answers under one fault, and where its cells are asserted instead. */
+interface ToolRow {
   want: ToolAnswer;
-  /** Whether the withdraw or close took effect at Sess despite the fault. */
-  committed: boolean;
   /** The calls whose cell `test/engine/withdraw.test.ts` already asserts (not run again here). */
   elsewhere?: readonly WireCall[];
 }
 
 const unknownOutcome = { code: 'OUTCOME_UNKNOWN', retryable: true } as const;
-const released = (at: 'arrival' | 'commit'): LocalFault => ({
-  kind: 'hold',
-  at,
-  reached: () => {},
-  released: Promise.resolve(),
-});
+const unavailable = { code: 'SESS_UNAVAILABLE', retryable: true } as const;
+const protocolError = { code: 'SESS_PROTOCOL_ERROR', retryable: false } as const;
 
-const ROWS: readonly Row[] = [
+/** What the tool answers under each fault of {@link WITHDRAW_FAULTS}. */
+const TOOL_ROWS: Record<WithdrawFaultName, ToolRow> = {
   // `500 internal` does not say nothing was done: it may have taken effect.
-  { name: '500', fault: { kind: 'status', status: 500 }, want: unknownOutcome, committed: false },
-  {
-    name: '503 unavailable',
-    fault: { kind: 'status', status: 503 },
-    want: { code: 'SESS_UNAVAILABLE', retryable: true },
-    committed: false,
-    elsewhere: ['withdraw'],
-  },
-  {
-    name: '429 rate limited',
-    fault: { kind: 'status', status: 429 },
-    want: { code: 'SESS_UNAVAILABLE', retryable: true },
-    committed: false,
-    elsewhere: ['withdraw'],
-  },
-  {
-    name: 'transport error',
-    fault: { kind: 'transport' },
-    want: unknownOutcome,
-    committed: false,
-    elsewhere: ['withdraw'],
-  },
-  { name: 'delay within the deadline', fault: { kind: 'delay', ms: 200 }, want: 'ok', committed: true },
-  // The runtime drops a call whose client left during the delay, so Sess did not apply it.
-  {
-    name: 'timeout (delay past the deadline)',
-    fault: { kind: 'delay', ms: 5_000 },
-    requestTimeoutMs: REQUEST_TIMEOUT_MS,
-    want: unknownOutcome,
-    committed: false,
-  },
-  {
-    name: 'commit-then-drop',
-    fault: { kind: 'commit_then_drop' },
-    want: unknownOutcome,
-    committed: true,
-    elsewhere: ['withdraw', 'closeAsk'],
-  },
-  {
-    name: 'commit-then-500',
-    fault: { kind: 'commit_then_status', status: 500 },
-    want: unknownOutcome,
-    committed: true,
-    elsewhere: ['withdraw'],
-  },
-  {
-    name: 'malformed body',
-    fault: { kind: 'malformed' },
-    want: { code: 'SESS_PROTOCOL_ERROR', retryable: false },
-    committed: true,
-  },
-  {
-    name: 'contradictory body',
-    fault: { kind: 'contradictory' },
-    want: { code: 'SESS_PROTOCOL_ERROR', retryable: false },
-    committed: true,
-  },
+  '500': { want: unknownOutcome },
+  '503 unavailable': { want: unavailable, elsewhere: ['withdraw'] },
+  '429 rate limited': { want: unavailable, elsewhere: ['withdraw'] },
+  'transport error': { want: unknownOutcome, elsewhere: ['withdraw'] },
+  'delay within the deadline': { want: 'ok' },
+  'timeout (delay past the deadline)': { want: unknownOutcome },
+  'commit-then-drop': { want: unknownOutcome, elsewhere: ['withdraw', 'closeAsk'] },
+  'commit-then-500': { want: unknownOutcome, elsewhere: ['withdraw'] },
+  'malformed body': { want: protocolError },
+  'contradictory body': { want: protocolError },
   // A withdraw's answer carries no receipt; a close's receipts are not what confirms it (the
   // answers are read and verified afterwards through sess_response).
-  {
-    name: 'tampered receipts',
-    fault: { kind: 'tamper_receipt', tamper: { mode: 'signature' } },
-    want: 'ok',
-    committed: true,
-  },
-  { name: 'held on arrival, released', fault: released('arrival'), want: 'ok', committed: true },
-  { name: 'held after the commit, released', fault: released('commit'), want: 'ok', committed: true },
-];
+  'tampered receipts': { want: 'ok' },
+  'held on arrival, released': { want: 'ok' },
+  'held after the commit, released': { want: 'ok' },
+};
+
+const ROWS: readonly Row[] = WITHDRAW_FAULTS.map((row) => ({ ...row, ...TOOL_ROWS[row.name] }));
 
 /** The cells run here: every row × every wire call it is not asserted for elsewhere. */
 const CELLS = ROWS.flatMap((row) =>

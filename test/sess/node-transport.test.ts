@@ -12,7 +12,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSessClient } from '../../src/sess/client.js';
 import { runExchange } from '../../src/sess/exchange.js';
 import { nodeTransport } from '../../src/sess/node-transport.js';
-import { lagInIoCallback, sessionRead, slowServer } from '../support/slow-server.js';
+import { expectLaggedReadInTime } from '../support/slow-server.js';
 import { clientFor, expectSessError, idemKey, surface, useRuntime } from './helpers.js';
 
 const runtime = useRuntime();
@@ -197,22 +197,12 @@ describe('the Node transport', () => {
   });
 
   it('a response that arrived before the deadline is read, though a lagging loop ran the deadline first', async () => {
-    const server = await slowServer(300);
-    try {
-      const exchange = runExchange({
+    await expectLaggedReadInTime((request) =>
+      runExchange({
         fetch: () => Promise.reject(new Error('fetch must not be used')),
         transport: nodeTransport(),
-        ...sessionRead(server.url, 600),
-      });
-      const started = performance.now();
-      await server.requested();
-      await lagInIoCallback(1_000);
-      expect(performance.now() - started).toBeGreaterThan(600);
-      const response = await exchange;
-      expect(response.status).toBe(200);
-      expect(response.text).toBe('{}');
-    } finally {
-      await server.close();
-    }
+        ...request,
+      }),
+    );
   }, 30_000);
 });

@@ -7,8 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const root = resolve(import.meta.dirname, '../..');
+import { repoRoot as root } from '../support/repo-files.js';
 
 /** Module specifiers of one source file (static, dynamic and type-only imports). */
 function specifiers(source: string): string[] {

@@ -9,20 +9,17 @@
  * another directory took its place.
  */
 import * as fs from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
 import { createFileHandleStore, type FileStoreFs } from '../../src/store/file/index.js';
 import { nodeFileStoreFs, ProfileIo } from '../../src/store/file/io.js';
 import { LEASE_GRACE_MS, lockTakeovers, ProfileLease } from '../../src/store/file/lock.js';
+import { useTempDirs } from '../support/temp-dirs.js';
 import { httpA, makeRecord, stdioA } from './fixtures.js';
 import { holdLease, runWorkers, sumTallies } from './spawn-worker.js';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
-});
+const tempStateDir = useTempDirs('sess-mcp-grace-');
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -52,8 +49,7 @@ function countingFs() {
 }
 
 async function profile(options: { fs?: FileStoreFs; binding?: typeof stdioA | typeof httpA } = {}) {
-  const stateDir = await fs.mkdtemp(join(tmpdir(), 'sess-mcp-grace-'));
-  dirs.push(stateDir);
+  const stateDir = await tempStateDir();
   const binding = options.binding ?? stdioA;
   const view = createFileHandleStore({ stateDir, ...(options.fs ? { fs: options.fs } : {}) }).forBinding(
     binding,

@@ -6,9 +6,9 @@
  * host are waited for, never taken over.
  */
 import * as fs from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { HandleStore } from '../../src/core/contract/ports.js';
 import { createFileHandleStore, type FileStoreFs } from '../../src/store/file/index.js';
 import { nodeFileStoreFs } from '../../src/store/file/io.js';
@@ -18,21 +18,18 @@ import {
   lockTakeovers,
   type TakeoverReason,
 } from '../../src/store/file/lock.js';
+import { useTempDirs } from '../support/temp-dirs.js';
 import { makeRecord, stdioA } from './fixtures.js';
 import { holdLease, raceCompareAndSet } from './spawn-worker.js';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
-});
+const tempStateDir = useTempDirs('sess-mcp-lease-');
 
 const HOST = encodeURIComponent(hostname());
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A fresh profile: its store view and the path of its lock file. */
 async function profile(options: { fs?: FileStoreFs } = {}) {
-  const stateDir = await fs.mkdtemp(join(tmpdir(), 'sess-mcp-lease-'));
-  dirs.push(stateDir);
+  const stateDir = await tempStateDir();
   const store = createFileHandleStore({ stateDir, ...options });
   const view = store.forBinding(stdioA);
   await view.create(makeRecord(stdioA, 'waiting'));
@@ -172,8 +169,7 @@ describe('file store lease across a burst', () => {
 
 describe('file store lease takeover by two processes at once', () => {
   it('two processes finding the same dead lock take it over one at a time: no lost update', async () => {
-    const stateDir = await fs.mkdtemp(join(tmpdir(), 'sess-mcp-lease-'));
-    dirs.push(stateDir);
+    const stateDir = await tempStateDir();
     const setup = createFileHandleStore({ stateDir, profile: 'race' });
     const lock = join(stateDir, 'profiles', 'race', 'handles.lock');
     // Both workers are ready (the profile exists) when a crash's lock appears; both meet it at once.

@@ -1,21 +1,10 @@
-/**
- * The file store's read path, counted on the real file system (a named double that counts and
- * delegates): a record this store just wrote is read back with one `lstat` and no `readFile`; a
- * change by another store object (another process, as far as the files go) is seen at once; a
- * returned record is the caller's to change.
- */
-import * as fs from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createFileHandleStore, type FileStoreFs } from '../../src/store/file/index.js';
 import { nodeFileStoreFs } from '../../src/store/file/io.js';
+import { useTempDirs } from '../support/temp-dirs.js';
 import { makeRecord, stdioA } from './fixtures.js';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
-});
+const stateDir = useTempDirs('sess-mcp-reads-');
 
 /** A file system that counts record-file reads and status calls (a named double around node's). */
 function countingFs() {
@@ -33,12 +22,6 @@ function countingFs() {
     },
   };
   return { counting, counts };
-}
-
-async function stateDir(): Promise<string> {
-  const dir = await fs.mkdtemp(join(tmpdir(), 'sess-mcp-reads-'));
-  dirs.push(dir);
-  return dir;
 }
 
 describe('file store reads', () => {

@@ -7,24 +7,15 @@
  * The tests run as root, which may chown a directory to another user.
  */
 import * as fs from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
 import { createFileHandleStore, type FileStoreFs } from '../../src/store/file/index.js';
 import { nodeFileStoreFs } from '../../src/store/file/io.js';
+import { useTempDirs } from '../support/temp-dirs.js';
 import { makeRecord, stdioA } from './fixtures.js';
 
-const dirs: string[] = [];
-afterAll(async () => {
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
-});
-
-async function tempDir(): Promise<string> {
-  const dir = await fs.mkdtemp(join(tmpdir(), 'sess-mcp-safety-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = useTempDirs('sess-mcp-safety-');
 
 /** A state directory with the default profile's directories, and a victim file outside it. */
 async function layout() {

@@ -6,25 +6,17 @@
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bindingScope, MAX_UNFINISHED } from '../../src/core/contract/ports.js';
 import { createFileHandleStore, type FileStoreFs, openProfileRecords } from '../../src/store/file/index.js';
 import { LEASE_GRACE_MS } from '../../src/store/file/lock.js';
+import { useTempDirs } from '../support/temp-dirs.js';
 import { describeHandleStoreContract, listPage, storeFailure } from './contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
 import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './spawn-worker.js';
 
-const dirs: string[] = [];
-async function tempStateDir(): Promise<string> {
-  const dir = await fs.mkdtemp(join(tmpdir(), 'sess-mcp-store-'));
-  dirs.push(dir);
-  return dir;
-}
-afterAll(async () => {
-  for (const dir of dirs) await fs.rm(dir, { recursive: true, force: true });
-});
+const tempStateDir = useTempDirs('sess-mcp-store-');
 
 /** A named double of `node:fs/promises` that fails the calls `fail` picks with `code`. */
 function failingFs(fail: (call: string, path: string) => string | undefined): FileStoreFs {

@@ -29,6 +29,7 @@ import {
   call,
   followUpSurface,
   ok,
+  readApproved,
   type ToolCaller,
 } from '../http/harness.js';
 import { connectLegacy, connectModern } from '../http/helpers.js';
@@ -212,14 +213,7 @@ if (url === undefined || url === '') {
         revision: 1,
       });
       expect((await sess.submitAnswer(humanUrl!, approveAnswer)).status).toBe(303);
-      const answered = await ok(next(), 'sess_response', { handle, revision: 1, wait_ms: 5_000 }); // A
-      expect(answered.state).toBe('answered');
-      expect(answered.response).toMatchObject({
-        revision: 1,
-        action: 'approve',
-        values: approveAnswer.values,
-        verified: true,
-      });
+      const answered = await readApproved(next(), handle); // A
 
       const publish = {
         handle,

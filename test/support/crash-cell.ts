@@ -1,18 +1,21 @@
 /**
  * What every crash suite over real `sess-mcp` processes shares: one cell's state directory and its
  * servers (started with or without `SESS_MCP_TEST_CRASH_AT`), the call that is cut short by the
- * SIGKILL, the check that every record file still parses, and the tally the suites print.
+ * SIGKILL, the check that every record file still parses, the tally the suites print, and the
+ * one-field Surface their Sessions ask.
  *
  * It decides no expectation of a step: each suite states what a crash at its steps must leave.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import type { Surface } from '../../src/core/model/surface.js';
 import { openProfileRecords } from '../../src/store/file/index.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import { connectStdio, type StdioSession, serverEnv, tempStateDir } from '../stdio/harness.js';
 import { createSecretsAudit, type SecretsAudit } from './audit.js';
 import type { StepName } from './durable-steps.js';
+import { surfaceOf } from './surfaces.js';
 
 /** Steps after which the request has reached Sess. */
 export const SENT_STEPS: ReadonlySet<StepName> = new Set<StepName>([
@@ -21,6 +24,21 @@ export const SENT_STEPS: ReadonlySet<StepName> = new Set<StepName>([
   'before_record_saved',
   'after_record_saved',
 ]);
+
+/**
+ * A one-field Surface (`note`) titled `title`, each cell's own, so a cell counts only its own
+ * Sessions; the person answers with `yes` (or `no`).
+ */
+export function noteSurface(title: string): Surface {
+  return surfaceOf(
+    title,
+    [{ type: 'field', name: 'note', label: 'Note', schema: { type: 'string', maxLength: 200 } }],
+    [
+      { id: 'yes', label: 'Yes', intent: 'approve' },
+      { id: 'no', label: 'No', intent: 'reject' },
+    ],
+  );
+}
 
 /** What a crash suite counts and prints. */
 export interface CrashTally {

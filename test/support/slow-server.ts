@@ -3,7 +3,9 @@
  * on its own thread (its own event loop, so this thread's lag does not stop it), and ways to block
  * this thread.
  *
- * It does not judge a deadline itself: each test reads its exchange and says what it expects.
+ * It judges one case itself, the one every way of sending a read must pass: a response that arrived
+ * before the deadline, read by a loop that ran the deadline first, is returned
+ * ({@link expectLaggedReadInTime}). Any other test reads its exchange and says what it expects.
  *
  * @example
  * ```ts
@@ -15,7 +17,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
-import type { ExchangeRequest } from '../../src/sess/exchange.js';
+import { expect } from 'vitest';
+import type { ExchangeRequest, ExchangeResponse } from '../../src/sess/exchange.js';
 
 /** Block this thread for `ms` milliseconds (timers, sockets and callbacks all wait). */
 export function lag(ms: number): void {
@@ -85,4 +88,29 @@ export async function slowServer(delayMs: number): Promise<SlowServer> {
     },
     close: () => worker.terminate().then(() => {}),
   };
+}
+
+/** How a test sends a Session read: `runExchange` with its own `fetch`, and a `transport` if any. */
+export type SendSessionRead = (request: Omit<ExchangeRequest, 'fetch'>) => Promise<ExchangeResponse>;
+
+/**
+ * A Session read with a 600 ms deadline, which the server answers at +300 ms while this thread is
+ * blocked (in an I/O-side callback, as a burst of returning waits blocks it) until past the
+ * deadline. Unblocked, the loop's next turn runs the due deadline before it reads the socket; the
+ * response arrived first, so `send` must return it (200, `{}`), not a timeout.
+ */
+export async function expectLaggedReadInTime(send: SendSessionRead): Promise<void> {
+  const server = await slowServer(300);
+  try {
+    const exchange = send(sessionRead(server.url, 600));
+    const started = performance.now();
+    await server.requested();
+    await lagInIoCallback(1_000);
+    expect(performance.now() - started).toBeGreaterThan(600);
+    const response = await exchange;
+    expect(response.status).toBe(200);
+    expect(response.text).toBe('{}');
+  } finally {
+    await server.close();
+  }
 }

@@ -24,6 +24,14 @@ const withdraw = (
     ...(options.ifMatch === undefined ? { ifMatch: 1 } : { ifMatch: options.ifMatch }),
   });
 
+/** The person's page of a withdrawn Session: gone (410), and saying it was withdrawn. */
+async function withdrawnPage(humanUrl: string) {
+  const page = await sess().openPage(humanUrl);
+  expect(page.status).toBe(410);
+  expect(page.html).toContain('This question was withdrawn.');
+  return page;
+}
+
 describe('POST /v1/sessions/{id}/withdraw', () => {
   it('withdraws an open Session: final, same revision, waits return, the page says so and refuses', async () => {
     const s = await createSession(sess());
@@ -49,9 +57,7 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
     expect(again.json.status).toBe('withdrawn');
     expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('withdrawn');
 
-    const page = await sess().openPage(s.human_url);
-    expect(page.status).toBe(410);
-    expect(page.html).toContain('This question was withdrawn.');
+    const page = await withdrawnPage(s.human_url);
     // The reason is shown, escaped.
     expect(page.html).toContain('Plans changed &lt;b&gt;today&lt;/b&gt;');
     expect(page.html).not.toContain('<b>today</b>');
@@ -101,9 +107,7 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
     const res = await withdraw(s.id, {});
     expect(res.status).toBe(200);
     expect(res.json.status).toBe('withdrawn');
-    const page = await sess().openPage(s.human_url);
-    expect(page.status).toBe(410);
-    expect(page.html).toContain('This question was withdrawn.');
+    const page = await withdrawnPage(s.human_url);
     expect(page.html).not.toContain('Their note');
     // More time cannot reopen it.
     expect((await sess().extend(s.human_url)).status).toBe(410);

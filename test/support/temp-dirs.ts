@@ -1,0 +1,32 @@
+/**
+ * Temporary directories for a suite, in the style of `useCleanup()`: each made on request under
+ * the system's temporary directory, all removed after the suite's tests.
+ *
+ * It only makes and removes them: what a test puts inside, and which modes or links it checks
+ * there, is the test's own.
+ *
+ * @example
+ * ```ts
+ * const tempDir = useTempDirs('sess-mcp-store-');
+ * it('stores', async () => {
+ *   const store = createFileHandleStore({ stateDir: await tempDir() });
+ * });
+ * ```
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
+
+/** Returns a function that makes a fresh directory named `prefix…`; all are removed after the suite. */
+export function useTempDirs(prefix: string): () => Promise<string> {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+  return async () => {
+    const dir = await mkdtemp(join(tmpdir(), prefix));
+    dirs.push(dir);
+    return dir;
+  };
+}
