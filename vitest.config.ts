@@ -25,7 +25,7 @@ const APART = [
  * PostgreSQL, on held waits of the local runtime. They run side by side, more of them than there
  * are cores, because each spends most of its time waiting.
  */
-const SIDE_BY_SIDE_WORKERS = 4;
+const SIDE_BY_SIDE_WORKERS = 6;
 
 export default defineConfig({
   test: {
