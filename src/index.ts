@@ -154,5 +154,23 @@ export {
   type SessionRef,
   type VerifiedResponse,
 } from './core/model/record.js';
-export type * from './core/model/surface.js';
+export type {
+  ActionIntent,
+  Answer,
+  BooleanFieldSchema,
+  ChoiceFieldSchema,
+  FieldComponent,
+  FieldSchema,
+  HeadingComponent,
+  JsonValue,
+  MultiChoiceFieldSchema,
+  NumberFieldSchema,
+  RatingFieldSchema,
+  RecordComponent,
+  StringFieldSchema,
+  Surface,
+  SurfaceAction,
+  SurfaceComponent,
+  TextComponent,
+} from './core/model/surface.js';
 export { createMemoryHandleStore } from './store/memory/memory-store.js';
