@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import {
   ANSWERED_NEXT,
   COMPLETED_NEXT,
@@ -219,9 +219,11 @@ async function matrixRun(transport: Transport) {
 }
 
 describe.skipIf(claude === undefined)(`Claude Code ${VERSION}`, () => {
-  it.each<Transport>(['stdio', 'HTTP'])(
+  // Each transport's run has its own runtime, stand-in, home and project: they wait side by side.
+  it.concurrent.for<Transport>(['stdio', 'HTTP'])(
     'runs every flow over %s with no model, and no key or token reaches its files or output',
-    async (transport) => {
+    { timeout: 300_000 },
+    async (transport, { expect }) => {
       const { result, audit, keysOnly, listed, scheduleGuided, nexts } = await matrixRun(transport);
       expect(listed).toMatch(/sess: .*Connected/);
       expectFullRun(result);
@@ -238,6 +240,5 @@ describe.skipIf(claude === undefined)(`Claude Code ${VERSION}`, () => {
       audit.assertClean();
       keysOnly.assertClean();
     },
-    300_000,
   );
 });
