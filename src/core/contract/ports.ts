@@ -23,6 +23,8 @@ import type { ErrorCode } from './errors.js';
 // ---------------------------------------------------------------------------------------------
 // Sess
 
+// The inputs the Sess operations take are defined with the record that saves them; the port names
+// them again so its contract reads whole here.
 export type {
   AskRespondentsOptions,
   CloseAskInput,
@@ -253,6 +255,7 @@ export interface SessApi {
 // ---------------------------------------------------------------------------------------------
 // Bindings and authority
 
+// What a handle is bound to is model data (`model/binding.ts`); the `Authority` port resolves it.
 export type { Binding, HttpBinding, StdioBinding } from '../model/binding.js';
 
 /** A scope made recently, with the identity fields (all strings) it was made from. */
