@@ -9,7 +9,13 @@ import * as fs from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bindingScope, MAX_UNFINISHED } from '../../src/core/contract/ports.js';
-import { createFileHandleStore, type FileStoreFs, openProfileRecords } from '../../src/store/file/index.js';
+import {
+  createFileHandleStore,
+  type FileStoreFileLike,
+  type FileStoreFs,
+  openProfileRecords,
+} from '../../src/store/file/index.js';
+import { nodeFileStoreFs } from '../../src/store/file/io.js';
 import { LEASE_GRACE_MS } from '../../src/store/file/lock.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 import { describeHandleStoreContract, listPage, storeFailure } from './contract.js';
@@ -18,26 +24,44 @@ import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './sp
 
 const tempStateDir = useTempDirs('sess-mcp-store-');
 
-/** A named double of `node:fs/promises` that fails the calls `fail` picks with `code`. */
+/**
+ * A named double of the store's default file system that fails the calls `fail` picks with
+ * `code`: the seam production runs, so every fault goes through the path production takes. The
+ * calls of an open file are named `write`, `fsync`, `truncate` and `close`, with the file's path.
+ */
 function failingFs(fail: (call: string, path: string) => string | undefined): FileStoreFs {
+  const check = (call: string, path: string) => {
+    const code = fail(call, path);
+    if (code !== undefined) throw Object.assign(new Error(`${code}: injected by the test double`), { code });
+  };
   const wrap =
     <A extends unknown[], R>(call: string, real: (path: string, ...rest: A) => Promise<R>) =>
     async (path: string, ...rest: A): Promise<R> => {
-      const code = fail(call, path);
-      if (code !== undefined)
-        throw Object.assign(new Error(`${code}: injected by the test double`), { code });
+      check(call, path);
       return real(path, ...rest);
     };
-  const real = fs as unknown as FileStoreFs;
+  const real = nodeFileStoreFs;
+  const failingFile = (path: string, file: FileStoreFileLike): FileStoreFileLike => ({
+    ...file,
+    writeFile: async (data, options) => (check('write', path), file.writeFile(data, options)),
+    sync: async () => (check('fsync', path), file.sync()),
+    truncate: async (length) => (check('truncate', path), file.truncate(length)),
+    close: async () => {
+      await file.close();
+      check('close', path);
+    },
+  });
   return {
-    readFile: wrap('readFile', real.readFile.bind(real)),
-    readdir: wrap('readdir', real.readdir.bind(real)),
-    mkdir: wrap('mkdir', real.mkdir.bind(real)),
-    open: wrap('open', real.open.bind(real)),
-    rename: wrap('rename', real.rename.bind(real)),
-    unlink: wrap('unlink', real.unlink.bind(real)),
-    stat: wrap('stat', real.stat.bind(real)),
-    lstat: wrap('lstat', real.lstat.bind(real)),
+    readFile: wrap('readFile', real.readFile),
+    readdir: wrap('readdir', real.readdir),
+    mkdir: wrap('mkdir', real.mkdir),
+    open: wrap('open', async (path: string, flags: string | number, mode?: number) =>
+      failingFile(path, await real.open(path, flags, mode)),
+    ),
+    rename: wrap('rename', real.rename),
+    unlink: wrap('unlink', real.unlink),
+    stat: wrap('stat', real.stat),
+    lstat: wrap('lstat', real.lstat),
   };
 }
 
@@ -163,6 +187,42 @@ describe('file store', () => {
     const other = makeRecord(binding, 'waiting');
     await storeFailure(failing.create(other));
     expect(await good.forBinding(binding).get(other.handle)).toBeUndefined();
+  });
+
+  it('writes whole or not at all when any step of a record write fails: open, write, fsync, close, rename, the directory fsync', async () => {
+    const binding = { ...stdioA, profile: 'steps' };
+    const good = createFileHandleStore({ stateDir, profile: 'steps' });
+    const record = makeRecord(binding, 'waiting');
+    await good.forBinding(binding).create(record);
+    const temp = (path: string) => path.endsWith('.tmp');
+    const handles = (path: string) => path.endsWith('/handles');
+    const steps: [string, (call: string, path: string) => boolean][] = [
+      ['open the temp file', (call, path) => call === 'open' && temp(path)],
+      ['write the temp file', (call, path) => call === 'write' && temp(path)],
+      ['fsync the temp file', (call, path) => call === 'fsync' && temp(path)],
+      ['close the temp file', (call, path) => call === 'close' && temp(path)],
+      ['rename', (call) => call === 'rename'],
+      ['fsync the directory', (call, path) => call === 'fsync' && handles(path)],
+    ];
+    for (const [step, picks] of steps) {
+      const failing = createFileHandleStore({
+        stateDir,
+        profile: 'steps',
+        fs: failingFs((call, path) => (picks(call, path) ? 'EIO' : undefined)),
+      }).forBinding(binding);
+      const seen = await failing.get(record.handle);
+      const error = await storeFailure(
+        failing.update({ ...record, updatedAt: `after a failed ${step}` }, seen?.version ?? 0),
+      );
+      expect(error.code, step).toBe('STATE_STORE_ERROR');
+      expect(error.retryable, step).toBe(true);
+      expect(error.message, step).toContain('EIO');
+      // Whole or not at all: the record read back is the old one or the new one, never a mix,
+      // and no temp file is left.
+      const after = await good.forBinding(binding).get(record.handle);
+      expect([record.updatedAt, `after a failed ${step}`], step).toContain(after?.record.updatedAt);
+      expect(await fs.readdir(good.directory), step).toEqual([`${record.handle}.json`]);
+    }
   });
 
   it('classifies file-system failures: transient ones retryable, permission and layout ones not', async () => {

@@ -20,7 +20,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  close,
   closeSync,
   constants,
   fstatSync,
@@ -41,7 +40,15 @@ import { isStoreHandle, storeError } from '../../core/store-kit/kit.js';
 
 /** An open file, as far as the store uses one (`node:fs/promises` `FileHandle` fits). */
 export interface FileStoreFileLike {
+  /**
+   * Write `data` from the start of the file. A file opened without `O_TRUNC` keeps what lies
+   * beyond it: the store cuts it with {@link FileStoreFileLike.truncate}.
+   */
   writeFile(data: string, options?: { encoding: 'utf8' }): Promise<void>;
+  /** The open file's status (its `size` is what the store reads). */
+  stat(): Promise<{ size: number }>;
+  /** Cut the file to `length` bytes. */
+  truncate(length: number): Promise<void>;
   sync(): Promise<void>;
   /** Renew the file's times (the lease heartbeat). */
   utimes(atime: number, mtime: number): Promise<void>;
@@ -61,9 +68,11 @@ export interface FileStoreStats {
 }
 
 /**
- * The file-system calls the store makes. `node:fs/promises` fits and is the default; a test
- * passes a named double that fails on purpose (transient errors, a crash between writing the
- * temp file and renaming it).
+ * The file-system calls the store makes: the one seam between the store and the disk. The
+ * store's every path goes through it, and {@link nodeFileStoreFs} is what it runs by default. A
+ * test passes a named double that wraps `nodeFileStoreFs` and fails on purpose (transient errors,
+ * a crash between writing the temp file and renaming it), so an injected fault runs the path
+ * production runs. `node:fs/promises` fits too.
  */
 export interface FileStoreFs {
   readFile(path: string, encoding: 'utf8'): Promise<string>;
@@ -79,45 +88,71 @@ export interface FileStoreFs {
   lstat(path: string): Promise<FileStoreStats>;
 }
 
-/** The default file system. */
-export const nodeFileStoreFs = nodeFs as unknown as FileStoreFs;
+/** A call that completes through libuv's thread pool, as a promise. */
+function pooled(run: (done: (error: NodeJS.ErrnoException | null) => void) => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => run((error) => (error ? reject(error) : resolve())));
+}
+
+/**
+ * A file descriptor as the store uses one. Writes, statuses and the close are synchronous: on a
+ * local disk each takes microseconds, where a round trip through a worker thread and back costs
+ * more than the call. Only `fsync` and the times' renewal go through the thread pool.
+ */
+function fileOfDescriptor(fd: number): FileStoreFileLike {
+  return {
+    async writeFile(data) {
+      const bytes = Buffer.from(data, 'utf8');
+      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, at);
+    },
+    stat: async () => fstatSync(fd),
+    truncate: async (length) => ftruncateSync(fd, length),
+    sync: () => pooled((done) => fsync(fd, done)),
+    utimes: (atime, mtime) => pooled((done) => futimes(fd, atime, mtime, done)),
+    close: async () => closeSync(fd),
+  };
+}
+
+/** What `lstat` of a path that does not exist rejects with. */
+function absent(): NodeJS.ErrnoException {
+  return Object.assign(new Error('ENOENT: no such file or directory, lstat'), { code: 'ENOENT' });
+}
+
+/**
+ * The default file system, `node:fs` as the store calls it. Statuses, opens, small reads,
+ * renames and unlinks are synchronous calls (an `lstat` of a local file takes a few microseconds
+ * of CPU, a round trip through libuv's thread pool about ten times that, and a commit makes
+ * about a dozen calls); the `fsync`s, directory listings and `mkdir`s go through the thread pool.
+ * Its `lstat` of a missing path rejects with `ENOENT`, as `node:fs/promises` does.
+ */
+export const nodeFileStoreFs: FileStoreFs = {
+  readFile: async (path, encoding) => readFileSync(path, encoding),
+  readdir: (path) => nodeFs.readdir(path),
+  mkdir: (path, options) => nodeFs.mkdir(path, options),
+  open: async (path, flags, mode) => fileOfDescriptor(openSync(path, flags, mode)),
+  rename: async (from, to) => renameSync(from, to),
+  unlink: async (path) => unlinkSync(path),
+  stat: (path) => nodeFs.stat(path),
+  async lstat(path) {
+    const stats = lstatSync(path, { throwIfNoEntry: false });
+    if (stats === undefined) throw absent();
+    return stats;
+  },
+};
 
 export const IS_WINDOWS = process.platform === 'win32';
 const RECORD_SUFFIX = '.json';
 const TEMP_SUFFIX = '.tmp';
 /** `O_NOFOLLOW` where the platform has it (not on Windows: there an `lstat` comes first). */
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0;
-/** Create or truncate, write only, never through a link. */
-const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | NOFOLLOW;
-/** Create or overwrite in place (no truncation first), write only, never through a link. */
+/**
+ * Create or overwrite in place (no truncation first), write only, never through a link.
+ * Truncating a file and writing it again makes ext4 free and allocate its block and flush it at
+ * `close` (its protection for files replaced that way): about 0.5–1 ms here for the 25 bytes of
+ * `handles.gen`, where an overwrite of the same length costs a page-cache copy.
+ */
 const OVERWRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | NOFOLLOW;
 /** Create a new file only (a link in its place counts as existing), write only. */
 export const CREATE_NEW_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW;
-
-/**
- * Make `content` the whole content of the open file `fd`, synchronously and in place: written
- * over the old content from its start, the file cut to it only when it was longer. Truncating a
- * file and writing it again makes ext4 free and allocate its block and flush it at `close` (its
- * protection for files replaced that way): about 0.5–1 ms here for the 25 bytes of `handles.gen`,
- * where an overwrite of the same length costs a page-cache copy.
- */
-function replaceContentNow(fd: number, content: string): void {
-  const bytes = Buffer.from(content, 'utf8');
-  for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, at);
-  if (fstatSync(fd).size > bytes.length) ftruncateSync(fd, bytes.length);
-}
-
-/** A file opened synchronously, as the store uses one (its later calls go through the thread pool). */
-function fileOfDescriptor(fd: number): FileStoreFileLike {
-  const call = (run: (done: (error: NodeJS.ErrnoException | null) => void) => void) =>
-    new Promise<void>((resolve, reject) => run((error) => (error ? reject(error) : resolve())));
-  return {
-    writeFile: async (data) => replaceContentNow(fd, data),
-    sync: () => call((done) => fsync(fd, done)),
-    utimes: (atime, mtime) => call((done) => futimes(fd, atime, mtime, done)),
-    close: () => call((done) => close(fd, done)),
-  };
-}
 
 /** Error codes that no retry fixes: the owner must fix permissions or the directory layout. */
 const PERMANENT_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EISDIR', 'ELOOP', 'ENAMETOOLONG']);
@@ -179,13 +214,6 @@ export class ProfileIo {
    * Temp file names: the pid and random bytes drawn once per profile object, then a counter, so
    * no two writers (processes, hosts on a shared directory, objects in one process) pick the same.
    */
-  /**
-   * With the default file system, statuses and the lease's small files are handled with
-   * synchronous calls (a file system passed in is always called through its promises); writes
-   * only where `O_NOFOLLOW` keeps them off links.
-   */
-  private readonly callsNow: boolean;
-  private readonly writesNow: boolean;
   private readonly tempPrefix = `${process.pid}-${randomBytes(6).toString('hex')}-`;
   private temps = 0;
 
@@ -199,8 +227,6 @@ export class ProfileIo {
     this.lockPath = join(profileDir, 'handles.lock');
     this.nextPath = join(profileDir, 'handles.lock.next');
     this.genPath = join(profileDir, 'handles.gen');
-    this.callsNow = fs === nodeFileStoreFs;
-    this.writesNow = this.callsNow && NOFOLLOW !== 0;
   }
 
   pathOf(handle: string): string {
@@ -284,12 +310,9 @@ export class ProfileIo {
 
   /**
    * The status of `path` itself (never following a link), or `undefined` when there is none;
-   * other failures throw as the file system reports them. With the default file system it is
-   * taken synchronously: an `lstat` of a local file takes a few microseconds of CPU, a round trip
-   * through libuv's thread pool about ten times that, and a commit takes six of them.
+   * other failures throw as the file system reports them.
    */
   async status(path: string): Promise<FileStoreStats | undefined> {
-    if (this.callsNow) return lstatSync(path, { throwIfNoEntry: false });
     return this.fs.lstat(path).catch(absentAs(undefined));
   }
 
@@ -308,17 +331,17 @@ export class ProfileIo {
   }
 
   /**
-   * Replace the content of a small side file (`handles.gen`, `handles.lock.next`). With the
-   * default file system it is written synchronously, as {@link ProfileIo.status} is taken: a
-   * few dozen bytes, never synced, so three round trips through the thread pool cost more than
-   * the calls.
+   * Replace the content of a small side file (`handles.gen`, `handles.lock.next`): a few dozen
+   * bytes, never synced, written over the old content from its start, the file cut to it only
+   * when it was longer (see `OVERWRITE_FLAGS`).
    */
   async writeSmallFile(path: string, content: string, doing: string): Promise<void> {
-    if (this.writesNow) return this.writeSmallFileNow(path, content, doing);
     try {
-      const file = await this.openForWrite(path, WRITE_FLAGS, doing);
+      const file = await this.openForWrite(path, OVERWRITE_FLAGS, doing);
       try {
         await file.writeFile(content, { encoding: 'utf8' });
+        const length = Buffer.byteLength(content, 'utf8');
+        if ((await file.stat()).size > length) await file.truncate(length);
       } finally {
         await file.close();
       }
@@ -327,79 +350,31 @@ export class ProfileIo {
     }
   }
 
-  /** {@link ProfileIo.writeSmallFile} on the default file system: synchronously and in place. */
-  private writeSmallFileNow(path: string, content: string, doing: string): void {
-    let fd: number;
-    try {
-      fd = this.openNow(path, OVERWRITE_FLAGS);
-    } catch (error) {
-      throw ioError(error, doing);
-    }
-    try {
-      replaceContentNow(fd, content);
-    } catch (error) {
-      throw ioError(error, doing);
-    } finally {
-      closeSync(fd);
-    }
-  }
-
-  /** `openSync` with `flags` (which hold `O_NOFOLLOW`), a link refused as unsafe. */
-  private openNow(path: string, flags: number): number {
-    try {
-      return openSync(path, flags, 0o600);
-    } catch (error) {
-      // O_NOFOLLOW on a link fails with ELOOP (EMLINK on some BSDs).
-      if (errnoCode(error) === 'ELOOP' || errnoCode(error) === 'EMLINK')
-        throw this.unsafe(path, 'is a symbolic link');
-      throw error;
-    }
-  }
-
   /**
    * Create `path` as a new file (`O_EXCL`, never through a link) holding `content`, and keep it
    * open (the lease's lock file, renewed through it). A failure after the create removes the
    * file again; one of the create itself is thrown as the file system reports it (`EEXIST` when
-   * the file exists). With the default file system the create and the write are synchronous, as
-   * {@link ProfileIo.writeSmallFile} is.
+   * the file exists).
    */
   async createFile(path: string, content: string, doing: string): Promise<FileStoreFileLike> {
-    if (this.writesNow) {
-      const fd = this.openNow(path, CREATE_NEW_FLAGS);
-      try {
-        replaceContentNow(fd, content);
-      } catch (error) {
-        closeSync(fd);
-        try {
-          unlinkSync(path);
-        } catch {
-          // Left empty, it is a leftover the next taker recognises.
-        }
-        throw ioError(error, doing);
-      }
-      return fileOfDescriptor(fd);
-    }
     const file = await this.openForWrite(path, CREATE_NEW_FLAGS, doing);
     try {
       await file.writeFile(content, { encoding: 'utf8' });
     } catch (error) {
       await file.close().catch(() => undefined);
+      // Left behind, it is an empty leftover the next taker recognises.
       await this.fs.unlink(path).catch(() => undefined);
       throw ioError(error, doing);
     }
     return file;
   }
 
-  /**
-   * A small file's text and modification time, or `undefined` when there is none. With the
-   * default file system it is read synchronously (see {@link ProfileIo.writeSmallFile}).
-   */
+  /** A small file's text and modification time, or `undefined` when there is none. */
   async readSmallFile(path: string, doing: string): Promise<{ text: string; mtimeMs: number } | undefined> {
     const stats = await this.fileStatus(path, doing);
     if (stats === undefined) return undefined;
     try {
-      const text = this.callsNow ? readFileSync(path, 'utf8') : await this.fs.readFile(path, 'utf8');
-      return { text, mtimeMs: stats.mtimeMs };
+      return { text: await this.fs.readFile(path, 'utf8'), mtimeMs: stats.mtimeMs };
     } catch (error) {
       if (errnoCode(error) === 'ENOENT') return undefined;
       throw ioError(error, doing);
@@ -457,7 +432,6 @@ export class ProfileIo {
       this.handlesDir,
       `.${handle}.${this.tempPrefix}${this.temps.toString(36)}${TEMP_SUFFIX}`,
     );
-    if (this.writesNow) return this.writeRecordNow(handle, temp, text);
     let renamed = false;
     try {
       const file = await this.openForWrite(temp, CREATE_NEW_FLAGS, 'write a record');
@@ -473,41 +447,6 @@ export class ProfileIo {
       await this.syncDirectory();
     } catch (error) {
       if (!renamed) await this.fs.unlink(temp).catch(() => undefined);
-      throw ioError(error, 'write a record');
-    }
-  }
-
-  /**
-   * {@link ProfileIo.writeRecord} on the default file system: the same calls in the same order,
-   * but only the two `fsync`s go through the thread pool. Creating the temp file, writing it,
-   * closing it and the rename are synchronous, as the statuses are: on a local disk each takes
-   * microseconds, where a round trip through a worker thread and back costs more than the call.
-   */
-  private async writeRecordNow(handle: string, temp: string, text: string): Promise<void> {
-    let renamed = false;
-    try {
-      const fd = this.openNow(temp, CREATE_NEW_FLAGS);
-      try {
-        const bytes = Buffer.from(text, 'utf8');
-        for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, bytes.length - at, at);
-        await new Promise<void>((resolve, reject) =>
-          fsync(fd, (error) => (error ? reject(error) : resolve())),
-        );
-      } finally {
-        closeSync(fd);
-      }
-      // rename replaces a link in the record's place; it never writes through one.
-      renameSync(temp, this.pathOf(handle));
-      renamed = true;
-      await this.syncDirectory();
-    } catch (error) {
-      if (!renamed) {
-        try {
-          unlinkSync(temp);
-        } catch {
-          // Never created, or already gone: a leftover temp file is removed at the next open.
-        }
-      }
       throw ioError(error, 'write a record');
     }
   }
@@ -556,11 +495,7 @@ export class ProfileIo {
     const kept = this.directory;
     if (kept !== undefined && now !== undefined && now.ino === kept.ino) return kept.file;
     await this.closeDirectory();
-    // Opened synchronously on the default file system, as statuses are taken; only its `fsync`
-    // goes through the thread pool.
-    const file = this.callsNow
-      ? fileOfDescriptor(openSync(this.handlesDir, 'r'))
-      : await this.fs.open(this.handlesDir, 'r');
+    const file = await this.fs.open(this.handlesDir, 'r');
     // Without a status (removed meanwhile) it is kept under no inode: the next commit closes it.
     this.directory = { file, ino: now?.ino ?? Number.NaN };
     return file;

@@ -48,8 +48,9 @@ export interface FileHandleStoreOptions {
    */
   profile?: string;
   /**
-   * The file system to use. Only tests pass anything but the default.
-   * @default node:fs/promises
+   * The file system to use. Only tests pass anything but the default: a double that wraps the
+   * default and fails on purpose (`node:fs/promises` fits as well).
+   * @default `node:fs`, as the store calls it
    */
   fs?: FileStoreFs;
 }
