@@ -43,9 +43,18 @@ function failingFs(fail: (call: string, path: string) => string | undefined): Fi
   const real = nodeFileStoreFs;
   const failingFile = (path: string, file: FileStoreFileLike): FileStoreFileLike => ({
     ...file,
-    writeFile: async (data, options) => (check('write', path), file.writeFile(data, options)),
-    sync: async () => (check('fsync', path), file.sync()),
-    truncate: async (length) => (check('truncate', path), file.truncate(length)),
+    writeFile: async (data, options) => {
+      check('write', path);
+      return file.writeFile(data, options);
+    },
+    sync: async () => {
+      check('fsync', path);
+      return file.sync();
+    },
+    truncate: async (length) => {
+      check('truncate', path);
+      return file.truncate(length);
+    },
     close: async () => {
       await file.close();
       check('close', path);
