@@ -52,7 +52,8 @@ function builtFiles() {
   const named = new Set(Object.values(pkg.bin ?? {}));
   const walk = (value) => {
     if (typeof value === 'string') named.add(value);
-    else if (value !== null && typeof value === 'object') for (const inner of Object.values(value)) walk(inner);
+    else if (value !== null && typeof value === 'object')
+      for (const inner of Object.values(value)) walk(inner);
   };
   walk(pkg.exports);
   return [...named].filter((file) => file.startsWith('./dist/'));
