@@ -13,7 +13,6 @@ const entries: Record<string, string> = {
   'store/postgres': 'src/store/postgres/index.ts',
   testing: 'src/testing/index.ts',
   'bin/sess-mcp': 'src/stdio/bin.ts',
-  'bin/sess-local': 'src/testing/bin.ts',
 };
 
 export default defineConfig({

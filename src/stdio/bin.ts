@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /**
- * The `sess-mcp` command (`npx -y @sess.si/mcp`). With no arguments it serves the Sess tools over
- * stdio; `records list|show|retire` is the owner's view of local records; `--help`, `--version`.
+ * The `sess-mcp` command (`npx -y @sess.si/mcp`), the package's one bin. With no arguments it
+ * serves the Sess tools over stdio; `records list|show|retire` is the owner's view of local
+ * records; `local` runs the local Sess runtime (`src/testing/local-command.ts`); `--help`,
+ * `--version`.
  *
  * Arguments never carry configuration: the API key, origin, profile and state directory come from
  * the environment only. The shebang above is kept by the build in `dist/bin/sess-mcp.js`.
@@ -30,6 +32,12 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
   if (first === '--version' || first === '-v') {
     process.stdout.write(`${PACKAGE_NAME} ${PACKAGE_VERSION}\n`);
     return 0;
+  }
+  if (first === 'local') {
+    // Loaded only for this command: serving never loads the local runtime.
+    const { runLocalCommand } = await import('../testing/local-command.js');
+    runLocalCommand(rest);
+    return undefined; // runs until interrupted
   }
   if (first !== 'records') {
     process.stderr.write(

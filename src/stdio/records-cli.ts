@@ -60,6 +60,7 @@ export const USAGE = `Usage:
   sess-mcp records list [--state STATE]    list this profile's records (by state)
   sess-mcp records show HANDLE [--reveal]  show one record (link and answer redacted)
   sess-mcp records retire HANDLE [--yes]   remove one record file after confirmation
+  sess-mcp local [--port N] [--host H]     run a local Sess for trying the tools by hand
   sess-mcp --help | --version
 
 The profile and state directory come from SESS_MCP_PROFILE and SESS_MCP_STATE_DIR, as for the

@@ -1,10 +1,10 @@
-#!/usr/bin/env node
 /**
- * `sess-local`: start the local Sess runtime and print its origin, API key and workspace id, for
- * trying `@sess.si/mcp` by hand against a Sess that runs on this machine.
+ * `sess-mcp local`: start the local Sess runtime and print its origin, API key and workspace id,
+ * for trying `@sess.si/mcp` by hand against a Sess that runs on this machine. The `sess-mcp`
+ * command (`src/stdio/bin.ts`) loads this module only for that command.
  *
- * Usage: `sess-local [--port <n>] [--host <address>]` (default 127.0.0.1, a random port). It runs
- * until interrupted. The printed API key is a throwaway key of this in-memory runtime.
+ * Usage: `sess-mcp local [--port <n>] [--host <address>]` (default 127.0.0.1, a random port). It
+ * runs until interrupted. The printed API key is a throwaway key of this in-memory runtime.
  *
  * On loopback it prints nothing else (no links, receipts or answers). With `--host` on another
  * address (`0.0.0.0` for every interface) it is meant to reach a phone, so it prints the link of
@@ -14,9 +14,12 @@
 import { networkInterfaces } from 'node:os';
 import { type LocalSess, startLocalSess } from './index.js';
 
+/** The usage line of the command. */
+export const LOCAL_USAGE = 'Usage: sess-mcp local [--port <0-65535>] [--host <address>]\n';
+
 function usage(message?: string): never {
-  if (message) process.stderr.write(`sess-local: ${message}\n`);
-  process.stderr.write('Usage: sess-local [--port <0-65535>] [--host <address>]\n');
+  if (message) process.stderr.write(`sess-mcp local: ${message}\n`);
+  process.stderr.write(LOCAL_USAGE);
   process.exit(2);
 }
 
@@ -97,41 +100,46 @@ function announceLinks(sess: LocalSess, linkOrigin: string, qr: DrawQr | undefin
   return () => clearInterval(timer);
 }
 
-const { port, host } = parseArgs(process.argv.slice(2));
-startLocalSess({ port, host }).then(
-  (sess) => {
-    process.stdout.write(
-      `Local Sess runtime running.\n` +
-        `SESS_API_ORIGIN=${sess.origin}\n` +
-        `SESS_API_KEY=${sess.apiKey}\n` +
-        `SESS_EXPECTED_WORKSPACE_ID=${sess.workspaceId}\n` +
-        `SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1\n`,
-    );
-    let stopLinks = () => {};
-    if (!LOOPBACK.test(host)) {
-      const origin = new URL(sess.origin);
-      const lan = WILDCARD.test(host) ? lanAddress() : undefined;
-      if (lan !== undefined) origin.hostname = lan;
-      void loadQr().then((qr) => {
-        process.stdout.write(
-          `Links of new Sessions show here, on ${origin.origin}` +
-            (qr === undefined
-              ? ' (npm install qrcode to see a QR code of each).\n'
-              : ', each with a QR code.\n'),
-        );
-        stopLinks = announceLinks(sess, origin.origin, qr);
-      });
-    }
-    const stop = () => {
-      stopLinks();
-      void sess.close().then(() => process.exit(0));
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  },
-  (error: unknown) => {
-    const code = (error as { code?: unknown })?.code;
-    process.stderr.write(`sess-local: could not start (${typeof code === 'string' ? code : 'error'})\n`);
-    process.exit(1);
-  },
-);
+/** Run `sess-mcp local` with the arguments after `local`: it runs until interrupted. */
+export function runLocalCommand(argv: readonly string[]): void {
+  const { port, host } = parseArgs([...argv]);
+  startLocalSess({ port, host }).then(
+    (sess) => {
+      process.stdout.write(
+        `Local Sess runtime running.\n` +
+          `SESS_API_ORIGIN=${sess.origin}\n` +
+          `SESS_API_KEY=${sess.apiKey}\n` +
+          `SESS_EXPECTED_WORKSPACE_ID=${sess.workspaceId}\n` +
+          `SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1\n`,
+      );
+      let stopLinks = () => {};
+      if (!LOOPBACK.test(host)) {
+        const origin = new URL(sess.origin);
+        const lan = WILDCARD.test(host) ? lanAddress() : undefined;
+        if (lan !== undefined) origin.hostname = lan;
+        void loadQr().then((qr) => {
+          process.stdout.write(
+            `Links of new Sessions show here, on ${origin.origin}` +
+              (qr === undefined
+                ? ' (npm install qrcode to see a QR code of each).\n'
+                : ', each with a QR code.\n'),
+          );
+          stopLinks = announceLinks(sess, origin.origin, qr);
+        });
+      }
+      const stop = () => {
+        stopLinks();
+        void sess.close().then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    },
+    (error: unknown) => {
+      const code = (error as { code?: unknown })?.code;
+      process.stderr.write(
+        `sess-mcp local: could not start (${typeof code === 'string' ? code : 'error'})\n`,
+      );
+      process.exit(1);
+    },
+  );
+}

@@ -1,5 +1,5 @@
 /**
- * `sess-local --host 0.0.0.0` reaches a phone: it prints the link of each Session created by hand
+ * `sess-mcp local --host 0.0.0.0` reaches a phone: it prints the link of each Session created by hand
  * on the machine's network address, with a QR code that decodes back to that link, and the page
  * opens there. With the optional `qrcode` package missing it prints the link alone and says how
  * to get the code. The bin is bundled from source with esbuild (once with `qrcode`, once without
@@ -26,7 +26,7 @@ beforeAll(async () => {
   bins.withQr = join(dir, 'with-qr.mjs');
   bins.withoutQr = join(dir, 'without-qr.mjs');
   const common: BuildOptions = {
-    entryPoints: ['src/testing/bin.ts'],
+    entryPoints: ['src/stdio/bin.ts'],
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -54,7 +54,10 @@ afterEach(async () => {
 });
 
 function run(bin: string, args: string[]) {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], cwd: dir });
+  const child = spawn(process.execPath, [bin, 'local', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: dir,
+  });
   children.push(child);
   let out = '';
   let err = '';
@@ -106,7 +109,7 @@ function qrAfterLink(out: string): string[] {
   );
 }
 
-describe('sess-local on the network', { timeout: 30_000 }, () => {
+describe('sess-mcp local on the network', { timeout: 30_000 }, () => {
   it('--host 0.0.0.0 prints each new link on the network address with a QR code that decodes to it', async () => {
     const p = run(bins.withQr, ['--host', '0.0.0.0']);
     await p.printed(/each with a QR code\.\n/);

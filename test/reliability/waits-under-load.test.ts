@@ -6,8 +6,8 @@
  * as the request arrives; the read fails before any response byte and the wait ends
  * `SESS_UNAVAILABLE` instead of `answered`.
  *
- * Reproduced small and deterministically: the runtime runs in a child process (the `sess-local`
- * bin, bundled from source), so its timers keep running while this process blocks its own event
+ * Reproduced small and deterministically: the runtime runs in a child process (`sess-mcp local`,
+ * bundled from source), so its timers keep running while this process blocks its own event
  * loop for longer than the advertised idle time — the lag of a loaded machine, with nothing
  * left to chance. The real client with Node's own `fetch` and its connection pool does the rest.
  *
@@ -42,8 +42,8 @@ let apiKey: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sess-waits-load-'));
-  const bin = await bundleForNode('src/testing/bin.ts', join(dir, 'sess-local.mjs'));
-  runtime = spawn(process.execPath, [bin], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const bin = await bundleForNode('src/stdio/bin.ts', join(dir, 'sess-mcp.mjs'));
+  runtime = spawn(process.execPath, [bin, 'local'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     runtime.stdout!.on('data', (chunk) => {

@@ -4,8 +4,8 @@
  *
  * @example
  * ```ts
- * const bin = await bundleForNode('src/testing/bin.ts', join(dir, 'sess-local.mjs'));
- * const cli = spawn(process.execPath, [bin]);
+ * const bin = await bundleForNode('src/stdio/bin.ts', join(dir, 'sess-mcp.mjs'));
+ * const cli = spawn(process.execPath, [bin, 'local']);
  * ```
  */
 import { mkdir } from 'node:fs/promises';

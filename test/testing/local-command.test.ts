@@ -1,5 +1,5 @@
 /**
- * The `sess-local` CLI as a real child process: it starts, prints origin, key and workspace, serves
+ * The `sess-mcp local` command as a real child process: it starts, prints origin, key and workspace, serves
  * a whole request → answer → complete round, logs nothing else (no link, receipt or answer), and
  * stops on SIGTERM. The bin is bundled from source with esbuild so the test never runs stale `dist`.
  */
@@ -16,7 +16,7 @@ let dir: string;
 let bin: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sess-local-cli-'));
-  bin = await bundleForNode('src/testing/bin.ts', join(dir, 'sess-local.mjs'));
+  bin = await bundleForNode('src/stdio/bin.ts', join(dir, 'sess-mcp.mjs'));
 });
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
@@ -28,7 +28,7 @@ function run(args: string[]): {
   err: () => string;
   exit: Promise<number | null>;
 } {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'local', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (c) => (out += c));
@@ -51,7 +51,7 @@ function printed(p: ReturnType<typeof run>, text: string): Promise<void> {
   });
 }
 
-describe('sess-local CLI', () => {
+describe('sess-mcp local', () => {
   it('starts, prints what a client needs, serves a round, logs nothing secret, stops on SIGTERM', async () => {
     const p = run(['--port', '0']);
     await printed(p, 'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1\n');
@@ -104,7 +104,7 @@ describe('sess-local CLI', () => {
     for (const args of [['--port', '70000'], ['--port'], ['--bogus']]) {
       const p = run(args);
       expect(await p.exit).toBe(2);
-      expect(p.err()).toMatch(/Usage: sess-local/);
+      expect(p.err()).toMatch(/Usage: sess-mcp local/);
     }
   });
 });
