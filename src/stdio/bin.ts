@@ -2,7 +2,7 @@
 /**
  * The `sess-mcp` command (`npx -y @sess.si/mcp`), the package's one bin. With no arguments it
  * serves the Sess tools over stdio; `records list|show|retire` is the owner's view of local
- * records; `local` runs the local Sess runtime (`src/testing/local-command.ts`); `--help`,
+ * records; `local` runs the local Sess runtime (`local-command.ts`); `--help`,
  * `--version`.
  *
  * Arguments never carry configuration: the API key, origin, profile and state directory come from
@@ -35,7 +35,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
   }
   if (first === 'local') {
     // Loaded only for this command: serving never loads the local runtime.
-    const { runLocalCommand } = await import('../testing/local-command.js');
+    const { runLocalCommand } = await import('./local-command.js');
     runLocalCommand(rest);
     return undefined; // runs until interrupted
   }

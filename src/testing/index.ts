@@ -13,8 +13,9 @@
  *
  * The folder: `server/` (starting the runtime, its `node:http` listener, routes, endpoints,
  * request checks and held waits), `model/` (its state and every wire transition, keys, clock and
- * faults), `page/` (the answer page) and `local-command.ts` (the `sess-mcp local` command). The wire both sides
- * share is `src/sess/wire.ts` and `src/sess/wire-reader.ts`, not written again here.
+ * faults) and `page/` (the answer page). `sess-mcp local` (`src/stdio/local-command.ts`) starts
+ * it by hand. The wire both sides share is `src/sess/wire.ts` and `src/sess/wire-reader.ts`, not
+ * written again here.
  */
 export { createLocalClock, type LocalClock, type LocalClockOptions } from './model/clock.js';
 export {

@@ -134,7 +134,13 @@ describe("the README's install lines, against the packed tarball in a fresh proj
     const command = /`(npx sess-mcp local)`/.exec(readme)?.[1];
     expect(command, 'the README names `npx sess-mcp local`').toBeDefined();
     const [npx, ...args] = words(command!);
-    const child: ChildProcess = spawn(npx!, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Its own process group: npx runs the command as its child, and both must stop at the end.
+    const child: ChildProcess = spawn(npx!, args, {
+      cwd: project,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     try {
       const origin = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -148,7 +154,11 @@ describe("the README's install lines, against the packed tarball in a fresh proj
       // It answers there: an unknown path is a 404 of the runtime, not a refused connection.
       expect((await fetch(`${origin}/not-a-path`)).status).toBe(404);
     } finally {
-      child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        process.kill(-child.pid!, 'SIGTERM');
+        await exited;
+      }
     }
   }, 60_000);
 });

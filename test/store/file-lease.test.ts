@@ -12,15 +12,10 @@ import { describe, expect, it } from 'vitest';
 import type { HandleStore } from '../../src/core/contract/ports.js';
 import { createFileHandleStore, type FileStoreFs } from '../../src/store/file/index.js';
 import { nodeFileStoreFs } from '../../src/store/file/io.js';
-import {
-  LEASE_GRACE_MS,
-  LEASE_STALE_MS,
-  lockTakeovers,
-  type TakeoverReason,
-} from '../../src/store/file/lock.js';
+import { LEASE_GRACE_MS, lockTakeovers, type TakeoverReason } from '../../src/store/file/lock.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 import { makeRecord, stdioA } from './fixtures.js';
-import { holdLease, raceCompareAndSet } from './spawn-worker.js';
+import { holdLease, raceCompareAndSet, startWorker } from './spawn-worker.js';
 
 const tempStateDir = useTempDirs('sess-mcp-lease-');
 
@@ -87,24 +82,47 @@ describe('file store lease takeover', () => {
       `${process.ppid} 0123abcd bogus-boot:1 ${HOST}\n`,
       'restarted_holder',
     ],
-    ['an empty lock file older than a second', '', 'unwritten'],
   ] as const) {
     it(`takes over at once a leftover lock naming ${name}`, async () => {
       const { view, lock } = await profile();
       await fs.writeFile(lock, line, { mode: 0o600 });
-      if (line === '') await fs.utimes(lock, new Date(Date.now() - 2_000), new Date(Date.now() - 2_000));
       await expectTakenOverAtOnce(view, reason);
       expect(await view.countUnfinished()).toBe(2);
       await expectReleased(lock);
     });
   }
 
-  it('takes over a lease whose heartbeat is stale, even when its pid is alive', async () => {
+  it('takes over an empty lock file once it stayed empty for a second while watched', async () => {
     const { view, lock } = await profile();
+    await fs.writeFile(lock, '', { mode: 0o600 });
+    // An old mtime alone proves nothing (the clock may have stepped): the file is watched.
+    await fs.utimes(lock, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+    const { ms, counted } = await measured(() => view.create(makeRecord(stdioA, 'waiting')));
+    expect(counted).toEqual({ unwritten: 1 });
+    expect(ms).toBeGreaterThanOrEqual(1_000);
+    expect(ms).toBeLessThan(2_000);
+  });
+
+  it('takes over a lease whose heartbeat stood still while watched, even when its pid is alive', async () => {
+    const { stateDir, lock } = await profile();
     await fs.writeFile(lock, `${process.ppid} 0123abcd - ${HOST}\n`, { mode: 0o600 });
-    const past = new Date(Date.now() - LEASE_STALE_MS - 1_000);
-    await fs.utimes(lock, past, past);
-    await expectTakenOverAtOnce(view, 'stale_heartbeat');
+    // A worker with a 600 ms lease watches the heartbeat stand still, then takes the lease over
+    // (its first look at the profile may already be the one that waits).
+    const worker = await startWorker(
+      {
+        store: { kind: 'file', stateDir, profile: 'default' },
+        job: 'once',
+        binding: stdioA,
+        count: 1,
+        label: 'after the takeover',
+      },
+      { SESS_MCP_TEST_LEASE_MS: '600' },
+    );
+    try {
+      expect(await worker.go()).toMatchObject({ ok: 1, 'takeover:stale_heartbeat': 1 });
+    } finally {
+      worker.stop();
+    }
   });
 
   it('takes over the lease of a holder killed while holding it', async () => {

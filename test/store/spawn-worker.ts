@@ -78,6 +78,44 @@ export async function runWorkers(
   }
 }
 
+/** One worker started on its own: ready to be released with `go`, its tally to come. */
+export interface StartedWorker {
+  pid: number;
+  /** Release it; resolves with its tally (the JSON line it prints last). */
+  go(): Promise<Record<string, number | string>>;
+  /** End it if it still runs. */
+  stop(): void;
+}
+
+/** Start one worker with `env` added to this process's environment, and wait until it is ready. */
+export async function startWorker(job: WorkerJob, env: Record<string, string> = {}): Promise<StartedWorker> {
+  const file = await bundleWorker();
+  const child = spawn(process.execPath, [file, JSON.stringify(job)], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  try {
+    await waitForLine(child, (line) => line === 'ready');
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  } finally {
+    await rm(file, { force: true });
+  }
+  return {
+    pid: child.pid as number,
+    async go() {
+      const result = waitForLine(child, (line) => line.startsWith('{'));
+      child.stdin?.write('go\n');
+      return JSON.parse(await result) as Record<string, number | string>;
+    },
+    stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
 /** Add tallies up. */
 export function sumTallies(tallies: Record<string, number>[]): Record<string, number> {
   const out: Record<string, number> = {};

@@ -6,32 +6,97 @@
  * never prints record contents.
  *
  * Jobs: `create` (`count` concurrent creates of unfinished records of `binding`), `cas`
- * (`count` read-then-compare-and-set writes on `handle`, `concurrency` at a time) and `hold`
- * (file store only: take the profile's lease, say `held`, keep it until `release` on stdin).
+ * (`count` read-then-compare-and-set writes on `handle`, `concurrency` at a time), `hold`
+ * (file store only: take the profile's lease, say `held`, keep it until `release` on stdin) and
+ * `once` (file store only: one update of `handle`, or one create when there is no `handle`,
+ * writing `label` as its `updatedAt`; with `pauseAt`, the process stops itself with SIGSTOP the
+ * first time its change reaches that step of the write, and goes on when it is continued).
  */
 
 import { join } from 'node:path';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
 import type { Binding } from '../../src/core/contract/ports.js';
-import { createFileHandleStore } from '../../src/store/file/index.js';
+import {
+  createFileHandleStore,
+  type FileStoreFileLike,
+  type FileStoreFs,
+} from '../../src/store/file/index.js';
 import { nodeFileStoreFs, ProfileIo } from '../../src/store/file/io.js';
 import { lockTakeovers, ProfileLease } from '../../src/store/file/lock.js';
 import type { HandleStoreFactory } from '../../src/store/memory/memory-store.js';
 import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 import { makeRecord } from './fixtures.js';
+import type { WriteStep } from './write-steps.js';
 
 /** What a worker is told to do (JSON in argv[2]). */
 export interface WorkerJob {
   store:
     | { kind: 'file'; stateDir: string; profile: string }
     | { kind: 'postgres'; connectionString: string; table: string };
-  job: 'create' | 'cas' | 'hold';
+  job: 'create' | 'cas' | 'hold' | 'once';
   binding: Binding;
   count: number;
   handle?: string;
   concurrency?: number;
   /** Print `w` after every successful write (for a test that kills the worker mid-run). */
   progress?: boolean;
+  /** `once`: what the change writes as `updatedAt`. */
+  label?: string;
+  /** `once`: the step of the record write at which the process stops itself. */
+  pauseAt?: WriteStep;
+}
+
+/** The default file system, stopping this process (SIGSTOP) once, when a write reaches `step`. */
+function pausingFs(step: WriteStep): FileStoreFs {
+  let armed = true;
+  const pause = (at: WriteStep) => {
+    if (!armed || at !== step) return;
+    armed = false;
+    process.kill(process.pid, 'SIGSTOP');
+  };
+  const temp = (path: string) => path.endsWith('.tmp');
+  const fileAt = (path: string, file: FileStoreFileLike): FileStoreFileLike => ({
+    ...file,
+    writeFile: async (data, options) => {
+      if (temp(path)) pause('write-temp');
+      return file.writeFile(data, options);
+    },
+    sync: async () => {
+      pause(temp(path) ? 'fsync-temp' : 'fsync-dir');
+      return file.sync();
+    },
+    close: async () => {
+      if (temp(path)) pause('close-temp');
+      return file.close();
+    },
+  });
+  return {
+    ...nodeFileStoreFs,
+    open: async (path, flags, mode) => {
+      if (temp(path)) pause('open-temp');
+      return fileAt(path, await nodeFileStoreFs.open(path, flags, mode));
+    },
+    rename: async (from, to) => {
+      pause('rename');
+      return nodeFileStoreFs.rename(from, to);
+    },
+  };
+}
+
+/** One change of job `once`: its outcome, and the version it wrote. */
+async function once(job: WorkerJob, store: ReturnType<HandleStoreFactory['forBinding']>) {
+  try {
+    if (job.handle === undefined) {
+      const created = await store.create({ ...makeRecord(job.binding, 'waiting'), updatedAt: job.label! });
+      return { ok: 1, version: created.version, handle: created.record.handle };
+    }
+    const current = await store.get(job.handle);
+    if (current === undefined) throw new Error('missing');
+    const written = await store.update({ ...current.record, updatedAt: job.label! }, current.version);
+    return { ok: 1, version: written.version };
+  } catch (error) {
+    return { [outcome(error)]: 1 };
+  }
 }
 
 function outcome(error: unknown): string {
@@ -62,7 +127,11 @@ async function main(): Promise<void> {
   let factory: HandleStoreFactory;
   let close = async () => {};
   if (job.store.kind === 'file') {
-    factory = createFileHandleStore({ stateDir: job.store.stateDir, profile: job.store.profile });
+    factory = createFileHandleStore({
+      stateDir: job.store.stateDir,
+      profile: job.store.profile,
+      ...(job.pauseAt === undefined ? {} : { fs: pausingFs(job.pauseAt) }),
+    });
   } else {
     const pg = createPostgresHandleStore({
       connectionString: job.store.connectionString,
@@ -84,7 +153,9 @@ async function main(): Promise<void> {
   const count = (key: string) => {
     tally[key] = (tally[key] ?? 0) + 1;
   };
-  if (job.job === 'create') {
+  if (job.job === 'once') {
+    Object.assign(tally, await once(job, store));
+  } else if (job.job === 'create') {
     const results = await Promise.allSettled(
       Array.from({ length: job.count }, () => store.create(makeRecord(job.binding, 'create_intent'))),
     );

@@ -425,8 +425,13 @@ export class ProfileIo {
     }
   }
 
-  /** Write a record file whole (under the lock): temp file, fsync, rename, directory fsync. */
-  async writeRecord(handle: string, text: string): Promise<void> {
+  /**
+   * Write a record file whole (under the lock): temp file, fsync, `fence`, rename, directory
+   * fsync. `fence` is the lease's check that it was not taken over meanwhile (it throws when it
+   * was); a rename whose temp file is gone (a takeover removed it after the check) is asked the
+   * fence again, so it reports the lost lease, not a file-system failure.
+   */
+  async writeRecord(handle: string, text: string, fence: () => Promise<void>): Promise<void> {
     this.temps += 1;
     const temp = join(
       this.handlesDir,
@@ -441,8 +446,14 @@ export class ProfileIo {
       } finally {
         await file.close();
       }
+      await fence();
       // rename replaces a link in the record's place; it never writes through one.
-      await this.fs.rename(temp, this.pathOf(handle));
+      try {
+        await this.fs.rename(temp, this.pathOf(handle));
+      } catch (error) {
+        if (errnoCode(error) === 'ENOENT') await fence();
+        throw error;
+      }
       renamed = true;
       await this.syncDirectory();
     } catch (error) {
@@ -451,8 +462,12 @@ export class ProfileIo {
     }
   }
 
-  /** Remove a record file (under the lock) durably. False when there was none. */
-  async removeRecord(handle: string): Promise<boolean> {
+  /**
+   * Remove a record file (under the lock) durably, after `fence` (see
+   * {@link ProfileIo.writeRecord}). False when there was none.
+   */
+  async removeRecord(handle: string, fence: () => Promise<void>): Promise<boolean> {
+    await fence();
     try {
       await this.fs.unlink(this.pathOf(handle));
     } catch (error) {

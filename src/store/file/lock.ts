@@ -18,8 +18,10 @@
  *   restart reused the pid), or
  * - was written on this host by a pid that is not running, or whose identity now differs (the pid
  *   was reused by another process, or the machine rebooted), or
- * - has a heartbeat older than {@link LEASE_STALE_MS} (whatever host wrote it), or
- * - is still empty after a second (its taker died between creating and writing it).
+ * - has a heartbeat that did not move for {@link LEASE_STALE_MS} while this process watched it
+ *   (whatever host wrote it; counted on this process's monotonic clock, so a wall-clock step on
+ *   either side neither ages a live lease nor keeps a dead one), or
+ * - is still empty after a second of watching (its taker died between creating and writing it).
  * Takeovers are serialised by a short-lived guard file (`handles.lock.takeover`), so two
  * processes taking over the same lease cannot both win; only a crash inside a takeover leaves a
  * guard, which counts as abandoned after two seconds. On Windows there is no `/proc`: there a
@@ -28,6 +30,13 @@
  * While it holds the lease, a holder checks before every change that the lock file is still the
  * one it wrote (one `lstat`: inode, size and mtime), so a lock replaced by hand is never written
  * over or removed.
+ *
+ * Fencing: a holder can stand still past its lease in the middle of a change (a stopped process,
+ * a paused VM) and have it taken over. So the commit step checks the lease again
+ * ({@link ProfileLease.confirm}) after the temp file is written and before the rename, and a
+ * process that took a lease over removes every temp file before its first change. A holder that
+ * stood still after its check finds its temp file gone and its rename fails; one that stood still
+ * before it fails the check. Either way its change reports a conflict and writes nothing.
  *
  * It deliberately does not order waiters beyond the one announcement, and keeps no lease while
  * idle beyond the grace (a process with nothing queued holds nothing after it).
@@ -40,12 +49,23 @@ import type { SessMcpError } from '../../core/contract/errors.js';
 import { storeError } from '../../core/store-kit/kit.js';
 import { CREATE_NEW_FLAGS, errnoCode, type FileStoreFileLike, ioError, type ProfileIo } from './io.js';
 
+/**
+ * `SESS_MCP_TEST_LEASE_MS` (tests only: 200–15 000) shortens the stale time, and the heartbeat
+ * and the wait with it, so a test can pause a holder past its lease in about a second.
+ */
+const TEST_LEASE_MS = ((text) =>
+  text !== undefined && /^\d+$/.test(text) && Number(text) >= 200 && Number(text) <= 15_000
+    ? Number(text)
+    : undefined)(process.env.SESS_MCP_TEST_LEASE_MS);
+/**
+ * A lease whose heartbeat has not moved for this long, as the process looking at it counts time
+ * (its monotonic clock, not the wall clock: a clock step moves neither), is abandoned.
+ */
+export const LEASE_STALE_MS = TEST_LEASE_MS ?? 15_000;
 /** How long a process waits for a lease held by a live process before it reports `busy`. */
-const LOCK_WAIT_MS = 20_000;
+const LOCK_WAIT_MS = LEASE_STALE_MS + 5_000;
 /** How often a holder renews its lease's heartbeat. */
-const HEARTBEAT_MS = 2_000;
-/** A lease whose heartbeat is older than this is abandoned (its holder hangs or is gone). */
-export const LEASE_STALE_MS = 15_000;
+const HEARTBEAT_MS = Math.round(LEASE_STALE_MS / 7.5);
 /** A lock file still without a pid after this long was left by a taker that died at once. */
 const LOCK_UNWRITTEN_STALE_MS = 1_000;
 /** How long a waiter's announcement in `handles.lock.next` counts. */
@@ -57,6 +77,11 @@ const GUARD_STALE_MS = 2_000;
  * no lock file. Another process waiting for the lease gets it within this and its own poll.
  */
 export const LEASE_GRACE_MS = 100;
+
+/** The retryable refusal of a change that could not hold the profile's lease (reason `busy`). */
+export function profileBusyError(): SessMcpError {
+  return storeError('The profile is busy (another process holds its lock). Try again.', true, 'busy');
+}
 
 /** Why a lease was taken over. */
 export type TakeoverReason =
@@ -193,6 +218,11 @@ export class ProfileLease {
   private dropping: Promise<void> | undefined;
   /** The token this object announces while it waits (its own announcement is no other waiter). */
   private waitingToken: string | undefined;
+  /**
+   * The lock file as this object first saw it unchanged (inode, mtime and text) and when, on the
+   * monotonic clock: a heartbeat that does not move while watched is how a lease goes stale.
+   */
+  private watched: { lock: string; since: number } | undefined;
 
   constructor(private readonly io: ProfileIo) {}
 
@@ -211,32 +241,50 @@ export class ProfileLease {
     if (held !== undefined) {
       if (held.grace !== undefined) clearTimeout(held.grace);
       held.grace = undefined;
-      // A heartbeat renewing the file while it is looked at changes its mtime: look again then.
-      for (let look = 0; look < 3; look++) {
-        if (held.beating !== undefined) await held.beating;
-        const beats = held.beats;
-        // Only a holder that stood still past its heartbeat can have lost the lease; the file is
-        // then read to tell its own lock from another's that got the same inode. Otherwise one
-        // status tells whether the file is still the one this lease wrote and last renewed.
-        const overdue = performance.now() - held.renewedAt > 2 * HEARTBEAT_MS;
-        const lock = overdue
-          ? await this.io.readSmallFile(this.io.lockPath, 'take the profile lock')
-          : undefined;
-        const stats = await this.io.fileStatus(this.io.lockPath, 'take the profile lock');
-        const kept = overdue
-          ? stats?.ino === held.seen.ino && parseLease(lock?.text ?? '')?.token === held.token
-          : sameLock(stats, held.seen);
-        if (kept && this.held === held) {
-          if (stats !== undefined) held.seen = { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs };
-          return;
-        }
-        if (this.held !== held || (held.beats === beats && held.beating === undefined)) break;
-      }
+      if (await this.stillHeld(held)) return;
       // Lost (this process stood still longer than the heartbeat allows, or the file was
       // replaced): take it again, leaving the file alone.
       await this.drop(false);
     }
     await this.acquire();
+  }
+
+  /**
+   * The commit step's fence: resolves when this object still holds the lease it held when the
+   * change began, and throws `lost()` otherwise (the lease was taken over meanwhile: the change
+   * must write nothing). The lease is then dropped, so the next change takes it again.
+   */
+  async confirm(lost: () => Error): Promise<void> {
+    const held = this.held;
+    if (held !== undefined && (await this.stillHeld(held))) return;
+    if (held !== undefined && this.held === held) await this.drop(false);
+    throw lost();
+  }
+
+  /** True while the lock file is still the one `held` wrote and last renewed. */
+  private async stillHeld(held: HeldLease): Promise<boolean> {
+    // A heartbeat renewing the file while it is looked at changes its mtime: look again then.
+    for (let look = 0; look < 3; look++) {
+      if (held.beating !== undefined) await held.beating;
+      const beats = held.beats;
+      // Only a holder that stood still past its heartbeat can have lost the lease; the file is
+      // then read to tell its own lock from another's that got the same inode. Otherwise one
+      // status tells whether the file is still the one this lease wrote and last renewed.
+      const overdue = performance.now() - held.renewedAt > 2 * HEARTBEAT_MS;
+      const lock = overdue
+        ? await this.io.readSmallFile(this.io.lockPath, 'take the profile lock')
+        : undefined;
+      const stats = await this.io.fileStatus(this.io.lockPath, 'take the profile lock');
+      const kept = overdue
+        ? stats?.ino === held.seen.ino && parseLease(lock?.text ?? '')?.token === held.token
+        : sameLock(stats, held.seen);
+      if (kept && this.held === held) {
+        if (stats !== undefined) held.seen = { ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs };
+        return true;
+      }
+      if (this.held !== held || (held.beats === beats && held.beating === undefined)) break;
+    }
+    return false;
   }
 
   /**
@@ -326,6 +374,7 @@ export class ProfileLease {
     const deadline = Date.now() + LOCK_WAIT_MS;
     let announcedAt = 0;
     let steppedBack = 0;
+    let tookOver = false;
     for (let attempt = 0; ; attempt++) {
       if (steppedBack < 50 && (await this.anotherIsNext())) {
         steppedBack++;
@@ -334,15 +383,19 @@ export class ProfileLease {
       }
       if (await this.tryCreate(token)) {
         if (announcedAt !== 0) await this.io.fs.unlink(this.io.nextPath).catch(() => undefined);
+        // The holder this lease was taken from may still be inside a change: its temp file goes
+        // before this holder's first change, so that change can no longer land (see the fencing
+        // above).
+        if (tookOver) await this.io.sweepTempFiles();
         return;
       }
       const reason = await this.abandoned();
       if (reason !== undefined) {
-        await this.takeOver();
+        tookOver = (await this.takeOver()) || tookOver;
         continue;
       }
       if (Date.now() > deadline) {
-        throw storeError('The profile is busy (another process holds its lock). Try again.', true, 'busy');
+        throw profileBusyError();
       }
       if (Date.now() - announcedAt > NEXT_FRESH_MS / 2) {
         announcedAt = Date.now();
@@ -417,7 +470,7 @@ export class ProfileLease {
   private async abandoned(): Promise<TakeoverReason | undefined> {
     const lock = await this.io.readSmallFile(this.io.lockPath, 'read the profile lock');
     if (lock === undefined) return undefined; // released meanwhile: just try again
-    const age = Date.now() - lock.mtimeMs;
+    const age = this.unchangedFor(lock);
     const line = parseLease(lock.text);
     if (line === undefined) return age > LOCK_UNWRITTEN_STALE_MS ? 'unwritten' : undefined;
     if (age > LEASE_STALE_MS) return 'stale_heartbeat';
@@ -433,10 +486,22 @@ export class ProfileLease {
   }
 
   /**
+   * How long, on this process's monotonic clock, the lock file has been seen exactly as it is now
+   * (text and mtime): 0 the first time it is seen so.
+   */
+  private unchangedFor(lock: { text: string; mtimeMs: number }): number {
+    const key = `${lock.mtimeMs}|${lock.text}`;
+    const now = performance.now();
+    if (this.watched?.lock !== key) this.watched = { lock: key, since: now };
+    return now - this.watched.since;
+  }
+
+  /**
    * Remove an abandoned lock file, judged again under the takeover guard so that of two
    * processes taking over one lease only the first removes it (the second finds the first's).
+   * True when this call removed it.
    */
-  private async takeOver(): Promise<void> {
+  private async takeOver(): Promise<boolean> {
     const guardPath = `${this.io.lockPath}.takeover`;
     let guard: FileStoreFileLike;
     try {
@@ -449,16 +514,19 @@ export class ProfileLease {
       } else {
         await sleep(1);
       }
-      return;
+      return false;
     }
     try {
       const reason = await this.abandoned();
       if (reason !== undefined) {
         await this.io.fs.unlink(this.io.lockPath);
         takeovers[reason]++;
+        return true;
       }
+      return false;
     } catch (error) {
       if (errnoCode(error) !== 'ENOENT') throw ioError(error, 'take over the profile lock');
+      return false;
     } finally {
       await guard.close().catch(() => undefined);
       await this.io.fs.unlink(guardPath).catch(() => undefined);

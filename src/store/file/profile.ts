@@ -19,7 +19,13 @@ import {
 } from '../../core/contract/ports.js';
 import { DEFAULT_PROFILE, PROFILE_NAME_RULE, profileDirectory } from '../../core/contract/rules.js';
 import { isUnfinished, listGroupOf } from '../../core/model/record.js';
-import { compareListKeys, onPage, storeError, storeReasonOf } from '../../core/store-kit/kit.js';
+import {
+  compareListKeys,
+  onPage,
+  staleVersionError,
+  storeError,
+  storeReasonOf,
+} from '../../core/store-kit/kit.js';
 import { decodeEnvelope } from '../record-codec.js';
 import {
   CapIndex,
@@ -367,7 +373,7 @@ export class ProfileFiles {
    * `text` decodes to, kept for the next read (the store's own copy: it must not be shared).
    */
   async write(handle: string, text: string, summary: FileSummary, written?: VersionedRecord): Promise<void> {
-    await this.change(handle, summary, () => this.io.writeRecord(handle, text));
+    await this.change(handle, summary, () => this.io.writeRecord(handle, text, this.fence));
     if (written !== undefined) await this.remember(handle, written);
   }
 
@@ -386,11 +392,18 @@ export class ProfileFiles {
     }
   }
 
+  /**
+   * The commit step's check that the lease was not taken over since the change began: a change
+   * it stops writes nothing and reports `stale_version` (another process may have changed the
+   * record meanwhile; reading it again tells).
+   */
+  private readonly fence = () => this.lease.confirm(staleVersionError);
+
   /** Remove a record file (in a change) durably. False when there was none. */
   async remove(handle: string): Promise<boolean> {
     let removed = false;
     await this.change(handle, undefined, async () => {
-      removed = await this.io.removeRecord(handle);
+      removed = await this.io.removeRecord(handle, this.fence);
     });
     return removed;
   }

@@ -6,6 +6,7 @@
  * (`profile.ts`).
  */
 
+import { isSessMcpError } from '../../core/contract/errors.js';
 import {
   type Binding,
   bindingScope,
@@ -25,6 +26,7 @@ import {
 } from '../../core/store-kit/kit.js';
 import { encodeEnvelope, encodeRecordWithCopy } from '../record-codec.js';
 import { summaryOf } from './cap.js';
+import { profileBusyError } from './lock.js';
 import { type FileHandleStoreOptions, openProfileFiles } from './profile.js';
 
 /** A file store backend of one profile. */
@@ -96,7 +98,10 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
             if (summary.unfinished && (await files.unfinishedOf(scope)).length >= MAX_UNFINISHED)
               throw storeFullError();
             const kept = { version: 1, record: copy };
-            await files.write(record.handle, encodeEnvelope(1, json), summary, kept);
+            // A create the lease's fence stopped wrote nothing: the profile was busy, try again.
+            await files.write(record.handle, encodeEnvelope(1, json), summary, kept).catch((error) => {
+              throw isSessMcpError(error) && error.reason === 'stale_version' ? profileBusyError() : error;
+            });
             // The record checked and written is the caller's (the store keeps its own copy).
             return { version: 1, record };
           });

@@ -1,7 +1,8 @@
 /**
  * `sess-mcp local`: start the local Sess runtime and print its origin, API key and workspace id,
  * for trying `@sess.si/mcp` by hand against a Sess that runs on this machine. The `sess-mcp`
- * command (`src/stdio/bin.ts`) loads this module only for that command.
+ * command (`bin.ts`) loads this module only for that command; the runtime is the public
+ * `@sess.si/mcp/testing` entry's.
  *
  * Usage: `sess-mcp local [--port <n>] [--host <address>]` (default 127.0.0.1, a random port). It
  * runs until interrupted. The printed API key is a throwaway key of this in-memory runtime.
@@ -12,7 +13,7 @@
  * `qrcode` package is installed (`npm install qrcode`); without it, the link alone.
  */
 import { networkInterfaces } from 'node:os';
-import { type LocalSess, startLocalSess } from './index.js';
+import { type LocalSess, startLocalSess } from '../testing/index.js';
 
 /** The usage line of the command. */
 export const LOCAL_USAGE = 'Usage: sess-mcp local [--port <0-65535>] [--host <address>]\n';
