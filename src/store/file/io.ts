@@ -84,8 +84,12 @@ export interface FileStoreFs {
   unlink(path: string): Promise<void>;
   /** Status of what `path` names, following links (used for the state directory only). */
   stat(path: string): Promise<FileStoreStats>;
-  /** Status of `path` itself, never following a link. */
-  lstat(path: string): Promise<FileStoreStats>;
+  /**
+   * Status of `path` itself, never following a link. When nothing is there it may resolve
+   * `undefined` (the default does: no error is made for the common case) or reject with `ENOENT`
+   * (as `node:fs/promises` does); the store reads both the same way.
+   */
+  lstat(path: string): Promise<FileStoreStats | undefined>;
 }
 
 /** A call that completes through libuv's thread pool, as a promise. */
@@ -112,17 +116,12 @@ function fileOfDescriptor(fd: number): FileStoreFileLike {
   };
 }
 
-/** What `lstat` of a path that does not exist rejects with. */
-function absent(): NodeJS.ErrnoException {
-  return Object.assign(new Error('ENOENT: no such file or directory, lstat'), { code: 'ENOENT' });
-}
-
 /**
  * The default file system, `node:fs` as the store calls it. Statuses, opens, small reads,
  * renames and unlinks are synchronous calls (an `lstat` of a local file takes a few microseconds
  * of CPU, a round trip through libuv's thread pool about ten times that, and a commit makes
  * about a dozen calls); the `fsync`s, directory listings and `mkdir`s go through the thread pool.
- * Its `lstat` of a missing path rejects with `ENOENT`, as `node:fs/promises` does.
+ * Its `lstat` of a missing path resolves `undefined`.
  */
 export const nodeFileStoreFs: FileStoreFs = {
   readFile: async (path, encoding) => readFileSync(path, encoding),
@@ -132,11 +131,7 @@ export const nodeFileStoreFs: FileStoreFs = {
   rename: async (from, to) => renameSync(from, to),
   unlink: async (path) => unlinkSync(path),
   stat: (path) => nodeFs.stat(path),
-  async lstat(path) {
-    const stats = lstatSync(path, { throwIfNoEntry: false });
-    if (stats === undefined) throw absent();
-    return stats;
-  },
+  lstat: async (path) => lstatSync(path, { throwIfNoEntry: false }),
 };
 
 export const IS_WINDOWS = process.platform === 'win32';
@@ -187,6 +182,8 @@ function absentAs<T>(value: T): (error: unknown) => T {
     throw error;
   };
 }
+
+const ABSENT_AS_UNDEFINED = absentAs(undefined);
 
 /** Why a path in the state directory is refused. */
 export type UnsafeWhy =
@@ -313,7 +310,7 @@ export class ProfileIo {
    * other failures throw as the file system reports them.
    */
   async status(path: string): Promise<FileStoreStats | undefined> {
-    return this.fs.lstat(path).catch(absentAs(undefined));
+    return this.fs.lstat(path).catch(ABSENT_AS_UNDEFINED);
   }
 
   /** Open `path` for writing with `flags`, never through a link. */
