@@ -15,6 +15,7 @@ import { openProfileRecords } from '../store/file/index.js';
 import { readStdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
 import { type RecordsCliIo, runRecordsCli, USAGE } from './records-cli.js';
+import { visible } from './visible.js';
 
 async function main(argv: readonly string[]): Promise<number | undefined> {
   const [first, ...rest] = argv;
@@ -26,7 +27,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     return undefined; // keep running until stdin closes
   }
   if (first === '--help' || first === '-h' || first === 'help') {
-    process.stdout.write(USAGE);
+    process.stdout.write(visible(USAGE));
     return 0;
   }
   if (first === '--version' || first === '-v') {
@@ -49,7 +50,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(USAGE);
+    process.stdout.write(visible(USAGE));
     return 0;
   }
 
@@ -58,7 +59,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     config = readStdioConfig(process.env);
   } catch (error) {
     process.stderr.write(
-      `sess-mcp: ${isSessMcpError(error) ? error.message : 'the configuration cannot be read.'}\n`,
+      visible(`sess-mcp: ${isSessMcpError(error) ? error.message : 'the configuration cannot be read.'}\n`),
     );
     return 2;
   }

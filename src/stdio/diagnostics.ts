@@ -6,7 +6,9 @@
  * caller that passed a value by mistake cannot put a link, key, handle, receipt or answer on
  * stderr. It never writes to stdout, which carries the protocol only.
  */
+
 import { type DiagnosticEvent, type DiagnosticsSink, ERROR_TABLE } from '../index.js';
+import { visible } from './visible.js';
 
 /** Where lines go: `process.stderr` fits. */
 export interface LineWriterLike {
@@ -47,7 +49,7 @@ export function sanitizeDiagnostic(event: DiagnosticEvent): DiagnosticEvent {
 export function createStderrDiagnostics(stream: LineWriterLike = process.stderr): DiagnosticsSink {
   return (event) => {
     try {
-      stream.write(`${JSON.stringify({ source: 'sess-mcp', ...sanitizeDiagnostic(event) })}\n`);
+      stream.write(`${visible(JSON.stringify({ source: 'sess-mcp', ...sanitizeDiagnostic(event) }))}\n`);
     } catch {
       /* stderr gone: nothing to do */
     }

@@ -19,6 +19,7 @@ import {
   type VersionedRecord,
 } from '../index.js';
 import type { ProfileRecordSummary, ProfileRecords } from '../store/file/index.js';
+import { visible } from './visible.js';
 
 /**
  * What the CLI needs from a store: a structural subset of the file store's `ProfileRecords`
@@ -79,9 +80,17 @@ class UsageError extends Error {}
  */
 export async function runRecordsCli(
   args: readonly string[],
-  io: RecordsCliIo,
+  given: RecordsCliIo,
   access: RecordsAccess,
 ): Promise<CliExitCode> {
+  // A record's text (a Surface title, a reason) reaches the owner's terminal: nothing in it may
+  // act on the terminal.
+  const io: RecordsCliIo = {
+    ...given,
+    stdout: { write: (chunk) => given.stdout.write(visible(chunk)) },
+    stderr: { write: (chunk) => given.stderr.write(visible(chunk)) },
+    ...(given.prompt === undefined ? {} : { prompt: (question) => given.prompt!(visible(question)) }),
+  };
   try {
     const [command, ...rest] = args;
     switch (command) {

@@ -260,6 +260,52 @@ describe('records show', () => {
   });
 });
 
+describe('what reaches the terminal', () => {
+  it('writes every control and bidi character of a record as a visible escape, in list, show and retire', async () => {
+    // A CSI (U+009B), a right-to-left override (U+202E), an ESC, a BEL and a line separator.
+    const hostile = 'Approve\u009b2J?\u202egnp.exe\u001b]0;x\u0007 done\u2028end';
+    const store = createFileHandleStore({ stateDir, profile: 'default' }).forBinding(binding);
+    await store.create(
+      record(
+        'h_hostile_00000000009',
+        {
+          kind: 'blocked',
+          code: 'MUTATION_REJECTED',
+          reason: hostile,
+          sessionId: 'sess_9',
+          revision: 1,
+          previous: 'publish_pending',
+        },
+        '2030-01-01T00:00:00.000Z',
+      ),
+    );
+    const printed: string[] = [];
+    for (const args of [
+      ['list'],
+      ['show', 'h_hostile_00000000009'],
+      ['show', 'h_hostile_00000000009', '--reveal'],
+    ]) {
+      const run = io();
+      await runRecordsCli(args, run.io, access());
+      printed.push(run.out(), run.err());
+    }
+    const asked: string[] = [];
+    const retire = io(async (question) => {
+      asked.push(question);
+      return 'no';
+    });
+    await runRecordsCli(['retire', 'h_hostile_00000000009'], retire.io, access());
+    printed.push(retire.out(), retire.err(), ...asked);
+    const all = printed.join('');
+    expect(all).toContain('h_hostile_00000000009');
+    expect(all).not.toMatch(
+      /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]/,
+    );
+    expect(all).toContain('\\u009b2J');
+    expect(all).toContain('\\u202egnp.exe');
+  });
+});
+
 describe('records retire', () => {
   it('refuses without --yes and without a terminal, and keeps the file', async () => {
     await seed();
