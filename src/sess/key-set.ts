@@ -5,13 +5,17 @@
  * per cooldown, before a lookup once the set is older than its maximum age (a set that old is not
  * used, so a key Sess withdrew stops verifying), and when a key id is unknown (a rotation).
  *
- * It verifies no receipt (`receipt.ts` does) and never puts a key in an error message.
+ * The age and the cooldown are counted on a clock a wall-clock step cannot turn back
+ * (`steady-clock.ts`). It verifies no receipt (`receipt.ts` does) and never puts a key in an
+ * error message.
  */
+
 import * as v from 'valibot';
 import { verificationAborted as aborted, refuseReceipt as refuse } from './errors.js';
 import { runExchange } from './exchange.js';
 import { importEd25519PublicKey } from './jws.js';
 import type { ConnectionSettings } from './settings.js';
+import { steadyClock } from './steady-clock.js';
 import { JwkSchema, JwksEnvelopeSchema, MAX_JWKS_BYTES, PATHS } from './wire.js';
 
 /** A JSON media type: `application/json` or any `application/…+json`, parameters allowed. */
@@ -59,6 +63,8 @@ async function usableKeys(entries: readonly unknown[]): Promise<Map<string, Cach
 export function createKeySetCache(config: ConnectionSettings): KeySetCache {
   const { keyRefreshCooldownMs: cooldownMs, keySetMaxAgeMs: maxAgeMs } = config;
   const jwksUrl = config.origin + PATHS.jwks;
+  // Ages and the cooldown are counted on a clock a wall-clock step cannot turn back.
+  const steadyNow = steadyClock(config.clock);
   let keys: Map<string, CachedKey> | undefined;
   /** When the fetch that produced `keys` started. */
   let fetchedAt = 0;
@@ -67,7 +73,7 @@ export function createKeySetCache(config: ConnectionSettings): KeySetCache {
 
   /** Fetch and replace the key set; failed attempts count against the cooldown too. */
   async function refresh(): Promise<void> {
-    const startedAt = config.clock.now();
+    const startedAt = steadyNow();
     lastAttemptAt = startedAt;
     let response: { status: number; headers: Pick<Headers, 'get'>; text: string };
     try {
@@ -130,7 +136,7 @@ export function createKeySetCache(config: ConnectionSettings): KeySetCache {
   }
 
   async function keyFor(kid: string, signal: AbortSignal | undefined): Promise<CachedKey> {
-    const now = config.clock.now();
+    const now = steadyNow();
     // A set past its maximum age is not used at all: a key Sess withdrew must stop verifying.
     const fresh = keys !== undefined && now - fetchedAt < maxAgeMs;
     const cached = fresh ? keys?.get(kid) : undefined;

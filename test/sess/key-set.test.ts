@@ -90,6 +90,65 @@ describe('the maximum age of the key set', () => {
   });
 });
 
+describe('the key set under a wall-clock step', () => {
+  const HOUR = 3_600_000;
+
+  it('stepped back a day: an hour later a withdrawn key no longer verifies and a rotated-in one does', async () => {
+    const client = clientFor(sess, { clock: sess.clock });
+    const first = await answerSignedByNewKey(client);
+    await client.verifyResponse(first.input);
+    const before = jwksFetches();
+    // The clock steps back a day, and a verification right after reads it (no time has passed);
+    // an answer is signed by the current key after the step.
+    sess.clock.set(sess.clock.now() - 24 * HOUR);
+    await client.verifyResponse(first.input);
+    const { answered, surface: s } = await answeredSession(sess, client, { surface: surface('Stepped?') });
+    const withdrawnInput = proofOf(answered, s);
+    // Sess withdraws that key and signs with a new one from now on.
+    const rotated = await answerSignedByNewKey(client);
+    sess.keys.remove(first.kid);
+    // An hour of real time later (the clock still reads 23 hours behind the fetch): the set is an
+    // hour old, so it is fetched again; the withdrawn key is gone and the new one verifies.
+    sess.clock.advance(HOUR);
+    await expectSessError(client.verifyResponse(withdrawnInput), 'verification', {
+      reason: 'unknown_key_id',
+    });
+    expect((await client.verifyResponse(rotated.input)).eventId).toBe(rotated.input.eventId);
+    expect(jwksFetches()).toBe(before + 1);
+  });
+
+  it('stepped back a day: a rotated-in key is not held in the cooldown until the clock catches up', async () => {
+    const verifier = createReceiptVerifier({
+      origin: sess.origin,
+      allowInsecureLocalhost: true,
+      clock: sess.clock,
+    });
+    const client = clientFor(sess, { receiptVerifier: verifier });
+    const first = await answerSignedByNewKey(client);
+    await client.verifyResponse(first.input);
+    sess.clock.set(sess.clock.now() - 24 * HOUR);
+    await client.verifyResponse(first.input);
+    const rotated = await answerSignedByNewKey(client);
+    // Inside the cooldown (no time passed): refused for now, as without a step.
+    await expectSessError(client.verifyResponse(rotated.input), 'verification', {
+      reason: 'key_refresh_cooldown',
+    });
+    // Ten seconds later the cooldown is over, though the clock reads a day behind the last fetch.
+    sess.clock.advance(10_000);
+    expect((await client.verifyResponse(rotated.input)).eventId).toBe(rotated.input.eventId);
+  });
+
+  it('stepped forward a day: the set counts as old at once and is fetched again (one fetch more, no key kept longer)', async () => {
+    const client = clientFor(sess, { clock: sess.clock });
+    const first = await answerSignedByNewKey(client);
+    await client.verifyResponse(first.input);
+    const before = jwksFetches();
+    sess.clock.advance(24 * HOUR);
+    await client.verifyResponse(first.input);
+    expect(jwksFetches()).toBe(before + 1);
+  });
+});
+
 /** The encodings of the eight points of small order, and encodings that are no point at all. */
 const SMALL_ORDER = [
   '0100000000000000000000000000000000000000000000000000000000000000', // identity (order 1)
