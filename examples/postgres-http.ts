@@ -58,6 +58,8 @@ export interface PostgresHttpInstanceOptions {
   migrate?: boolean;
   /** Connections of this instance's pool. @default 10 */
   poolSize?: number;
+  /** The handler's per-principal quota of open interactions. @default 25 (the handler's) */
+  maxOpenPerPrincipal?: number;
   /** @default 0 (any free port) */
   port?: number;
   /** @default '127.0.0.1' */
@@ -141,6 +143,9 @@ export async function startPostgresHttpInstance(
     requiredScopes: ['sess'],
     ...(options.sessOrigin === undefined ? {} : { sessOrigin: options.sessOrigin }),
     ...(options.allowInsecureLocalhost === true ? { allowInsecureLocalhost: true } : {}),
+    ...(options.maxOpenPerPrincipal === undefined
+      ? {}
+      : { maxOpenPerPrincipal: options.maxOpenPerPrincipal }),
   });
   const server = http.createServer((req, res) => {
     if (new URL(req.url ?? '/', 'http://x').pathname === '/mcp') return handler.node(req, res);

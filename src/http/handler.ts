@@ -279,6 +279,7 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
             authority: requestAuthority(resolved, scope.principal, sessClient),
             diagnostics: resolved.diagnostics,
             waitGate,
+            maxOpenPerPrincipal: resolved.maxOpenPerPrincipal,
             ...(resolved.maxWaitMs === undefined ? {} : { maxWaitMs: resolved.maxWaitMs }),
           }),
           scope,

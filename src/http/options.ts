@@ -16,7 +16,14 @@ import {
   TOOL_SET_RULE,
   WAIT_MS_RULE,
 } from '../core/contract/rules.js';
-import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
+import {
+  DEFAULT_MAX_OPEN_PER_PRINCIPAL,
+  type DiagnosticsSink,
+  type HandleStore,
+  type HttpBinding,
+  MAX_OPEN_PER_PRINCIPAL,
+  type ToolSet,
+} from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 import { hostParts } from './host-syntax.js';
 
@@ -128,6 +135,15 @@ export interface SessMcpHttpHandlerOptions {
    */
   maxConcurrentWaits?: number;
   /**
+   * The most unfinished interactions one principal may hold over all its clients and grants, so
+   * one caller cannot fill the Sess plan shared by everyone on this endpoint (and new client
+   * registrations do not multiply it). A create over it is refused with `PRINCIPAL_QUOTA_REACHED`
+   * before Sess is called. Size it so that quota × principals active at once ≤ the plan's limit
+   * of open Sessions. A whole number from 1 to 100 000.
+   * @default 25 (`DEFAULT_MAX_OPEN_PER_PRINCIPAL`)
+   */
+  maxOpenPerPrincipal?: number;
+  /**
    * Which tools `tools/list` shows: `'sess-mcp-tools/5'` lists only its five tools (and the
    * instructions for them), for clients that should see exactly that set.
    * @default 'sess-mcp-tools/6' (every tool)
@@ -173,6 +189,7 @@ export interface ResolvedHttpOptions {
   receiptIssuer: string | undefined;
   maxWaitMs: number | undefined;
   maxConcurrentWaits: number | undefined;
+  maxOpenPerPrincipal: number;
   tools: ToolSet | undefined;
   inputSchemas: 'exact' | 'flat' | undefined;
   diagnostics: DiagnosticsSink;
@@ -298,6 +315,12 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     min: 1,
     max: 10_000,
   });
+  const maxOpenPerPrincipal = read.integer(
+    'maxOpenPerPrincipal',
+    options.maxOpenPerPrincipal,
+    { min: 1, max: MAX_OPEN_PER_PRINCIPAL },
+    DEFAULT_MAX_OPEN_PER_PRINCIPAL,
+  );
   const tools = read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined;
   const inputSchemas = read.optionalRule('inputSchemas', options.inputSchemas, INPUT_SCHEMAS_RULE) as
     | 'exact'
@@ -348,6 +371,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     receiptIssuer,
     maxWaitMs: options.maxWaitMs,
     maxConcurrentWaits,
+    maxOpenPerPrincipal,
     tools,
     inputSchemas,
     diagnostics,

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode, SessMcpError } from '../../src/core/contract/errors.js';
-import type { StdioBinding } from '../../src/core/contract/ports.js';
+import type { HttpBinding, StdioBinding } from '../../src/core/contract/ports.js';
 import { SessApiError } from '../../src/core/contract/ports.js';
 import { RECORD_FORMAT } from '../../src/core/model/record.js';
 import { storeError } from '../../src/core/store-kit/kit.js';
@@ -311,6 +311,39 @@ describe('creating', () => {
     await expectCode(harness, 'PLAN_LIMIT_REACHED', 'sess_request', { interaction: approveSurface });
     expect(await harness.store().countUnfinished()).toBe(1);
     expect(harness.sess.stats.of().sessionsCreated).toBe(1);
+  });
+
+  it("PRINCIPAL_QUOTA_REACHED: refused before Sess is called, over all the principal's clients; withdrawing one frees a place", async () => {
+    const harness = await start({ engine: { maxOpenPerPrincipal: 2 } });
+    const alice: HttpBinding = {
+      kind: 'http',
+      origin: 'https://mcp.example.test',
+      workspaceId: harness.sess.workspaceId,
+      principalId: 'alice',
+      clientId: 'client-1',
+      grantId: 'grant-1',
+      grantGeneration: '1',
+    };
+    harness.actingAs = alice;
+    const first = await harness.request();
+    harness.actingAs = { ...alice, clientId: 'client-2', grantId: 'grant-2' };
+    await harness.request();
+    const error = await expectCode(harness, 'PRINCIPAL_QUOTA_REACHED', 'sess_ask', {
+      question: 'Which day?',
+      fields: [{ type: 'choice', name: 'day', label: 'Day', options: ['Mon', 'Tue'] }],
+      respondents: { max: 2 },
+    });
+    expect(error).toMatchObject({ limit: 2, retryable: false });
+    expect(harness.sess.stats.of().sessionsCreated).toBe(2);
+    // Another principal is not counted with Alice; a stdio profile has no quota.
+    harness.actingAs = { ...alice, principalId: 'bob' };
+    await harness.request();
+    harness.actingAs = undefined;
+    for (let i = 0; i < 3; i++) await harness.request();
+    harness.actingAs = alice;
+    await harness.ok('sess_withdraw', { handle: first.handle, expected_revision: 1 });
+    await harness.request();
+    expect(harness.sess.stats.of().sessionsCreated).toBe(7);
   });
 
   it('CREATE_OUTCOME_UNKNOWN: a lost create is recorded, never retried, and answers every later call', async () => {

@@ -11,6 +11,7 @@ import { afterEach } from 'vitest';
 import type { ToolErrorObject } from '../../src/core/contract/errors.js';
 import type {
   Authority,
+  Binding,
   DiagnosticEvent,
   HandleStore,
   SessApi,
@@ -55,6 +56,8 @@ export interface Harness {
   engine: SessEngine;
   /** The binding calls run with; change it to act as another profile, origin or key. */
   binding: StdioBinding;
+  /** When set, calls run with this binding instead of {@link Harness.binding} (an HTTP principal, say). */
+  actingAs: Binding | undefined;
   diagnostics: DiagnosticEvent[];
   call(tool: ToolName, args: unknown, ctx?: ToolCallContext): Promise<Outcome>;
   /** `call` that must succeed. */
@@ -170,6 +173,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     client,
     stores,
     binding: original,
+    actingAs: undefined,
     diagnostics,
     engine: undefined as unknown as SessEngine,
     async call(tool, args, ctx) {
@@ -218,9 +222,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
   const authority: Authority = {
     async resolve() {
-      const view = harness.stores.forBinding(harness.binding);
+      const binding = harness.actingAs ?? harness.binding;
+      const view = harness.stores.forBinding(binding);
       return {
-        binding: harness.binding,
+        binding,
         sess: client,
         store: options.wrapStore ? options.wrapStore(view) : view,
       };

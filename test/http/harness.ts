@@ -19,7 +19,7 @@ import {
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/index.js';
 import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
-import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { type LocalSess, type LocalSessOptions, startLocalSess } from '../../src/testing/index.js';
 import { type Outcome, outcomeOf, type ToolResultLike } from '../support/outcome.js';
 import { approveSurface, followUpSurface } from '../support/surfaces.js';
 import { listen, type TestServer } from './helpers.js';
@@ -124,8 +124,9 @@ export function runtimePrincipal(
 export async function startHttpHarness(
   extra: Partial<SessMcpHttpHandlerOptions> = {},
   wrapStore?: (store: HandleStore) => HandleStore,
+  sessOptions?: LocalSessOptions,
 ): Promise<HttpHarness> {
-  const sess = await startLocalSess();
+  const sess = await startLocalSess(sessOptions);
   const stores = createMemoryHandleStore();
   const events: DiagnosticEvent[] = [];
   const tokens = new Map<string, SessHttpPrincipal>();

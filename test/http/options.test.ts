@@ -55,6 +55,10 @@ describe('createSessMcpHttpHandler options', () => {
     ['receiptIssuer', { receiptIssuer: '' }],
     ['resourceMetadataUrl', { resourceMetadataUrl: 'not a url' }],
     ['diagnostics', { diagnostics: 'stderr' }],
+    ['maxOpenPerPrincipal', { maxOpenPerPrincipal: 0 }],
+    ['maxOpenPerPrincipal', { maxOpenPerPrincipal: 1.5 }],
+    ['maxOpenPerPrincipal', { maxOpenPerPrincipal: 100_001 }],
+    ['maxOpenPerPrincipal', { maxOpenPerPrincipal: '25' }],
   ])('a bad %s is a TypeError in the one form, naming it', (name, bad) => {
     const message = httpVerdict(bad as Partial<SessMcpHttpHandlerOptions>);
     expect(message).toMatch(new RegExp(`^createSessMcpHttpHandler: option "${name}" [^\\n]+\\.$`));
@@ -96,6 +100,7 @@ describe('createSessMcpHttpHandler options', () => {
     expect(resolved.allowedOrigins.size).toBe(0);
     expect(resolved.maxWaitMs).toBeUndefined();
     expect(resolved.expectedWorkspaceId).toBeUndefined();
+    expect(resolved.maxOpenPerPrincipal).toBe(25);
     expect(
       resolveHttpOptions({ ...base, sessOrigin: 'http://127.0.0.1:9', allowInsecureLocalhost: true })
         .sessOrigin,

@@ -378,6 +378,93 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
       expect(await view.listUnfinished()).toHaveLength(MAX_UNFINISHED);
     });
 
+    describe('the per-principal quota (create limits)', () => {
+      const QUOTA = 5;
+      const limits = { maxOpenPerPrincipal: QUOTA };
+      let principals = 0;
+      /** Three bindings of one principal no other test uses: other clients and grants. */
+      const principalBindings = (): Binding[] => {
+        const principalId = `p_${name}_${Date.now()}_${++principals}`;
+        return [1, 2, 3].map((n) => ({
+          ...httpA,
+          principalId,
+          clientId: `client_${n}`,
+          grantId: `grant_${n}`,
+        }));
+      };
+
+      it(`counts the principal's unfinished records over all its scopes: the ${QUOTA + 1}th is refused, another principal is not`, async () => {
+        const bindings = principalBindings();
+        const records: InteractionRecord[] = [];
+        for (let i = 0; i < QUOTA; i++) {
+          const binding = bindings[i % bindings.length]!;
+          const record = makeRecord(binding, i % 2 === 0 ? 'waiting' : 'create_intent');
+          records.push(record);
+          await backend.factory.forBinding(binding).create(record, limits);
+        }
+        const third = backend.factory.forBinding(bindings[2]!);
+        const over = makeRecord(bindings[2]!, 'create_intent');
+        const refused = await storeFailure(third.create(over, limits));
+        expect([refused.code, refused.limit, refused.retryable]).toEqual([
+          'PRINCIPAL_QUOTA_REACHED',
+          QUOTA,
+          false,
+        ]);
+        expect(await third.get(over.handle)).toBeUndefined();
+        // A finished record is not open; another principal and a create without limits are not counted.
+        await third.create(makeRecord(bindings[2]!, 'completed'), limits);
+        const [other] = principalBindings();
+        await backend.factory.forBinding(other!).create(makeRecord(other!, 'create_intent'), limits);
+        // Finishing one (in another scope of the same principal) frees a place.
+        const first = backend.factory.forBinding(bindings[0]!);
+        await first.update({ ...records[0]!, state: makeRecord(bindings[0]!, 'withdrawn').state }, 1);
+        await third.create(over, limits);
+        expect(await storeFailure(third.create(makeRecord(bindings[2]!), limits))).toMatchObject({
+          code: 'PRINCIPAL_QUOTA_REACHED',
+        });
+        // Deleting one frees a place too.
+        expect(await first.delete(records[3]!.handle)).toBe(true);
+        await first.create(makeRecord(bindings[0]!), limits);
+      });
+
+      it('applies no quota to a binding without a principal (stdio) or a create without limits', async () => {
+        const stdio: Binding = { ...stdioA, credentialGeneration: `gen_${name}_${++principals}` };
+        const view = backend.factory.forBinding(stdio);
+        for (let i = 0; i < QUOTA + 1; i++) await view.create(makeRecord(stdio, 'create_intent'), limits);
+        const [binding] = principalBindings();
+        const http = backend.factory.forBinding(binding!);
+        for (let i = 0; i < QUOTA + 1; i++) await http.create(makeRecord(binding!, 'create_intent'));
+        expect(await http.countUnfinished()).toBe(QUOTA + 1);
+        for (const view of [stdio, binding!].map((b) => backend.factory.forBinding(b))) {
+          for (const { record, version } of await view.listUnfinished())
+            await view.delete(record.handle, version);
+        }
+      });
+
+      it(`stays exact under concurrency: 40 concurrent creates over three scopes of one principal, ${QUOTA} succeed`, async () => {
+        const bindings = principalBindings();
+        const creates = Array.from({ length: 40 }, (_, i) => {
+          const binding = bindings[i % bindings.length]!;
+          return backend.factory.forBinding(binding).create(makeRecord(binding, 'create_intent'), limits);
+        });
+        expect(await tally(creates)).toEqual({ ok: QUOTA, PRINCIPAL_QUOTA_REACHED: 40 - QUOTA });
+        let open = 0;
+        for (const binding of bindings) open += await backend.factory.forBinding(binding).countUnfinished();
+        expect(open).toBe(QUOTA);
+      });
+
+      it('refuses a limit that is not a whole number from 1, writing nothing', async () => {
+        const [binding] = principalBindings();
+        const view = backend.factory.forBinding(binding!);
+        for (const bad of [0, -1, 1.5, Number.NaN]) {
+          const record = makeRecord(binding!, 'create_intent');
+          const refused = await storeFailure(view.create(record, { maxOpenPerPrincipal: bad }));
+          expect([refused.code, refused.reason]).toEqual(['STATE_STORE_ERROR', 'invalid_record']);
+          expect(await view.get(record.handle)).toBeUndefined();
+        }
+      });
+    });
+
     it('writes format 2: a record read at format 1 (0.1.0) and handed back is stored as format 2', async () => {
       const binding = freshBinding();
       const view = backend.factory.forBinding(binding);

@@ -9,7 +9,7 @@ import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessMcpError } from '../../src/core/contract/errors.js';
-import { type Binding, bindingScope, MAX_UNFINISHED } from '../../src/core/contract/ports.js';
+import { type Binding, bindingScope, MAX_UNFINISHED, principalScope } from '../../src/core/contract/ports.js';
 import {
   type InteractionRecord,
   isUnfinished,
@@ -258,6 +258,38 @@ if (url === undefined || url === '') {
       await stores[2]!.migrate();
       expect((await stores[0]!.forBinding(httpA).get(record.handle))?.version).toBe(1);
       await Promise.all(stores.map((s) => s.close()));
+    });
+
+    it('migrate() gives open HTTP rows written without a principal (before it, or by an earlier version) theirs, so the quota counts them', async () => {
+      const shared = freshTable();
+      const setup = createPostgresHandleStore({ connectionString: url, table: shared });
+      await setup.migrate();
+      const alice: Binding = { ...httpA, principalId: 'alice-before-quota' };
+      const otherClient: Binding = { ...alice, clientId: 'client_9', grantId: 'grant_9' };
+      const records = [
+        makeRecord(alice),
+        makeRecord(otherClient, 'create_intent'),
+        makeRecord(alice, 'completed'),
+      ];
+      for (const record of records) await setup.forBinding(record.binding).create(record);
+      await setup.forBinding(stdioA).create(makeRecord(stdioA));
+      // As a row of the previous version has it: no principal.
+      await admin.query(`UPDATE "public"."${shared}" SET principal = NULL`);
+      const limits = { maxOpenPerPrincipal: 2 };
+      // Uncounted until migrate() fills them: a third open record gets in.
+      const early = makeRecord(alice);
+      await setup.forBinding(alice).create(early, limits);
+      await setup.migrate();
+      const { rows } = await admin.query(
+        `SELECT handle, principal FROM "public"."${shared}" WHERE principal IS NOT NULL ORDER BY handle`,
+      );
+      expect(rows.map((row) => row.handle).sort()).toEqual(
+        [records[0]!.handle, records[1]!.handle, early.handle].sort(),
+      );
+      expect(new Set(rows.map((row) => row.principal))).toEqual(new Set([principalScope(alice)]));
+      const refused = await storeFailure(setup.forBinding(alice).create(makeRecord(alice), limits));
+      expect(refused.code).toBe('PRINCIPAL_QUOTA_REACHED');
+      await setup.close();
     });
 
     it('says a table that was never migrated needs migrate(), and that it is not retryable', async () => {

@@ -7,6 +7,8 @@
  *   completes with exactly one Session.
  * - 150 concurrent `sess_request` calls across both instances for one binding leave exactly 100
  *   unfinished handles (and 100 Sessions) and 50 `STATE_STORE_FULL` refusals.
+ * - With a per-principal quota of 50, 100 concurrent `sess_request` calls of one principal across
+ *   both instances leave exactly 50 open (and 50 Sessions) and 50 `PRINCIPAL_QUOTA_REACHED`.
  * - The example's in-process pair (`startPostgresHttpExample`) serves one interaction across both.
  *
  * Without `DATABASE_URL` the suite is skipped and says why; under CI (`CI` set) that is a failure.
@@ -154,8 +156,12 @@ if (url === undefined || url === '') {
   });
 
   /** Two instances, two processes, one table: A migrates it, B does not. */
-  async function startPair(sess: LocalSess, table: string): Promise<[ChildInstance, ChildInstance]> {
-    const shared = exampleOptions(sess, table);
+  async function startPair(
+    sess: LocalSess,
+    table: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<[ChildInstance, ChildInstance]> {
+    const shared = { ...exampleOptions(sess, table), ...extra };
     // Started together: B touches the table only on its first tool call, after A has migrated.
     const [a, b] = await Promise.all([
       spawnInstance({ ...shared, migrate: true }),
@@ -182,10 +188,10 @@ if (url === undefined || url === '') {
   }
 
   /** A runtime, a table and two instances on it, each with a connected client (B's of `eraB`). */
-  async function connectedPair(eraB: 'modern' | 'legacy') {
+  async function connectedPair(eraB: 'modern' | 'legacy', extra: Record<string, unknown> = {}) {
     const sess = await runtime();
     const table = freshTable();
-    const [a, b] = await startPair(sess, table);
+    const [a, b] = await startPair(sess, table, extra);
     const headers = { authorization: `Bearer ${BEARER}` };
     const onA = await connectModern(a.url, headers);
     const onB = await (eraB === 'modern' ? connectModern : connectLegacy)(b.url, headers);
@@ -261,39 +267,57 @@ if (url === undefined || url === '') {
       expect(a.stderr() + b.stderr()).toBe('');
     });
 
-    it(`150 concurrent sess_request calls across both instances: ${MAX_UNFINISHED} unfinished, 50 STATE_STORE_FULL`, async () => {
-      const { sess, table, a, b, onA, onB } = await connectedPair('modern');
+    /**
+     * `count` concurrent `sess_request` calls of the example's one principal, alternating between
+     * the instances: the outcomes by state or code, and how many each instance created.
+     */
+    async function concurrentCreates(pair: Awaited<ReturnType<typeof connectedPair>>, count: number) {
       const outcomes = await Promise.all(
-        Array.from({ length: 150 }, (_, i) =>
-          call(i % 2 === 0 ? onA : onB, 'sess_request', { interaction: approveSurface }),
+        Array.from({ length: count }, (_, i) =>
+          call(i % 2 === 0 ? pair.onA : pair.onB, 'sess_request', { interaction: approveSurface }),
         ),
       );
       const tally: Record<string, number> = {};
-      const perInstance = [
-        { ok: 0, full: 0 },
-        { ok: 0, full: 0 },
-      ];
+      const created = [0, 0];
       for (const [i, outcome] of outcomes.entries()) {
         const key = outcome.ok ? outcome.interaction.state : outcome.error.code;
         tally[key] = (tally[key] ?? 0) + 1;
         if (outcome.ok) {
           audits.current.url(outcome.interaction.humanUrl!, 'sess link');
-          perInstance[i % 2]!.ok++;
-        } else if (outcome.error.code === 'STATE_STORE_FULL') {
-          perInstance[i % 2]!.full++;
+          created[i % 2]! += 1;
+        } else {
+          expect(outcome.error.retryable).toBe(false);
         }
       }
-      expect(tally).toEqual({ waiting: MAX_UNFINISHED, STATE_STORE_FULL: 150 - MAX_UNFINISHED });
       const handles = new Set(outcomes.flatMap((o) => (o.ok ? [o.interaction.handle] : [])));
+      return { tally, created, handles };
+    }
+
+    it(`150 concurrent sess_request calls across both instances: ${MAX_UNFINISHED} unfinished, 50 STATE_STORE_FULL`, async () => {
+      // A quota above the cap, so the cap is what refuses.
+      const pair = await connectedPair('modern', { maxOpenPerPrincipal: 1_000 });
+      const { sess, table, a, b } = pair;
+      const { tally, created, handles } = await concurrentCreates(pair, 150);
+      expect(tally).toEqual({ waiting: MAX_UNFINISHED, STATE_STORE_FULL: 150 - MAX_UNFINISHED });
       expect(handles.size).toBe(MAX_UNFINISHED);
       // Both instances created handles: the cap held across processes, not within one.
-      expect(perInstance.every((p) => p.ok > 0)).toBe(true);
-      const refusal = outcomes.find((o) => !o.ok);
-      if (refusal !== undefined && !refusal.ok) expect(refusal.error.retryable).toBe(false);
-
+      expect(created.every((n) => n > 0)).toBe(true);
       expect(await storeOf(sess, table).countUnfinished()).toBe(MAX_UNFINISHED);
       // Refused requests never reached Sess.
       expect(sess.stats.of().sessionsCreated).toBe(MAX_UNFINISHED);
+      expect(a.stderr() + b.stderr()).toBe('');
+    }, 60_000);
+
+    it('100 concurrent sess_request calls of one principal across both instances, quota 50: exactly 50 open, 50 PRINCIPAL_QUOTA_REACHED', async () => {
+      const pair = await connectedPair('modern', { maxOpenPerPrincipal: 50 });
+      const { sess, table, a, b } = pair;
+      const { tally, created, handles } = await concurrentCreates(pair, 100);
+      expect(tally).toEqual({ waiting: 50, PRINCIPAL_QUOTA_REACHED: 50 });
+      expect(handles.size).toBe(50);
+      expect(created.every((n) => n > 0)).toBe(true);
+      expect(await storeOf(sess, table).countUnfinished()).toBe(50);
+      // Refused before Sess was called: 50 Sessions, no more.
+      expect(sess.stats.of().sessionsCreated).toBe(50);
       expect(a.stderr() + b.stderr()).toBe('');
     }, 60_000);
   });

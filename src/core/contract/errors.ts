@@ -62,6 +62,11 @@ export const ERROR_TABLE = {
     retry: 'never',
     guidance: 'No; no Session exists. The workspace reached a limit of its plan',
   },
+  PRINCIPAL_QUOTA_REACHED: {
+    class: 'create_rejected',
+    retry: 'never',
+    guidance: 'No; no Session exists. This caller holds as many open interactions as the server allows',
+  },
   CREATE_OUTCOME_UNKNOWN: { class: 'create_unknown', retry: 'owner', guidance: 'No; owner resolution' },
   CREATED_NOT_SAVED: { class: 'created_not_saved', retry: 'never', guidance: 'No; a Session exists' },
   OUTCOME_UNKNOWN: { class: 'outcome_unknown', retry: 'always', guidance: 'Yes, repeat the identical call' },

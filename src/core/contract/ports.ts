@@ -306,6 +306,18 @@ export function bindingScope(binding: Binding): string {
   return scope;
 }
 
+/**
+ * The caller a binding belongs to, across its clients and grants: the origin, workspace and
+ * principal of an HTTP binding, as a stable string; `undefined` for a stdio binding (a profile has
+ * one caller). A per-principal quota ({@link CreateLimits}) counts the unfinished records of every
+ * scope with the same principal scope, so a caller's new client registrations do not multiply it.
+ */
+export function principalScope(binding: Binding): string | undefined {
+  return binding.kind === 'http'
+    ? JSON.stringify(['http', binding.origin, binding.workspaceId, binding.principalId])
+    : undefined;
+}
+
 /** The generation part of a binding. */
 export function bindingGeneration(binding: Binding): string {
   return binding.kind === 'stdio' ? binding.credentialGeneration : binding.grantGeneration;
@@ -341,6 +353,25 @@ export interface VersionedRecord {
 
 /** How many unfinished interactions one binding scope may hold. */
 export const MAX_UNFINISHED = 100;
+
+/**
+ * The per-principal quota of open interactions the HTTP face sets unless told otherwise. Size it
+ * so that quota × principals active at once ≤ the Sess plan's limit of open Sessions, or one busy
+ * caller can fill the plan for everyone.
+ */
+export const DEFAULT_MAX_OPEN_PER_PRINCIPAL = 25;
+
+/** The largest per-principal quota an option takes. */
+export const MAX_OPEN_PER_PRINCIPAL = 100_000;
+
+/** The limits a {@link HandleStore.create} enforces besides {@link MAX_UNFINISHED}. */
+export interface CreateLimits {
+  /**
+   * The most unfinished records the binding's principal ({@link principalScope}) may hold over
+   * all its scopes, the new one included. Ignored for a binding without a principal (stdio).
+   */
+  maxOpenPerPrincipal?: number;
+}
 
 /**
  * The fixed words a store failure carries in its `reason`; callers branch on these, never on the
@@ -403,6 +434,10 @@ export const STORE_ERROR_REASONS = [
  *   exists, in any scope;
  * - enforce {@link MAX_UNFINISHED} atomically in `create`: an unfinished record over the cap fails
  *   with `STATE_STORE_FULL` and writes nothing, exact under concurrency;
+ * - enforce `limits.maxOpenPerPrincipal` atomically in `create` for a binding with a
+ *   {@link principalScope}: an unfinished record that would make the principal's unfinished
+ *   records over all its scopes exceed it fails with `PRINCIPAL_QUOTA_REACHED` and writes nothing,
+ *   exact under concurrency, across every process sharing the store's medium;
  * - make `update` a compare-and-set that fails with `INVALID_STATE` (reason `stale_version`) and
  *   changes nothing when `expectedVersion` is not the current version;
  * - never return a record of another scope, and treat a handle that is not a store key as not found;
@@ -413,7 +448,7 @@ export const STORE_ERROR_REASONS = [
  */
 export interface HandleStore {
   get(handle: string): Promise<VersionedRecord | undefined>;
-  create(record: InteractionRecord): Promise<VersionedRecord>;
+  create(record: InteractionRecord, limits?: CreateLimits): Promise<VersionedRecord>;
   update(record: InteractionRecord, expectedVersion: number): Promise<VersionedRecord>;
   /** Remove a record; with `expectedVersion`, only if it is still at that version. */
   delete(handle: string, expectedVersion?: number): Promise<boolean>;

@@ -221,7 +221,8 @@ export const ERROR_NEXT: Readonly<Record<ErrorClass, string | { retryable: strin
 
 /**
  * `next` of the few codes whose advice is not their class's: an answer that came before a withdraw
- * is read, not retried, and a Sess without withdrawal is not a passing outage.
+ * is read, not retried, a Sess without withdrawal is not a passing outage, and a caller at its
+ * quota frees a place before it asks again.
  */
 export const CODE_NEXT: Readonly<Partial<Record<ErrorCode, string>>> = {
   ANSWER_ARRIVED:
@@ -230,6 +231,9 @@ export const CODE_NEXT: Readonly<Partial<Record<ErrorCode, string>>> = {
   WITHDRAW_UNAVAILABLE:
     'Do not retry: the question stays open. Tell the person in the chat that you no longer need an answer, ' +
     'or keep waiting with sess_response.',
+  PRINCIPAL_QUOTA_REACHED:
+    'Nothing was created: you already hold as many open interactions as this server allows. Complete one ' +
+    'that was answered (sess_complete) or withdraw one you no longer need (sess_withdraw), then ask again.',
 };
 
 /** The one sentence `next` of an error result: what the agent does now, by the error's class. */

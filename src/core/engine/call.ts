@@ -7,7 +7,7 @@
  * what to do; this module only gives them one way to read, write, block and observe.
  */
 import { isSessMcpError } from '../contract/errors.js';
-import type { CallAuthority, Clock, DiagnosticEvent } from '../contract/ports.js';
+import type { CallAuthority, Clock, CreateLimits, DiagnosticEvent } from '../contract/ports.js';
 import { bindingGeneration, bindingScope } from '../contract/ports.js';
 import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../model/record.js';
 import { type InteractionEvent, transition } from '../model/transitions.js';
@@ -33,6 +33,8 @@ export interface OperationSettings {
   hooks: EngineHooks | undefined;
   emit: (event: DiagnosticEvent) => void;
   waitGate: WaitGate;
+  /** The limits every create passes to the store (the per-principal quota). */
+  createLimits: CreateLimits;
 }
 
 /** A loaded record narrowed to one state. */

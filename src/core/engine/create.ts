@@ -41,7 +41,9 @@ export async function create(call: Call, op: CreateOperation): Promise<EngineRes
 
   call.checkNotCancelled();
   await call.step('create.before_intent_saved');
-  const saved = (await call.store(() => call.auth.store.create(intent))) as Loaded<State<'create_intent'>>;
+  const saved = (await call.store(() =>
+    call.auth.store.create(intent, call.settings.createLimits),
+  )) as Loaded<State<'create_intent'>>;
   await call.step('create.after_intent_saved');
 
   // Mutations never take the caller's signal: a create already sent is not abandoned mid-flight.

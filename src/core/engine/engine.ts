@@ -15,8 +15,14 @@
 
 import { isSessMcpError, SessMcpError } from '../contract/errors.js';
 import { MAX_TIMER_MS, readOptions } from '../contract/options.js';
-import type { AskRespondentsOptions, CallAuthority, Clock, DiagnosticEvent } from '../contract/ports.js';
-import { systemClock } from '../contract/ports.js';
+import type {
+  AskRespondentsOptions,
+  CallAuthority,
+  Clock,
+  CreateLimits,
+  DiagnosticEvent,
+} from '../contract/ports.js';
+import { MAX_OPEN_PER_PRINCIPAL, systemClock } from '../contract/ports.js';
 import {
   type InteractionResult,
   type ListResult,
@@ -117,6 +123,7 @@ interface CheckedOptions {
   randomId: () => string;
   diagnostics: SessEngineOptions['diagnostics'];
   waitGate: WaitGate;
+  createLimits: CreateLimits;
 }
 
 function checkOptions(options: SessEngineOptions): CheckedOptions {
@@ -157,6 +164,10 @@ function checkOptions(options: SessEngineOptions): CheckedOptions {
   }
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== 'function') read.fail('clock', 'must have a now() method');
+  const maxOpenPerPrincipal = read.optionalInteger('maxOpenPerPrincipal', options.maxOpenPerPrincipal, {
+    min: 1,
+    max: MAX_OPEN_PER_PRINCIPAL,
+  });
   return {
     maxWaitMs,
     progressIntervalMs,
@@ -164,6 +175,7 @@ function checkOptions(options: SessEngineOptions): CheckedOptions {
     randomId: randomId ?? defaultRandomId,
     diagnostics,
     waitGate: options.waitGate ?? createWaitGate(),
+    createLimits: maxOpenPerPrincipal === undefined ? {} : { maxOpenPerPrincipal },
   };
 }
 
@@ -261,6 +273,7 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     hooks: options.hooks,
     emit,
     waitGate: checked.waitGate,
+    createLimits: checked.createLimits,
   };
 
   async function resolve(): Promise<CallAuthority> {

@@ -59,6 +59,14 @@ export interface SessEngineOptions {
    * @default a gate of this engine's own (`createWaitGate()`: 8 waits per binding scope)
    */
   waitGate?: WaitGate;
+  /**
+   * The most unfinished interactions one principal may hold over all its clients and grants (HTTP
+   * bindings; a stdio profile has only its cap of 100). A `sess_request` or `sess_ask` over it is
+   * refused with `PRINCIPAL_QUOTA_REACHED` before Sess is called; the store counts, exact under
+   * concurrency. A whole number from 1 to 100 000.
+   * @default no quota (the HTTP face sets one: `DEFAULT_MAX_OPEN_PER_PRINCIPAL`)
+   */
+  maxOpenPerPrincipal?: number;
   /** Test-only hooks. */
   hooks?: EngineHooks;
 }

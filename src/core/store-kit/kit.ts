@@ -10,6 +10,7 @@
  */
 import { SessMcpError } from '../contract/errors.js';
 import type {
+  CreateLimits,
   HandleStore,
   ListPage,
   ListPageKey,
@@ -17,7 +18,7 @@ import type {
   StoreErrorReason,
   VersionedRecord,
 } from '../contract/ports.js';
-import { bindingScope, MAX_UNFINISHED, STORE_ERROR_REASONS } from '../contract/ports.js';
+import { bindingScope, MAX_UNFINISHED, principalScope, STORE_ERROR_REASONS } from '../contract/ports.js';
 import {
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
@@ -134,6 +135,34 @@ export function storeFullError(): SessMcpError {
   );
 }
 
+/** The `PRINCIPAL_QUOTA_REACHED` a create over {@link CreateLimits.maxOpenPerPrincipal} reports. */
+export function principalQuotaError(max: number): SessMcpError {
+  return new SessMcpError(
+    'PRINCIPAL_QUOTA_REACHED',
+    `This caller already holds ${max} open interactions on this server, its quota; nothing was created. ` +
+      'Complete or withdraw one first.',
+    { limit: max },
+  );
+}
+
+/**
+ * The per-principal quota a create of `record` must keep, with the principal it counts for:
+ * `undefined` when there is none (no limit given, or a binding without a principal). A limit that
+ * is not a whole number from 1 is a defect of the caller: refused, nothing written.
+ */
+export function principalQuotaOf(
+  record: InteractionRecord,
+  limits: CreateLimits | undefined,
+): { principal: string; max: number } | undefined {
+  const max = limits?.maxOpenPerPrincipal;
+  if (max === undefined) return undefined;
+  if (!Number.isSafeInteger(max) || max < 1) {
+    throw storeError('maxOpenPerPrincipal must be a whole number from 1.', false, 'invalid_record');
+  }
+  const principal = principalScope(record.binding);
+  return principal === undefined ? undefined : { principal, max };
+}
+
 /** Oldest first: by `createdAt`, then by handle, so every store lists in the same order. */
 export function compareOldestFirst(a: VersionedRecord, b: VersionedRecord): number {
   if (a.record.createdAt !== b.record.createdAt) return a.record.createdAt < b.record.createdAt ? -1 : 1;
@@ -153,7 +182,7 @@ export type ListingHandleStore = HandleStore & Required<Pick<HandleStore, 'listP
 export function guardedView(scope: string, inner: ListingHandleStore): ListingHandleStore {
   return {
     get: async (handle) => (isStoreHandle(handle) ? inner.get(handle) : undefined),
-    create: async (record) => inner.create(checkRecordForScope(record, scope)),
+    create: async (record, limits) => inner.create(checkRecordForScope(record, scope), limits),
     update: async (record, expectedVersion) =>
       inner.update(checkRecordForScope(record, scope), expectedVersion),
     async delete(handle, expectedVersion) {

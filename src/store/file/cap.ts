@@ -15,7 +15,7 @@
  * It deliberately does no I/O and trusts nothing by itself: the caller computes the keys.
  */
 import type { SessMcpError } from '../../core/contract/errors.js';
-import { bindingScope, type VersionedRecord } from '../../core/contract/ports.js';
+import { bindingScope, principalScope, type VersionedRecord } from '../../core/contract/ports.js';
 import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
 
 /**
@@ -28,6 +28,8 @@ const SNAPSHOT_MAX_AGE_MS = 60_000;
 /** What the cap and a listing need to know of one record file. */
 export interface FileSummary {
   scope: string;
+  /** The record's principal scope (HTTP bindings only): what a per-principal quota counts. */
+  principal: string | undefined;
   unfinished: boolean;
   /** The record's state kind and `createdAt`: with the handle, its place in a listing. */
   kind: InteractionStateKind;
@@ -38,6 +40,7 @@ export interface FileSummary {
 export function summaryOf(record: InteractionRecord): FileSummary {
   return {
     scope: bindingScope(record.binding),
+    principal: principalScope(record.binding),
     unfinished: isUnfinished(record),
     kind: record.state.kind,
     createdAt: record.createdAt,
@@ -128,6 +131,13 @@ export function unfinishedIn(files: ReadonlyMap<string, FileSummary>, scope: str
   const out: string[] = [];
   for (const [handle, summary] of files) if (summary.unfinished && summary.scope === scope) out.push(handle);
   return out;
+}
+
+/** How many records of `principal`, over all its scopes, are unfinished. */
+export function openOfPrincipal(files: ReadonlyMap<string, FileSummary>, principal: string): number {
+  let open = 0;
+  for (const summary of files.values()) if (summary.unfinished && summary.principal === principal) open += 1;
+  return open;
 }
 
 /** Run `work` on `items`, at most `width` at a time, results in order. */

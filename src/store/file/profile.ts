@@ -34,6 +34,7 @@ import {
   type FileSummary,
   inBatches,
   matchesSummary,
+  openOfPrincipal,
   summaryOf,
   unfinishedIn,
 } from './cap.js';
@@ -307,6 +308,11 @@ export class ProfileFiles {
   /** The handles of the unfinished records of `scope`. */
   async unfinishedOf(scope: string): Promise<string[]> {
     return unfinishedIn(await this.summaries(), scope);
+  }
+
+  /** How many unfinished records `principal` holds over all its scopes. */
+  async openOfPrincipal(principal: string): Promise<number> {
+    return openOfPrincipal(await this.summaries(), principal);
   }
 
   /**

@@ -21,6 +21,8 @@ import {
   handleExistsError,
   isStoreHandle,
   type ListingHandleStore,
+  principalQuotaError,
+  principalQuotaOf,
   staleVersionError,
   storeFullError,
 } from '../../core/store-kit/kit.js';
@@ -89,14 +91,22 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
       }
       return {
         get: (handle) => own(handle, scope),
-        create: async (given) => {
+        create: async (given, limits) => {
           const record = checkRecordForScope(given, scope);
+          const quota = principalQuotaOf(record, limits);
           const { json, copy } = encodeRecordWithCopy(record);
           const summary = summaryOf(record);
           return files.exclusive(async () => {
             if (await files.exists(record.handle)) throw handleExistsError();
             if (summary.unfinished && (await files.unfinishedOf(scope)).length >= MAX_UNFINISHED)
               throw storeFullError();
+            if (
+              summary.unfinished &&
+              quota !== undefined &&
+              (await files.openOfPrincipal(quota.principal)) >= quota.max
+            ) {
+              throw principalQuotaError(quota.max);
+            }
             const kept = { version: 1, record: copy };
             // A create the lease's fence stopped wrote nothing: the profile was busy, try again.
             await files.write(record.handle, encodeEnvelope(1, json), summary, kept).catch((error) => {

@@ -9,7 +9,7 @@
  * read) or coordinate between processes.
  */
 import type { Binding, HandleStoreFactory, ListPageKey, VersionedRecord } from '../../core/contract/ports.js';
-import { bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
+import { bindingScope, MAX_UNFINISHED, principalScope } from '../../core/contract/ports.js';
 import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
 import {
   compareListKeys,
@@ -19,6 +19,8 @@ import {
   type ListingHandleStore,
   listKeyOf,
   onPage,
+  principalQuotaError,
+  principalQuotaOf,
   staleVersionError,
   storeError,
   storeFullError,
@@ -59,6 +61,16 @@ export function createMemoryHandleStore(): HandleStoreFactory {
   const entries = new Map<string, MemoryEntry>();
   /** The handles of each scope, so a view never walks other scopes' records. */
   const handlesByScope = new Map<string, Set<string>>();
+  /** How many unfinished records each principal holds over all its scopes (the quota's count). */
+  const openByPrincipal = new Map<string, number>();
+
+  /** Count `entry`'s record in (`by` 1) or out of (`by` -1) its principal's open records. */
+  function countOpen(principal: string | undefined, entry: MemoryEntry | undefined, by: 1 | -1): void {
+    if (principal === undefined || entry?.unfinished !== true) return;
+    const open = (openByPrincipal.get(principal) ?? 0) + by;
+    if (open === 0) openByPrincipal.delete(principal);
+    else openByPrincipal.set(principal, open);
+  }
 
   function handlesOf(scope: string): Set<string> {
     let handles = handlesByScope.get(scope);
@@ -89,6 +101,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
   return {
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
+      const principal = principalScope(binding);
       const handles = handlesOf(scope);
       const own = (handle: string): MemoryEntry | undefined => {
         const entry = entries.get(handle);
@@ -107,14 +120,19 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           const entry = own(handle);
           return entry === undefined ? undefined : toVersioned(entry);
         },
-        async create(record) {
+        async create(record, limits) {
           const json = serialize(record);
+          const quota = principalQuotaOf(record, limits);
           if (entries.has(record.handle)) throw handleExistsError();
           const unfinished = isUnfinished(record);
           if (unfinished && unfinishedEntries().length >= MAX_UNFINISHED) throw storeFullError();
+          if (unfinished && quota !== undefined && (openByPrincipal.get(quota.principal) ?? 0) >= quota.max) {
+            throw principalQuotaError(quota.max);
+          }
           const entry = entryOf(scope, 1, record, json);
           entries.set(record.handle, entry);
           handles.add(record.handle);
+          countOpen(principal, entry, 1);
           return toVersioned(entry);
         },
         async update(record, expectedVersion) {
@@ -123,6 +141,8 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
           const entry = entryOf(scope, current.version + 1, record, json);
           entries.set(record.handle, entry);
+          countOpen(principal, current, -1);
+          countOpen(principal, entry, 1);
           return toVersioned(entry);
         },
         async delete(handle, expectedVersion) {
@@ -131,6 +151,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
           entries.delete(handle);
           handles.delete(handle);
+          countOpen(principal, current, -1);
           return true;
         },
         async listUnfinished() {

@@ -9,6 +9,7 @@
  * It deliberately removes nothing: a column an earlier version reads stays, so an instance of
  * that version meeting a migrated table fails closed on new rows instead of on every query.
  */
+import { principalScope } from '../../core/contract/ports.js';
 import { INTERACTION_STATE_KINDS, listGroupOf } from '../../core/model/record.js';
 import { decodeRecordRow } from './encoding.js';
 import type { PgConnection, PgQueryableLike } from './pool.js';
@@ -51,6 +52,10 @@ export function migrationStatements(schema: string, table: string, qualified: st
        AND jsonb_typeof(record->'state') = 'object' AND record->'state'->>'kind' IN (${KNOWN_KINDS})
        AND state_kind IS DISTINCT FROM record->'state'->>'kind'`,
     `CREATE INDEX IF NOT EXISTS "${table}_listing" ON ${qualified} (scope, list_group, created_at COLLATE "C" DESC, handle COLLATE "C" DESC)`,
+    // Added with the per-principal quota: the principal scope of an HTTP record, and the open
+    // records of each principal. Rows written before it get theirs in `fillPrincipals`.
+    `ALTER TABLE ${qualified} ADD COLUMN IF NOT EXISTS principal text`,
+    `CREATE INDEX IF NOT EXISTS "${table}_open_principal" ON ${qualified} (principal) WHERE unfinished`,
   ];
 }
 
@@ -99,6 +104,68 @@ export async function fillListingColumns(client: PgQueryableLike, qualified: str
 }
 
 /**
+ * Fill `principal` of unfinished HTTP rows that have none (written before the column existed, or
+ * by an earlier version since), from the scope they are filed under, a batch at a time: a
+ * scope is the JSON array `["http", origin, workspace, principal, client, grant]`, and the
+ * principal scope is its first four members ({@link principalScope}). Only unfinished rows count
+ * toward a quota, so only they are filled. Runs in the migration's transaction, under its lock.
+ */
+export async function fillPrincipals(client: PgQueryableLike, qualified: string): Promise<void> {
+  let after = '';
+  for (;;) {
+    const { rows } = await client.query(
+      `SELECT handle, scope FROM ${qualified}
+       WHERE principal IS NULL AND unfinished AND left(scope, 8) = '["http",' AND handle > $1
+       ORDER BY handle LIMIT ${FILL_BATCH}`,
+      [after],
+    );
+    const handles: string[] = [];
+    const principals: string[] = [];
+    for (const row of rows) {
+      const principal = principalOfScope(String(row.scope));
+      if (principal === undefined) continue;
+      handles.push(String(row.handle));
+      principals.push(principal);
+    }
+    if (handles.length > 0) {
+      await client.query(
+        `UPDATE ${qualified} AS t SET principal = u.principal
+         FROM unnest($1::text[], $2::text[]) AS u(handle, principal)
+         WHERE t.handle = u.handle AND t.principal IS NULL`,
+        [handles, principals],
+      );
+    }
+    if (rows.length < FILL_BATCH) return;
+    after = String(rows[rows.length - 1]?.handle);
+  }
+}
+
+/** The principal scope of an HTTP binding scope string, or `undefined` when it is not one. */
+function principalOfScope(scope: string): string | undefined {
+  let parts: unknown;
+  try {
+    parts = JSON.parse(scope);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parts) || parts.length !== 6 || !parts.every((part) => typeof part === 'string')) {
+    return undefined;
+  }
+  const [kind, origin, workspaceId, principalId, clientId, grantId] = parts as string[];
+  return kind === 'http'
+    ? principalScope({
+        kind: 'http',
+        origin: origin!,
+        workspaceId: workspaceId!,
+        principalId: principalId!,
+        clientId: clientId!,
+        grantId: grantId!,
+        grantGeneration: '',
+      })
+    : undefined;
+}
+
+/**
  * `migrate()`: the statements in order, then the fill pass, in one transaction under an advisory
  * lock, so two instances migrating at once do not trip over each other's statements.
  */
@@ -114,5 +181,6 @@ export function migrate(
     ]);
     for (const statement of migrationStatements(schema, table, qualified)) await client.query(statement);
     await fillListingColumns(client, qualified);
+    await fillPrincipals(client, qualified);
   });
 }

@@ -70,7 +70,7 @@ export interface TableStatements {
   updateFromDecoded: Statement;
   /** The compare-and-set from any other version, with the format check (`$10`… the text heads). */
   updateChecked: Statement;
-  /** The create of a finished record (no cap): `$1`…`$8`. */
+  /** The create of a finished record (no cap): `$1`…`$9` (`$9` the principal scope, or null). */
   insertFinished: Statement;
   /** The create of an unfinished record, inserted only while its scope is under the cap. */
   insertUnfinished: string;
@@ -79,6 +79,8 @@ export interface TableStatements {
   deleteAny: Statement;
   deleteAt: Statement;
   countUnfinished: Statement;
+  /** The unfinished rows of the principal `$1` over all its scopes (the per-principal quota). */
+  countOpenOfPrincipal: Statement;
   selectUnfinished: Statement;
 }
 
@@ -88,22 +90,25 @@ export function tableStatements(qualified: string): TableStatements {
              SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
                  state_kind = $8, list_group = $9::smallint, written_at = now()
              WHERE handle = $1 AND scope = $2 AND version = $6`;
-  const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group)`;
+  const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group, principal)`;
   return {
     selectRow: statement(`SELECT ${COLUMNS} FROM ${qualified} WHERE handle = $1 AND scope = $2`),
     updateFromDecoded: statement(compact(`${updateSet} RETURNING version`)),
     updateChecked: statement(compact(`${updateSet}${FORMAT_CHECK} RETURNING version`)),
     insertFinished: statement(
-      `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint) ON CONFLICT (handle) DO NOTHING`,
+      `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9) ON CONFLICT (handle) DO NOTHING`,
     ),
     insertUnfinished: `${insert}
-                   SELECT $1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint
+                   SELECT $1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9
                    WHERE (SELECT count(*) FROM ${qualified} WHERE scope = $2 AND unfinished) < ${MAX_UNFINISHED}
                    ON CONFLICT (handle) DO NOTHING`,
     handleTaken: `SELECT 1 FROM ${qualified} WHERE handle = $1`,
     deleteAny: statement(`DELETE FROM ${qualified} WHERE handle = $1 AND scope = $2`),
     deleteAt: statement(`DELETE FROM ${qualified} WHERE handle = $1 AND scope = $2 AND version = $3`),
     countUnfinished: statement(`SELECT count(*)::int AS n FROM ${qualified} WHERE scope = $1 AND unfinished`),
+    countOpenOfPrincipal: statement(
+      `SELECT count(*)::int AS n FROM ${qualified} WHERE principal = $1 AND unfinished`,
+    ),
     selectUnfinished: statement(
       `SELECT handle, ${COLUMNS} FROM ${qualified} WHERE scope = $1 AND unfinished ORDER BY created_at COLLATE "C", handle COLLATE "C"`,
     ),

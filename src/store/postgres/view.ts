@@ -10,12 +10,13 @@
 import { SessMcpError } from '../../core/contract/errors.js';
 import type {
   Binding,
+  CreateLimits,
   HandleStore,
   ListPage,
   ListPageQuery,
   VersionedRecord,
 } from '../../core/contract/ports.js';
-import { bindingScope } from '../../core/contract/ports.js';
+import { bindingScope, MAX_UNFINISHED, principalScope } from '../../core/contract/ports.js';
 import {
   type InteractionRecord,
   isUnfinished,
@@ -28,6 +29,8 @@ import {
   guardedView,
   handleExistsError,
   isStoreVersion,
+  principalQuotaError,
+  principalQuotaOf,
   staleVersionError,
   storeError,
   storeFullError,
@@ -140,17 +143,32 @@ async function update(
 }
 
 /**
- * Insert an unfinished record while its scope is under the cap. Creates of one scope queue on
- * the advisory lock `lockKey`; the count in the insert then sees every earlier one.
+ * Insert an unfinished record while its scope is under the cap and its principal under `quota`.
+ * Creates of one scope queue on the advisory lock `lockKey`, and creates of one principal on
+ * its own lock, taken second (every create takes its scope's first, so no two wait on each other
+ * in a circle); the counts then see every earlier create, from any instance.
  */
 function insertUnfinished(
   ctx: PgStoreContext,
   lockKey: string,
   handle: string,
   values: unknown[],
-): Promise<'inserted' | 'exists' | 'full'> {
+  quota: { principal: string; max: number } | undefined,
+): Promise<'inserted' | 'exists' | 'full' | 'quota'> {
   return ctx.connection.transaction(async (client) => {
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [lockKey]);
+    if (quota !== undefined) {
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+        `sess-mcp quota ${ctx.qualified} ${quota.principal}`,
+      ]);
+      const { rows } = await client.query(ctx.statements.countOpenOfPrincipal.text, [quota.principal]);
+      if (Number(rows[0]?.n ?? 0) >= quota.max) {
+        // The same verdict as the other stores when more than one applies: exists, full, quota.
+        if ((await client.query(ctx.statements.handleTaken, [handle])).rows.length > 0) return 'exists';
+        const scoped = await client.query(ctx.statements.countUnfinished.text, [values[1]]);
+        return Number(scoped.rows[0]?.n ?? 0) >= MAX_UNFINISHED ? 'full' : 'quota';
+      }
+    }
     const { rowCount } = await client.query(ctx.statements.insertUnfinished, values);
     if (rowCount === 1) return 'inserted';
     const { rows } = await client.query(ctx.statements.handleTaken, [handle]);
@@ -158,13 +176,15 @@ function insertUnfinished(
   });
 }
 
-/** A new record at version 1; unfinished ones count against the cap. */
+/** A new record at version 1; unfinished ones count against the cap and the principal's quota. */
 async function create(
   ctx: PgStoreContext,
   scope: string,
   lockKey: string,
   record: InteractionRecord,
+  limits: CreateLimits | undefined,
 ): Promise<VersionedRecord> {
+  const quota = principalQuotaOf(record, limits);
   const row = encodeRecordColumns(record);
   const unfinished = isUnfinished(record);
   const values = [
@@ -176,14 +196,16 @@ async function create(
     row.text,
     row.kind,
     row.group,
+    principalScope(record.binding) ?? null,
   ];
   const inserted = unfinished
-    ? await insertUnfinished(ctx, lockKey, record.handle, values)
+    ? await insertUnfinished(ctx, lockKey, record.handle, values, quota)
     : (await ctx.connection.query(ctx.statements.insertFinished, values)).rowCount === 1
       ? 'inserted'
       : 'exists';
   if (inserted === 'exists') throw handleExistsError();
   if (inserted === 'full') throw storeFullError();
+  if (inserted === 'quota') throw principalQuotaError(quota?.max ?? 0);
   ctx.versions.note(scope, record.handle, 1);
   return { version: 1, record: row.copy };
 }
@@ -239,7 +261,7 @@ export function postgresView(ctx: PgStoreContext, binding: Binding): HandleStore
       const { rows } = await connection.query(statements.selectRow, [handle, scope]);
       return rows[0] === undefined ? undefined : decodeRow(ctx, rows[0], handle, scope);
     },
-    create: (record) => create(ctx, scope, lockKey, record),
+    create: (record, limits) => create(ctx, scope, lockKey, record, limits),
     async delete(handle, expectedVersion) {
       ctx.versions.note(scope, handle, undefined);
       const { rowCount } =
