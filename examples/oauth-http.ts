@@ -224,6 +224,14 @@ export async function startOAuthHttpExample(options: OAuthHttpExampleOptions): P
     ...(options.diagnostics === undefined ? {} : { diagnostics: options.diagnostics }),
   });
 
+  // A request that says `Expect: 100-continue` comes as `checkContinue`, not `request`. At /mcp
+  // the handler's own listener sends `100 Continue` only once the Host, Origin, token and scope
+  // checks passed, so a refused client never uploads its body; elsewhere it goes out at once.
+  server.on('checkContinue', (req, res) => {
+    if (new URL(req.url ?? '/', 'http://x').pathname === MCP_PATH) return handler.checkContinue(req, res);
+    res.writeContinue();
+    route(req, res);
+  });
   route = (req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     if (path === MCP_PATH) return handler.node(req, res);

@@ -42,6 +42,7 @@ import {
 import type { DiagnosticEvent } from '../../src/core/contract/ports.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { approveAnswer, approveSurface, call, ok } from '../http/harness.js';
+import { rawExchange } from '../http/helpers.js';
 import { type SecretsAudit, useSecretsAudit } from '../support/audit.js';
 import { bundleWithPackages } from '../support/bundle.js';
 import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
@@ -516,4 +517,20 @@ if (!HAVE_CHROMIUM) {
     expect(embeddedEvents.map((e) => e.event)).toContain('http.unauthenticated');
     expect(as.errors).toEqual([]);
   }, 60_000);
+
+  it('answers Expect: 100-continue at /mcp only after the token check: a request without one gets 401 and never 100 Continue', async () => {
+    const { port } = new URL(embedded.url);
+    const head = (path: string, authorization: string) =>
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${authorization}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 200000\r\nExpect: 100-continue`;
+    for (const authorization of ['', 'Authorization: Bearer forged.token.value\r\n']) {
+      const seen = await rawExchange(Number(port), head('/mcp', authorization), { maxMs: 3_000 });
+      expect(seen.text).not.toMatch(/HTTP\/1\.1 100/);
+      expect(seen.status).toBe(401);
+      expect(seen.text).toMatch(/www-authenticate: Bearer resource_metadata=/i);
+      expect(seen.bodyBytesSent).toBe(0);
+    }
+    // Any other path of the example's server still gets 100 Continue, then its own answer.
+    const other = await rawExchange(Number(port), head('/elsewhere', ''), { maxMs: 1_000 });
+    expect(other.text).toMatch(/^HTTP\/1\.1 100 Continue\r\n/);
+  });
 }
