@@ -10,7 +10,10 @@
  * (file store only: take the profile's lease, say `held`, keep it until `release` on stdin) and
  * `once` (file store only: one update of `handle`, or one create when there is no `handle`,
  * writing `label` as its `updatedAt`; with `pauseAt`, the process stops itself with SIGSTOP the
- * first time its change reaches that step of the write, and goes on when it is continued).
+ * first time its change reaches that step of the write, and goes on when it is continued; with
+ * `pick: 'newest'` instead of `handle`, it updates the newest unfinished record of `binding`) and
+ * `tool` (file store only: one tool call through a real engine, `engine-job.ts`; with `pauseAt`,
+ * the process stops itself when the `pauseAtWrite`-th record write of the call reaches that step).
  */
 
 import { join } from 'node:path';
@@ -25,6 +28,7 @@ import { nodeFileStoreFs, ProfileIo } from '../../src/store/file/io.js';
 import { lockTakeovers, ProfileLease } from '../../src/store/file/lock.js';
 import type { HandleStoreFactory } from '../../src/store/memory/memory-store.js';
 import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
+import { runTool, type ToolJob } from './engine-job.js';
 import { makeRecord } from './fixtures.js';
 import type { WriteStep } from './write-steps.js';
 
@@ -33,7 +37,7 @@ export interface WorkerJob {
   store:
     | { kind: 'file'; stateDir: string; profile: string }
     | { kind: 'postgres'; connectionString: string; table: string };
-  job: 'create' | 'cas' | 'hold' | 'once';
+  job: 'create' | 'cas' | 'hold' | 'once' | 'tool';
   binding: Binding;
   count: number;
   handle?: string;
@@ -42,16 +46,25 @@ export interface WorkerJob {
   progress?: boolean;
   /** `once`: what the change writes as `updatedAt`. */
   label?: string;
-  /** `once`: the step of the record write at which the process stops itself. */
+  /** `once`, `tool`: the step of the record write at which the process stops itself. */
   pauseAt?: WriteStep;
+  /** With `pauseAt`: stop at the step of this record write of the change (1 = the first). */
+  pauseAtWrite?: number;
+  /** `once` without `handle`: update the newest unfinished record of `binding` instead of creating. */
+  pick?: 'newest';
+  /** `tool`: the call. */
+  tool?: ToolJob;
 }
 
-/** The default file system, stopping this process (SIGSTOP) once, when a write reaches `step`. */
-function pausingFs(step: WriteStep): FileStoreFs {
-  let armed = true;
+/**
+ * The default file system, stopping this process (SIGSTOP) once, when the `write`-th record write
+ * reaches `step` (each record write opens one temp file).
+ */
+function pausingFs(step: WriteStep, write = 1): FileStoreFs {
+  let writes = 0;
   const pause = (at: WriteStep) => {
-    if (!armed || at !== step) return;
-    armed = false;
+    if (writes !== write || at !== step) return;
+    writes = Number.POSITIVE_INFINITY;
     process.kill(process.pid, 'SIGSTOP');
   };
   const temp = (path: string) => path.endsWith('.tmp');
@@ -73,7 +86,10 @@ function pausingFs(step: WriteStep): FileStoreFs {
   return {
     ...nodeFileStoreFs,
     open: async (path, flags, mode) => {
-      if (temp(path)) pause('open-temp');
+      if (temp(path)) {
+        writes += 1;
+        pause('open-temp');
+      }
       return fileAt(path, await nodeFileStoreFs.open(path, flags, mode));
     },
     rename: async (from, to) => {
@@ -86,6 +102,12 @@ function pausingFs(step: WriteStep): FileStoreFs {
 /** One change of job `once`: its outcome, and the version it wrote. */
 async function once(job: WorkerJob, store: ReturnType<HandleStoreFactory['forBinding']>) {
   try {
+    if (job.pick === 'newest') {
+      const newest = (await store.listUnfinished()).at(-1);
+      if (newest === undefined) throw new Error('missing');
+      const written = await store.update({ ...newest.record, updatedAt: job.label! }, newest.version);
+      return { ok: 1, version: written.version };
+    }
     if (job.handle === undefined) {
       const created = await store.create({ ...makeRecord(job.binding, 'waiting'), updatedAt: job.label! });
       return { ok: 1, version: created.version, handle: created.record.handle };
@@ -130,7 +152,7 @@ async function main(): Promise<void> {
     factory = createFileHandleStore({
       stateDir: job.store.stateDir,
       profile: job.store.profile,
-      ...(job.pauseAt === undefined ? {} : { fs: pausingFs(job.pauseAt) }),
+      ...(job.pauseAt === undefined ? {} : { fs: pausingFs(job.pauseAt, job.pauseAtWrite) }),
     });
   } else {
     const pg = createPostgresHandleStore({
@@ -153,7 +175,9 @@ async function main(): Promise<void> {
   const count = (key: string) => {
     tally[key] = (tally[key] ?? 0) + 1;
   };
-  if (job.job === 'once') {
+  if (job.job === 'tool' && job.binding.kind === 'stdio') {
+    Object.assign(tally, await runTool(job.tool!, job.binding, factory));
+  } else if (job.job === 'once') {
     Object.assign(tally, await once(job, store));
   } else if (job.job === 'create') {
     const results = await Promise.allSettled(
