@@ -11,7 +11,6 @@
  * shortens the lease so a cell pauses for about a second (`file-fencing.test.ts` has the cell
  * with the real 15 s lease and every step of one write).
  */
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { HandleStore, StdioBinding } from '../../src/core/contract/ports.js';
@@ -22,7 +21,7 @@ import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js'
 import { type Harness, startHarness } from '../engine/harness.js';
 import { followUpSurface, lunchAsk } from '../support/surfaces.js';
 import { useTempDirs } from '../support/temp-dirs.js';
-import { startWorker } from './spawn-worker.js';
+import { startWorker, untilStopped } from './spawn-worker.js';
 import type { WorkerJob } from './worker.js';
 
 const tempStateDir = useTempDirs('sess-mcp-fencing-engine-');
@@ -108,18 +107,6 @@ function refusalOf(op: Operation, write: number): string {
     return write === 1 ? 'STATE_STORE_ERROR:busy' : 'CREATED_NOT_SAVED';
   }
   return 'INVALID_STATE:stale_version';
-}
-
-/** The state letter of `pid` in `/proc` (`T` once it is stopped). */
-function stateOf(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-}
-
-async function untilStopped(pid: number): Promise<void> {
-  for (const started = Date.now(); stateOf(pid) !== 'T'; await sleep(10)) {
-    if (Date.now() - started > 20_000) throw new Error('the paused worker never stopped');
-  }
 }
 
 /** A store view that counts the writes made through it. */

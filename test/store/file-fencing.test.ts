@@ -18,24 +18,12 @@ import { createFileHandleStore } from '../../src/store/file/index.js';
 import { LEASE_GRACE_MS } from '../../src/store/file/lock.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 import { httpA, makeRecord } from './fixtures.js';
-import { holdLease, startWorker } from './spawn-worker.js';
+import { holdLease, startWorker, untilStopped } from './spawn-worker.js';
 import type { WorkerJob } from './worker.js';
 import { WRITE_STEPS, type WriteStep } from './write-steps.js';
 
 const tempStateDir = useTempDirs('sess-mcp-fencing-');
 const SHORT_LEASE = { SESS_MCP_TEST_LEASE_MS: '600' };
-
-/** The state letter of `pid` in `/proc` (`T` once it is stopped). */
-function stateOf(pid: number): string {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-}
-
-async function untilStopped(pid: number): Promise<void> {
-  for (const started = Date.now(); stateOf(pid) !== 'T'; await sleep(10)) {
-    if (Date.now() - started > 20_000) throw new Error('the paused worker never stopped');
-  }
-}
 
 interface Cell {
   /** What the paused change (A) reported, and the change of the process that took over (B). */

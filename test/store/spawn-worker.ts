@@ -5,8 +5,10 @@
  * one's tally.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { HandleStoreFactory } from '../../src/store/memory/memory-store.js';
 import { bundleWithPackages } from '../support/bundle.js';
@@ -213,4 +215,17 @@ export async function holdLease(stateDir: string, profile: string): Promise<Leas
       await exited;
     },
   };
+}
+
+/** The state letter of `pid` in `/proc` (`T` once it is stopped). */
+function processState(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+}
+
+/** Resolve once the process `pid` stopped (a worker that paused itself with SIGSTOP). */
+export async function untilStopped(pid: number): Promise<void> {
+  for (const started = Date.now(); processState(pid) !== 'T'; await sleep(10)) {
+    if (Date.now() - started > 20_000) throw new Error('the paused worker never stopped');
+  }
 }
