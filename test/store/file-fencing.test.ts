@@ -124,6 +124,48 @@ describe('file store fencing: a holder paused past its lease in the middle of a 
 });
 
 describe('file store lease under clock steps', () => {
+  for (const [name, shift] of [
+    ['20 s ahead', 20_000],
+    ['an hour ahead', 3_600_000],
+    ['an hour behind', -3_600_000],
+  ] as const) {
+    it(`a holder inside a 3 s write keeps its lease against a process whose wall clock is ${name}`, async () => {
+      // The reproduction's scenario: A (true clock) updates the record through a rename that takes
+      // 3 s; B, whose clock reads `shift` from the true time, updates the same record meanwhile,
+      // from the version it read before A's write landed.
+      const stateDir = await tempStateDir();
+      const store = createFileHandleStore({ stateDir, profile: 'default' }).forBinding(httpA);
+      const record = { ...makeRecord(httpA, 'waiting'), updatedAt: 'first' };
+      await store.create(record);
+      await sleep(LEASE_GRACE_MS + 50);
+      const job = (label: string, more: Partial<WorkerJob>): WorkerJob => ({
+        store: { kind: 'file', stateDir, profile: 'default' },
+        job: 'once',
+        binding: httpA,
+        count: 1,
+        handle: record.handle,
+        label,
+        ...more,
+      });
+      const a = await startWorker(job('A', { slowRenameMs: 3_000 }));
+      const b = await startWorker(job('B', {}), { SESS_WORKER_CLOCK_SHIFT_MS: String(shift) });
+      try {
+        const aDone = a.go();
+        await sleep(500); // A holds the lease, inside its rename
+        const bDone = b.go();
+        const [aResult, bResult] = await Promise.all([aDone, bDone]);
+        expect(aResult).toEqual({ ok: 1, version: 2 });
+        // B waited for the live holder (no takeover) and then lost the compare-and-set.
+        expect(bResult).toEqual({ 'INVALID_STATE:stale_version': 1 });
+        const final = await store.get(record.handle);
+        expect([final?.version, final?.record.updatedAt]).toEqual([2, 'A']);
+      } finally {
+        a.stop();
+        b.stop();
+      }
+    }, 30_000);
+  }
+
   for (const [name, hours] of [
     ['an hour behind', -1],
     ['an hour ahead', 1],

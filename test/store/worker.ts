@@ -54,6 +54,40 @@ export interface WorkerJob {
   pick?: 'newest';
   /** `tool`: the call. */
   tool?: ToolJob;
+  /** `once`: every rename of a record write takes this long (a slow disk; the heartbeat goes on). */
+  slowRenameMs?: number;
+}
+
+/** The default file system with renames that take `ms` each. */
+function slowFs(ms: number): FileStoreFs {
+  return {
+    ...nodeFileStoreFs,
+    rename: async (from, to) => {
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      return nodeFileStoreFs.rename(from, to);
+    },
+  };
+}
+
+/**
+ * `SESS_WORKER_CLOCK_SHIFT_MS`: this process's wall clock (`Date.now()` and `new Date()`) reads
+ * that far from the true time, as after a clock step; the monotonic clock is left alone.
+ */
+function shiftWallClock(): void {
+  const shift = Number(process.env.SESS_WORKER_CLOCK_SHIFT_MS ?? '0');
+  if (!Number.isFinite(shift) || shift === 0) return;
+  const RealDate = Date;
+  const now = () => RealDate.now() + shift;
+  class ShiftedDate extends RealDate {
+    constructor(...args: unknown[]) {
+      if (args.length === 0) super(now());
+      else super(...(args as [string]));
+    }
+    static override now(): number {
+      return now();
+    }
+  }
+  globalThis.Date = ShiftedDate as DateConstructor;
 }
 
 /**
@@ -144,6 +178,7 @@ async function hold(stateDir: string, profile: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  shiftWallClock();
   const job = JSON.parse(process.argv[2] ?? '{}') as WorkerJob;
   if (job.job === 'hold' && job.store.kind === 'file') return hold(job.store.stateDir, job.store.profile);
   let factory: HandleStoreFactory;
@@ -153,6 +188,7 @@ async function main(): Promise<void> {
       stateDir: job.store.stateDir,
       profile: job.store.profile,
       ...(job.pauseAt === undefined ? {} : { fs: pausingFs(job.pauseAt, job.pauseAtWrite) }),
+      ...(job.slowRenameMs === undefined ? {} : { fs: slowFs(job.slowRenameMs) }),
     });
   } else {
     const pg = createPostgresHandleStore({
