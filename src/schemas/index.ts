@@ -5,8 +5,9 @@
  * is exactly the `Surface` type of the root entry.
  *
  * These schemas check shape and per-value limits only; `parseToolArguments` from the root entry
- * is the one full check (rules that span values, unsafe keys, depth and size). Their types are
- * valibot's, spelled out, so they live here and not in the root entry. Imports no `node:` module
+ * is the one full check (rules that span values, unsafe keys, depth and size). They are typed as
+ * valibot schemas of their outputs (`Surface`, each tool's `ToolArgs`), so they keep valibot out
+ * of the root entry and a consumer's compiler never expands their whole structure. Imports no `node:` module
  * and no `@modelcontextprotocol/*`. This file only re-exports: the schemas are defined in
  * `src/core/contract/schemas.ts`, beside the rest of the tool contract.
  */

@@ -11,7 +11,7 @@
 import { canonicalJson } from '../core/codec/canonical-json.js';
 import { sameJsonValue } from '../core/codec/same-json.js';
 import { readOptions } from '../core/contract/options.js';
-import type { VerifiedReceipt, VerifyResponseInput } from '../core/contract/ports.js';
+import type { Clock, VerifiedReceipt, VerifyResponseInput } from '../core/contract/ports.js';
 import { SessApiError } from '../core/contract/ports.js';
 import { RECEIPT_ISSUER_RULE } from '../core/contract/rules.js';
 import { digestCanonicalJson } from './digest.js';
@@ -97,7 +97,7 @@ export interface ReceiptVerifierOptions extends ConnectionOptions {
   /** The `fetch` to use. @default globalThis.fetch */
   fetch?: typeof fetch;
   /** Time, for the cooldown and the key set's age. @default systemClock */
-  clock?: ConnectionOptions['clock'];
+  clock?: Clock;
   /** At most one key-set fetch per this many milliseconds. @default 10 000 */
   keyRefreshCooldownMs?: number;
   /**

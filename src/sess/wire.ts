@@ -253,11 +253,6 @@ export const SurfaceSchema = v.strictObject({
   ),
 });
 
-// Compile-time check that the schema produces exactly the core's Surface.
-type _SurfaceMatches = [v.InferOutput<typeof SurfaceSchema>] extends [Surface] ? true : never;
-const _surfaceMatches: _SurfaceMatches = true;
-void _surfaceMatches;
-
 // ---------------------------------------------------------------------------------------------
 // Requests
 

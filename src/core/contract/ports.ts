@@ -121,7 +121,7 @@ export interface VerifyResponseInput {
    * already trusted (the record's). When given, the receipt must belong to it and no read is
    * made to learn it; a client that knows another trusted workspace refuses it.
    */
-  workspaceId?: string;
+  workspaceId?: string | undefined;
 }
 
 /**

@@ -12,7 +12,7 @@
  */
 import * as v from 'valibot';
 import { LIST_STATES } from '../model/record.js';
-import type { FieldSchema, JsonValue } from '../model/surface.js';
+import type { FieldSchema, JsonValue, Surface } from '../model/surface.js';
 import {
   ARGUMENT_LIMITS,
   isReservedName,
@@ -33,6 +33,7 @@ import {
   type UniqueStringsIssue,
   uniqueStrings,
 } from './schema-actions.js';
+import type { ToolArgs, ToolName } from './tool-args.js';
 
 export type {
   AskArgs,
@@ -450,8 +451,11 @@ export const SurfaceActionSchema = closed({
   ),
 });
 
-/** The interactive Surface an agent sends as `interaction`; its output is exactly `Surface`. */
-export const SurfaceSchema = v.pipe(
+/**
+ * The interactive Surface an agent sends as `interaction`; its output is exactly `Surface`. Typed
+ * by that output, so a consumer's compiler never expands valibot's types of the whole Surface.
+ */
+export const SurfaceSchema: v.GenericSchema<unknown, Surface> = v.pipe(
   closed({
     mode: v.literal('interactive'),
     title: personText(
@@ -770,8 +774,11 @@ export const WithdrawArgsSchema = closed({
   ),
 });
 
-/** The schema of each tool's arguments, by tool name. */
-export const TOOL_ARGUMENT_SCHEMAS = {
+/**
+ * The schema of each tool's arguments, by tool name. Typed by each tool's validated arguments
+ * (`ToolArgs`), so a consumer's compiler never expands valibot's types of them.
+ */
+export const TOOL_ARGUMENT_SCHEMAS: { readonly [T in ToolName]: v.GenericSchema<unknown, ToolArgs[T]> } = {
   sess_request: RequestArgsSchema,
   sess_response: ResponseArgsSchema,
   sess_publish: PublishArgsSchema,
@@ -779,4 +786,4 @@ export const TOOL_ARGUMENT_SCHEMAS = {
   sess_ask: AskArgsSchema,
   sess_list: ListArgsSchema,
   sess_withdraw: WithdrawArgsSchema,
-} as const;
+};

@@ -44,6 +44,7 @@ import {
   type PublishArgs,
   type RequestArgs,
   type ResponseArgs,
+  SurfaceSchema,
   TOOL_ARGUMENT_SCHEMAS,
   TOOL_NAMES,
   type ToolArgs,
@@ -659,9 +660,7 @@ const SURFACE_TOOLS: ReadonlySet<ToolName> = new Set(['sess_request', 'sess_publ
 export function askToSurface(args: AskArgs): Surface {
   const surface = buildAskSurface(args);
   checkInteractionSize(surface, undefined);
-  const checked = parseShape(TOOL_ARGUMENT_SCHEMAS.sess_request.entries.interaction, surface, [
-    'interaction',
-  ]);
+  const checked = parseShape(SurfaceSchema, surface, ['interaction']);
   checkSurfaceRules(checked, '/interaction');
   return checked;
 }
