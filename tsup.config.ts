@@ -20,7 +20,8 @@ export default defineConfig({
   format: ['esm', 'cjs'],
   dts: true,
   clean: true,
-  sourcemap: true,
+  // No sourcemaps: they would point into src/, which the tarball does not ship.
+  sourcemap: false,
   target: 'node20',
   platform: 'neutral',
   splitting: true,

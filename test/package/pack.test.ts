@@ -67,6 +67,15 @@ describe('the packed tarball', () => {
     expect(stray).toEqual([]);
   });
 
+  it('ships no sourcemaps (they would point into src/, which it does not ship) and no file that names one', () => {
+    const maps = [...files].filter((f) => f.endsWith('.map'));
+    expect(maps).toEqual([]);
+    const built = [...files].filter((f) => f.startsWith('dist/') && /\.(c|m)?js$/.test(f));
+    expect(built.length).toBeGreaterThan(0);
+    const naming = built.filter((f) => readFileSync(`${root}${f}`, 'utf8').includes('//# sourceMappingURL='));
+    expect(naming).toEqual([]);
+  });
+
   it.each(['README.md', ...docs])('every relative link in %s resolves inside the tarball', (from) => {
     const links = relativeLinks(readFileSync(`${root}${from}`, 'utf8'));
     const dead = links.filter((target) => {
