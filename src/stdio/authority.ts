@@ -17,7 +17,13 @@ import {
   type StdioBinding,
 } from '../index.js';
 import { createSessClient } from '../sess/index.js';
-import { type EnvLike, STDIO_ENV, type StdioConfig } from './config.js';
+import {
+  type EnvLike,
+  isUnexpandedPlaceholder,
+  PLACEHOLDER_KEY_MESSAGE,
+  STDIO_ENV,
+  type StdioConfig,
+} from './config.js';
 import { credentialGenerationOf, loadOrCreateCredentialKey } from './credential.js';
 
 /** A store backend that hands out one view per binding (the file store fits). */
@@ -66,6 +72,9 @@ export function createStdioAuthority(options: StdioAuthorityOptions): Authority 
           `${STDIO_ENV.apiKey} is not set. Put your Sess API key in the ${STDIO_ENV.apiKey} environment variable of the server process (never in a chat), then restart the server.`,
           { retryable: false },
         );
+      }
+      if (isUnexpandedPlaceholder(key)) {
+        throw new SessMcpError('NOT_CONFIGURED', PLACEHOLDER_KEY_MESSAGE, { retryable: false });
       }
       if (!KEY_PATTERN.test(key)) {
         throw new SessMcpError(

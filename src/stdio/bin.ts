@@ -14,6 +14,7 @@ import { isSessMcpError } from '../index.js';
 import { openProfileRecords } from '../store/file/index.js';
 import { readStdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
+import { startupNotes } from './env-notes.js';
 import { type RecordsCliIo, runRecordsCli, USAGE } from './records-cli.js';
 import { visible } from './visible.js';
 
@@ -22,6 +23,7 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
   if (first === undefined) {
     // Loaded only to serve: the records commands start without the MCP SDK.
     const { serveSessMcpStdio } = await import('./serve.js');
+    for (const note of startupNotes(process.env)) process.stderr.write(visible(note));
     guardStderr(createStderrDiagnostics(process.stderr));
     serveSessMcpStdio();
     return undefined; // keep running until stdin closes

@@ -91,9 +91,34 @@ export interface StdioConfigPlatform {
 
 const CRASH_STEP_PATTERN = /^[a-z][a-z_]*\.[a-z][a-z_]*(@[1-9][0-9]{0,3})?$/;
 
-function notConfigured(message: string): SessMcpError {
-  return new SessMcpError('NOT_CONFIGURED', message, { retryable: false });
+/** The variable each configuration error is about, by error (the message names it too). */
+const VARIABLE_OF = new WeakMap<SessMcpError, string>();
+
+function notConfigured(variable: string, message: string): SessMcpError {
+  const error = new SessMcpError('NOT_CONFIGURED', message, { retryable: false });
+  VARIABLE_OF.set(error, variable);
+  return error;
 }
+
+/**
+ * The name of the variable a {@link readStdioConfig} error is about (`SESS_API_ORIGIN`, …), for a
+ * diagnostic that must name it without its value; `undefined` for any other error.
+ */
+export function configVariableOf(error: unknown): string | undefined {
+  return error instanceof SessMcpError ? VARIABLE_OF.get(error) : undefined;
+}
+
+/**
+ * True when `value` is a host's placeholder that was never substituted (`${env:SESS_API_KEY}`,
+ * `${SESS_API_KEY}`, `$SESS_API_KEY`) rather than a value: a host configuration copied without the
+ * host expanding it.
+ */
+export function isUnexpandedPlaceholder(value: string): boolean {
+  return /^\$\{[^}]*\}$/.test(value) || /^\$[A-Za-z_][A-Za-z0-9_]*$/.test(value);
+}
+
+/** The message for an API key that is an unexpanded placeholder; it never repeats the value. */
+export const PLACEHOLDER_KEY_MESSAGE = `${STDIO_ENV.apiKey} holds a placeholder such as \${env:${STDIO_ENV.apiKey}} that the host did not substitute, not a key. Put the key itself in the server's environment, or use the host's own syntax for environment variables, then restart the server.`;
 
 /** An optional variable: unset and empty both mean "not set" (hosts expand missing vars to ""). */
 function optional(env: EnvLike, name: string): string | undefined {
@@ -120,7 +145,7 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
 
   const profile = optional(env, STDIO_ENV.profile) ?? DEFAULT_PROFILE;
   if (!PROFILE_NAME_RULE.test(profile)) {
-    throw notConfigured(`${STDIO_ENV.profile} must be ${PROFILE_NAME_RULE.text}.`);
+    throw notConfigured(STDIO_ENV.profile, `${STDIO_ENV.profile} must be ${PROFILE_NAME_RULE.text}.`);
   }
 
   const stateDir = readStateDir(env, os, path, platform.homedir ?? osHomedir);
@@ -138,6 +163,7 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
     const ms = /^[0-9]{1,5}$/.test(maxWait) ? Number(maxWait) : Number.NaN;
     if (!WAIT_MS_RULE.test(ms)) {
       throw notConfigured(
+        STDIO_ENV.maxWaitMs,
         `${STDIO_ENV.maxWaitMs} must be ${WAIT_MS_RULE.text}; it can only lower the ${WAIT_CEILING_MS} ms wait ceiling.`,
       );
     }
@@ -147,7 +173,10 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
   const issuer = optional(env, STDIO_ENV.receiptIssuer);
   if (issuer !== undefined) {
     if (!RECEIPT_ISSUER_RULE.test(issuer)) {
-      throw notConfigured(`${STDIO_ENV.receiptIssuer} must be ${RECEIPT_ISSUER_RULE.text}.`);
+      throw notConfigured(
+        STDIO_ENV.receiptIssuer,
+        `${STDIO_ENV.receiptIssuer} must be ${RECEIPT_ISSUER_RULE.text}.`,
+      );
     }
     config.receiptIssuer = issuer;
   }
@@ -155,7 +184,10 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
   const workspace = optional(env, STDIO_ENV.expectedWorkspaceId);
   if (workspace !== undefined) {
     if (!SESS_ID_RULE.test(workspace)) {
-      throw notConfigured(`${STDIO_ENV.expectedWorkspaceId} must be a workspace ID: ${SESS_ID_RULE.text}.`);
+      throw notConfigured(
+        STDIO_ENV.expectedWorkspaceId,
+        `${STDIO_ENV.expectedWorkspaceId} must be a workspace ID: ${SESS_ID_RULE.text}.`,
+      );
     }
     config.expectedWorkspaceId = workspace;
   }
@@ -164,6 +196,7 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
   if (tools !== undefined) {
     if (!TOOL_SET_RULE.test(tools)) {
       throw notConfigured(
+        STDIO_ENV.tools,
         `${STDIO_ENV.tools} must be ${TOOL_SET_RULE.text.replaceAll('"', '')}, or unset for every tool.`,
       );
     }
@@ -174,6 +207,7 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
   if (inputSchemas !== undefined) {
     if (!INPUT_SCHEMAS_RULE.test(inputSchemas)) {
       throw notConfigured(
+        STDIO_ENV.inputSchemas,
         `${STDIO_ENV.inputSchemas} must be ${INPUT_SCHEMAS_RULE.text.replaceAll('"', '')}, or unset for exact.`,
       );
     }
@@ -184,6 +218,7 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
   if (crashAt !== undefined && allowInsecureLocalhost) {
     if (!CRASH_STEP_PATTERN.test(crashAt)) {
       throw notConfigured(
+        STDIO_ENV.crashAt,
         `${STDIO_ENV.crashAt} must be a step name such as create.after_intent_saved, optionally with @N for its Nth time.`,
       );
     }
@@ -196,7 +231,7 @@ function readFlag(env: EnvLike, name: string): boolean {
   const value = optional(env, name);
   if (value === undefined || value === '0') return false;
   if (value === '1') return true;
-  throw notConfigured(`${name} must be 1 or unset.`);
+  throw notConfigured(name, `${name} must be 1 or unset.`);
 }
 
 function readOrigin(env: EnvLike, allowInsecureLocalhost: boolean): string {
@@ -208,6 +243,7 @@ function readOrigin(env: EnvLike, allowInsecureLocalhost: boolean): string {
     // The client's message names the rule and never repeats the value (which may hold credentials).
     const reason = error instanceof SessApiError ? error.message : 'it is not a valid origin.';
     throw notConfigured(
+      STDIO_ENV.apiOrigin,
       `${STDIO_ENV.apiOrigin} is not usable: ${reason} Use an HTTPS origin without path, query, fragment or credentials, such as ${DEFAULT_SESS_ORIGIN}.`,
     );
   }
@@ -217,7 +253,7 @@ function readStateDir(env: EnvLike, os: string, path: typeof posixPath, homedir:
   const explicit = optional(env, STDIO_ENV.stateDir);
   if (explicit !== undefined) {
     if (explicit.includes('\0') || !path.isAbsolute(explicit)) {
-      throw notConfigured(`${STDIO_ENV.stateDir} must be an absolute path.`);
+      throw notConfigured(STDIO_ENV.stateDir, `${STDIO_ENV.stateDir} must be an absolute path.`);
     }
     return path.resolve(explicit);
   }
@@ -225,6 +261,7 @@ function readStateDir(env: EnvLike, os: string, path: typeof posixPath, homedir:
     const local = optional(env, 'LOCALAPPDATA');
     if (local === undefined || !path.isAbsolute(local)) {
       throw notConfigured(
+        STDIO_ENV.stateDir,
         `Set ${STDIO_ENV.stateDir} to an absolute path: LOCALAPPDATA is not an absolute path.`,
       );
     }
@@ -242,7 +279,10 @@ function readStateDir(env: EnvLike, os: string, path: typeof posixPath, homedir:
     }
   }
   if (home === undefined || home === '' || !path.isAbsolute(home)) {
-    throw notConfigured(`Set ${STDIO_ENV.stateDir} to an absolute path: no home directory was found.`);
+    throw notConfigured(
+      STDIO_ENV.stateDir,
+      `Set ${STDIO_ENV.stateDir} to an absolute path: no home directory was found.`,
+    );
   }
   return path.join(path.resolve(home), '.local', 'state', 'sess-mcp');
 }

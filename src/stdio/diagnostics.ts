@@ -1,6 +1,6 @@
 /**
  * Diagnostics of the stdio server: one JSON line per event on stderr, holding only a fixed event
- * name and, at most, a code, a tool name, a state word and a duration.
+ * name and, at most, a code, a tool name, a state word, a duration and the name of a variable.
  *
  * The sink re-checks every field against a strict pattern and drops anything else, so even a
  * caller that passed a value by mistake cannot put a link, key, handle, receipt or answer on
@@ -16,11 +16,14 @@ export interface LineWriterLike {
 }
 
 const WORD = /^[a-z][a-z0-9_.]{0,63}$/;
+/** An environment variable's or an option's name: a name, never a value. */
+const VARIABLE = /^(?:[A-Z][A-Z0-9_]{0,63}|[a-z][A-Za-z0-9]{0,63})$/;
 
 /**
  * Keep only what a diagnostic line may hold. Event and state are lower-case words (`a-z`, digits,
  * `_` and `.`), the tool a `sess_*` word, the code a member of the error table, `ms` a finite
- * non-negative number rounded to whole milliseconds. An event that fails its pattern becomes
+ * non-negative number rounded to whole milliseconds, `variable` an upper-case environment name or
+ * a camel-case option name. An event that fails its pattern becomes
  * `invalid_event`.
  */
 export function sanitizeDiagnostic(event: DiagnosticEvent): DiagnosticEvent {
@@ -32,6 +35,7 @@ export function sanitizeDiagnostic(event: DiagnosticEvent): DiagnosticEvent {
   if (typeof event.state === 'string' && WORD.test(event.state)) out.state = event.state;
   if (typeof event.ms === 'number' && Number.isFinite(event.ms) && event.ms >= 0)
     out.ms = Math.round(event.ms);
+  if (typeof event.variable === 'string' && VARIABLE.test(event.variable)) out.variable = event.variable;
   return out;
 }
 

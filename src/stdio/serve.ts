@@ -13,7 +13,7 @@ import { createSessMcpServer } from '../faces/sess-server.js';
 import { createSessEngine, type DurableStep, isSessMcpError, SessMcpError } from '../index.js';
 import { createFileHandleStore } from '../store/file/index.js';
 import { createStdioAuthority } from './authority.js';
-import { type EnvLike, readStdioConfig, type StdioConfig } from './config.js';
+import { configVariableOf, type EnvLike, readStdioConfig, type StdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
 
 /** A readable stream (stdin) as the SDK's stdio transport uses it. */
@@ -66,7 +66,12 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
     config = isSessMcpError(error)
       ? error
       : new SessMcpError('NOT_CONFIGURED', 'The server configuration cannot be read.', { retryable: false });
-    diagnostics({ event: 'config_invalid', code: 'NOT_CONFIGURED' });
+    const variable = configVariableOf(error);
+    diagnostics({
+      event: 'config_invalid',
+      code: 'NOT_CONFIGURED',
+      ...(variable === undefined ? {} : { variable }),
+    });
   }
 
   const authority = createStdioAuthority({

@@ -45,6 +45,46 @@ describe('configuration of the stdio server', () => {
     expect(error.retryable).toBe(false);
     expect(error.message).toContain('SESS_API_KEY');
     expect(sess.stats.of().sessionsCreated).toBe(0);
+    // The owner reading the host's log of the server's stderr learns it at start, in words.
+    expect(server.stderr()).toMatch(
+      /^sess-mcp: SESS_API_KEY is not set: every tool call will answer NOT_CONFIGURED/m,
+    );
+  });
+
+  it('refuses an unexpanded placeholder as the key, saying so at start and at the call, never repeating it', async () => {
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the literal a host left unexpanded.
+    const stack = await stdio.start({ client: 'v1', env: { SESS_API_KEY: '${env:SESS_API_KEY}' } });
+    const { server, sess } = stack;
+    const error = errorOf(await server.callTool('sess_request', { interaction: surface }));
+    expect(error.code).toBe('NOT_CONFIGURED');
+    expect(error.message).toMatch(
+      /^SESS_API_KEY holds a placeholder such as \$\{env:SESS_API_KEY\} that the host did not substitute/,
+    );
+    expect(server.stderr()).toMatch(/^sess-mcp: SESS_API_KEY holds a placeholder/m);
+    expect(sess.stats.of().sessionsCreated).toBe(0);
+    expect(sess.stats.requests.create ?? 0).toBe(0);
+  });
+
+  it('names each SESS_* variable it does not read at start, with the one probably meant, never a value', async () => {
+    const values = ['https://origin-typo-value.example', 'work-profile-typo-value', 'unrelated-value-0001'];
+    for (const value of values) stdio.audit.secret(value, "an unknown variable's value");
+    const stack = await stdio.start({
+      client: 'v1',
+      env: { SESS_API_URL: values[0], SESS_MCP_PROFIL: values[1], SESS_SOMETHING_ELSE: values[2] },
+    });
+    const notes = stack.server
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('sess-mcp: '));
+    expect(notes).toEqual([
+      'sess-mcp: SESS_API_URL is not a variable sess-mcp reads; it is ignored. Did you mean SESS_API_ORIGIN?',
+      'sess-mcp: SESS_MCP_PROFIL is not a variable sess-mcp reads; it is ignored. Did you mean SESS_MCP_PROFILE?',
+      'sess-mcp: SESS_SOMETHING_ELSE is not a variable sess-mcp reads; it is ignored.',
+    ]);
+    // Only a warning: the server serves.
+    expect(interactionOf(await stack.server.callTool('sess_request', { interaction: surface })).state).toBe(
+      'waiting',
+    );
   });
 
   it.each([
@@ -60,7 +100,9 @@ describe('configuration of the stdio server', () => {
     expect(error.code).toBe('NOT_CONFIGURED');
     expect(error.message).toContain(name);
     expect(error.message).not.toContain(value);
-    expect(server.stderr()).toContain('"event":"config_invalid","code":"NOT_CONFIGURED"');
+    expect(server.stderr()).toContain(
+      `"event":"config_invalid","code":"NOT_CONFIGURED","variable":"${name}"`,
+    );
     expect(sess.stats.of().sessionsCreated).toBe(0);
   });
 
@@ -233,7 +275,9 @@ describe('configuration of the stdio server', () => {
       const event = JSON.parse(line) as Record<string, unknown>;
       expect(event.source).toBe('sess-mcp');
       expect(
-        Object.keys(event).every((k) => ['source', 'event', 'code', 'tool', 'state', 'ms'].includes(k)),
+        Object.keys(event).every((k) =>
+          ['source', 'event', 'code', 'tool', 'state', 'ms', 'variable'].includes(k),
+        ),
       ).toBe(true);
     }
     expect(stack.server.stderr()).not.toContain(created.handle);

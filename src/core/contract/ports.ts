@@ -529,6 +529,8 @@ export interface DiagnosticEvent {
   tool?: string;
   state?: string;
   ms?: number;
+  /** The name (never the value) of the configuration variable or option the event is about. */
+  variable?: string;
 }
 
 /** Where diagnostics go (stderr for stdio, the host's sink for HTTP). */
