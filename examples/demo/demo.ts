@@ -292,7 +292,9 @@ export async function runDemo(out: DemoOutput, options: DemoOptions = {}): Promi
     const sessLink = new URL(asked.humanUrl);
     const link = new URL(sessLink.pathname + sessLink.search, linkOrigin).href;
     out.line();
-    out.line(`  Open this on your phone: ${link}`);
+    // A loopback link opens on this computer only: say so, and keep "phone" for a link that a
+    // phone on the same network can open.
+    out.line(`  Open this ${isWildcard(bind) ? 'on your phone' : 'in your browser'}: ${link}`);
     if (isWildcard(bind)) {
       out.line('  or scan it:');
       for (const row of await qrLines(link)) out.line(`  ${row}`);
@@ -361,6 +363,7 @@ export async function runDemo(out: DemoOutput, options: DemoOptions = {}): Promi
     out.line();
 
     out.line('Agent → sess_complete');
+    const pageRequests = sess.stats.requests.page ?? 0;
     const completed = await call('sess_complete', {
       handle,
       expected_revision: second.revision,
@@ -371,9 +374,48 @@ export async function runDemo(out: DemoOutput, options: DemoOptions = {}): Promi
       `  completed: ${second.action === 'send' ? 'the invite is on its way' : 'no invite sent'}; the page now says "Done".`,
     );
     if (answering !== undefined) await answering;
+    else await finalPageShown(sess, pageRequests, out, signal);
   } finally {
     for (const close of closers.reverse()) await close().catch(() => {});
   }
+}
+
+/** How long the runtime stays up after `sess_complete` for an open page to show "Done". */
+export const FINAL_PAGE_GRACE_MS = 10_000;
+
+/**
+ * Keep the runtime (and so the answer page) up until the person's open page has fetched its final
+ * state, or for {@link FINAL_PAGE_GRACE_MS}: the page learns of the completion from its watch and
+ * then fetches itself again, so the demo must not take the page's server away first.
+ */
+async function finalPageShown(
+  sess: LocalSess,
+  pageRequestsBefore: number,
+  out: DemoOutput,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  out.line(`  (keeping the page up until it shows "Done", at most ${seconds(FINAL_PAGE_GRACE_MS)})`);
+  const until = Date.now() + FINAL_PAGE_GRACE_MS;
+  let seen = pageRequestsBefore;
+  let quietSince: number | undefined;
+  while (Date.now() < until && signal?.aborted !== true) {
+    const now = sess.stats.requests.page ?? 0;
+    if (now > seen) {
+      // The page asked again (its watch ended, it fetched itself): wait until it is quiet.
+      seen = now;
+      quietSince = Date.now();
+    } else if (quietSince !== undefined && Date.now() - quietSince >= PAGE_QUIET_MS) {
+      return;
+    }
+    await sleep(50);
+  }
+}
+
+/** How long the page must stay quiet after its last request before the demo takes it down. */
+const PAGE_QUIET_MS = 500;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** The first of `pending` and a failure of `person`: the person's success alone never wins. */

@@ -18,7 +18,7 @@ const HAVE_CHROMIUM = existsSync(CHROMIUM);
 const LAN = Object.values(networkInterfaces())
   .flat()
   .find((info) => info?.family === 'IPv4' && !info.internal)?.address;
-const LINK = /Open this on your phone: (http:\/\/\S+)/;
+const LINK = /Open this (?:on your phone|in your browser): (http:\/\/\S+)/;
 
 interface Run {
   child: ChildProcess;
@@ -105,7 +105,7 @@ describe.concurrent('npm start (the newcomer demo)', { timeout: 120_000 }, () =>
       const steps = [
         /Agent connected over MCP: .*sess_ask/,
         /Agent → sess_ask: "What time works for a call tomorrow\?"/,
-        /Open this on your phone: http:\/\/127\.0\.0\.1:\d+\/s\/[A-Za-z0-9_-]+\n/,
+        /Open this in your browser: http:\/\/127\.0\.0\.1:\d+\/s\/[A-Za-z0-9_-]+\n/,
         /✓ Verified answer \(signed receipt checked, revision 1\)\n {4}action: submit\n {4}slot: 13:00\n {4}note: Bring the new onboarding mock-ups\.\n {4}urgency: 4\n/,
         /Agent → sess_publish: a follow-up/,
         /published revision 2/,
@@ -178,6 +178,6 @@ describe.concurrent('npm start (the newcomer demo)', { timeout: 120_000 }, () =>
     expect(await run.exited).toBe(1);
     expect(run.stderr()).toContain('--auto needs Chromium at /nonexistent/chromium');
     expect(run.stderr()).toContain('No browser is downloaded.');
-    expect(run.stdout()).not.toContain('Open this on your phone');
+    expect(run.stdout()).not.toContain('Open this');
   });
 });

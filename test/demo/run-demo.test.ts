@@ -94,7 +94,7 @@ describe('runDemo', { timeout: 60_000 }, () => {
     expect(statuses).toEqual([303, 303]);
     expect(askedToContinue).toBe(1);
     expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/s\/[A-Za-z0-9_-]+$/);
-    expect(out.lines).toContain(`  Open this on your phone: ${link}`);
+    expect(out.lines).toContain(`  Open this in your browser: ${link}`);
     // The first call and three more, all unanswered, before the host asked the person to continue.
     expect(waitingWhenAsked).toBe(4);
     const text = out.text();
