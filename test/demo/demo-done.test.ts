@@ -7,34 +7,12 @@
  * Needs Debian's Chromium (`/usr/bin/chromium` or `SESS_TEST_CHROMIUM`): skipped without it,
  * except under `CI`, where a missing browser fails.
  */
-import { EventEmitter, once } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { type DemoOutput, runDemo } from '../../examples/demo/demo.js';
 import { haveChromium, launchAutoPerson } from '../../examples/demo/person.js';
+import { recorder } from './recorder.js';
 
 const LINK = /^ {2}Open this in your browser: (http:\/\/127\.0\.0\.1:\d+\/s\/[A-Za-z0-9_-]+)$/;
-
-/** The demo's lines, and a promise of the first that matches `pattern`. */
-function recorder(): DemoOutput & { lines: string[]; first(pattern: RegExp): Promise<RegExpMatchArray> } {
-  const lines: string[] = [];
-  const events = new EventEmitter();
-  return {
-    lines,
-    line(text = '') {
-      lines.push(text);
-      events.emit('line', text);
-    },
-    async first(pattern) {
-      for (;;) {
-        for (const line of lines) {
-          const match = line.match(pattern);
-          if (match !== null) return match;
-        }
-        await once(events, 'line');
-      }
-    },
-  };
-}
 
 describe('the demo without --auto, answered in a real browser', () => {
   it.skipIf(!haveChromium() && !process.env.CI)(

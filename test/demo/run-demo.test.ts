@@ -7,35 +7,11 @@
  * without an answer, then "say continue"), the answer shown is the one the person sent, and a
  * failing person ends the demo with everything it started closed.
  */
-import { EventEmitter, once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import {
-  DEMO_ASK,
-  DemoError,
-  type DemoOutput,
-  type DemoPerson,
-  followUpSurface,
-  runDemo,
-} from '../../examples/demo/demo.js';
+import { DEMO_ASK, DemoError, type DemoPerson, followUpSurface, runDemo } from '../../examples/demo/demo.js';
 import { buildAskSurface } from '../../src/core/model/ask-surface.js';
 import { answerToForm } from '../../src/testing/page/index.js';
-
-/** Collects the demo's lines and announces each one. */
-function recorder(): DemoOutput & { lines: string[]; text(): string; seen(pattern: RegExp): Promise<void> } {
-  const lines: string[] = [];
-  const events = new EventEmitter();
-  return {
-    lines,
-    line(text = '') {
-      lines.push(text);
-      events.emit('line', text);
-    },
-    text: () => lines.join('\n'),
-    async seen(pattern) {
-      while (!lines.some((l) => pattern.test(l))) await once(events, 'line');
-    },
-  };
-}
+import { recorder } from './recorder.js';
 
 /** POST the form a browser would send for `answer` at `revision`; the page answers 303 when accepted. */
 async function post(
