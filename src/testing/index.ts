@@ -34,6 +34,7 @@ export { DEFAULT_PLAN, type LocalPlan, type LocalWorkspaceStats } from './model/
 export { checkSurfaceRules, SESS_SURFACE_LIMITS, type SurfaceViolation } from './model/surface-rules.js';
 export type { LocalWithdrawal } from './model/withdrawals.js';
 export { startLocalSess } from './server/runtime.js';
+export { AnswerRefusedError } from './server/runtime-person.js';
 export type {
   LocalSess,
   LocalSessionSnapshot,

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { DurableStep } from '../../src/core/engine/types.js';
 import type { InteractionState } from '../../src/core/model/record.js';
 import { STEP_NAMES } from '../support/durable-steps.js';
+import { answerStatus } from '../support/local-sess.js';
 import { approveAnswer, approveSurface, type Harness, sessionIdOf, useHarnessLifecycle } from './harness.js';
 
 const harnesses = useHarnessLifecycle();
@@ -63,7 +64,7 @@ describe('sess_withdraw of a waiting Session', () => {
     expect(page.status).toBe(410);
     expect(page.html).toContain('This question was withdrawn.');
     expect(page.html).toContain('Sorted out in chat');
-    const submit = await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const submit = await h.sess.submitAnswer(created.humanUrl, approveAnswer, { expectStatus: 410 });
     expect(submit.status).toBe(410);
     expect(h.sess.sessions.byUrl(created.humanUrl)?.view.responses).toEqual([]);
 
@@ -472,8 +473,13 @@ describe('sess_withdraw of an Ask', () => {
     expect(page.status).toBe(410);
     expect(page.html).toContain('This question was withdrawn.');
     expect(
-      (await h.sess.submitAnswer(second.humanUrl as string, { action: 'submit', values: { day: 'Tue' } }))
-        .status,
+      (
+        await h.sess.submitAnswer(
+          second.humanUrl as string,
+          { action: 'submit', values: { day: 'Tue' } },
+          { expectStatus: 410 },
+        )
+      ).status,
     ).toBe(410);
 
     expect(await stateOf(h, handle)).toMatchObject({
@@ -590,18 +596,18 @@ describe('a crash at every durable step of a withdraw', () => {
       expect((await crashing.call('sess_withdraw', args)).isError).toBe(true);
       // The in-flight request of the crashed call may still land: let it.
       await new Promise((resolve) => setTimeout(resolve, 50));
-      const submitted = await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+      const submitted = await answerStatus(h.sess, created.humanUrl, approveAnswer);
       const repeat = await h.call('sess_withdraw', args);
       const snapshot = h.sess.sessions.byUrl(created.humanUrl);
       if (repeat.ok) {
         expect(repeat.interaction.state).toBe('withdrawn');
-        expect(submitted.status).toBe(410);
+        expect(submitted).toBe(410);
         expect(snapshot?.view.responses).toEqual([]);
         expect(h.sess.stats.of().sessionsWithdrawn).toBe(1);
         expect((await stateOf(h, created.handle)).kind).toBe('withdrawn');
       } else {
         expect(repeat.error.code).toBe('ANSWER_ARRIVED');
-        expect(submitted.status).toBe(303);
+        expect(submitted).toBe(303);
         expect(h.sess.stats.of().sessionsWithdrawn).toBe(0);
         const read = await h.ok('sess_response', { handle: created.handle, revision: 1, wait_ms: 2_000 });
         expect(read).toMatchObject({ state: 'answered', response: { values: approveAnswer.values } });

@@ -463,9 +463,12 @@ describe('form encoding', () => {
       tip: '1,5',
       car: 'truck',
       rating: 9,
-      child_seat: false,
+      // Not "no": what a box cannot post stays as posted, and validation refuses it.
+      child_seat: 'yes',
       notes: 'a\nb',
     });
+    expect(formToAnswer(TRIP, new URLSearchParams('')).values.child_seat).toBe(false);
+    expect(formToAnswer(TRIP, new URLSearchParams('v:child_seat=true')).values.child_seat).toBe(true);
     expect(formToAnswer(TRIP, new URLSearchParams('v:tip= 2.5e1 ')).values.tip).toBe(25);
     expect(formToAnswer(TRIP, new URLSearchParams('v:tip=Infinity')).values.tip).toBe('Infinity');
     expect(formToAnswer(TRIP, new URLSearchParams('v:tip=0x10')).values.tip).toBe('0x10');

@@ -35,6 +35,7 @@ import {
   settle,
 } from '../support/crash-cell.js';
 import { type CrashPoint, STEP_NAMES, type StepName } from '../support/durable-steps.js';
+import { answerStatus } from '../support/local-sess.js';
 
 /** The tools a row can drive; each has one scenario in {@link SCENARIOS}. */
 type CrashTool = 'sess_ask' | 'sess_withdraw';
@@ -396,7 +397,7 @@ async function sessionWithdraw(cx: CellContext, point: CrashRow<'sess_withdraw'>
     // The person's page refuses a submit, and Sess holds no answer.
     const refused = { action: 'yes', values: { note: `too late, ${step}` } };
     c.audit.answer(refused.values);
-    expect((await sess.submitAnswer(humanUrl, refused)).status).toBe(410);
+    expect((await sess.submitAnswer(humanUrl, refused, { expectStatus: 410 })).status).toBe(410);
     expect(snapshot()?.view).toMatchObject({ status: 'withdrawn', responses: [] });
     expect(
       interactionOf(
@@ -446,7 +447,7 @@ async function askClose(cx: CellContext, point: CrashRow<'sess_withdraw'>): Prom
   // A respondent answers while the server is down: accepted exactly when the close did not land.
   const values = { note: `answered while the server was down, ${step}` };
   c.audit.answer(values);
-  const late = await sess.submitAnswer(open[0]!, { action: 'submit', values });
+  const late = { status: await answerStatus(sess, open[0]!, { action: 'submit', values }) };
   const accepted = late.status < 400;
   // Right after the send the close may still be landing: the submit's own status says which came
   // first, and the answer must then be returned exactly when it was accepted.
@@ -471,7 +472,9 @@ async function askClose(cx: CellContext, point: CrashRow<'sess_withdraw'>): Prom
   // The still open page refuses a submit, no one new starts, and every answer given is returned.
   const refused = { note: `too late, ${step}` };
   c.audit.answer(refused);
-  expect((await sess.submitAnswer(open[1]!, { action: 'submit', values: refused })).status).toBe(410);
+  expect(
+    (await sess.submitAnswer(open[1]!, { action: 'submit', values: refused }, { expectStatus: 410 })).status,
+  ).toBe(410);
   expect((await sess.startRespondent(askUrl)).humanUrl).toBeUndefined();
   const { got, answers } = await readAskAnswers(server, created.handle, given);
   expect(got).toMatchObject({

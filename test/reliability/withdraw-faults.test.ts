@@ -131,7 +131,9 @@ async function sessionSubject(harness: Harness): Promise<Subject> {
     changed: () => harness.sess.sessions.get(sessionId)?.view.status === 'withdrawn',
     count: () => harness.sess.stats.of().sessionsWithdrawn,
     async after(done) {
-      const submit = await harness.sess.submitAnswer(created.humanUrl, approveAnswer);
+      const submit = await harness.sess.submitAnswer(created.humanUrl, approveAnswer, {
+        expectStatus: done ? 410 : 303,
+      });
       if (done) {
         expect(submit.status).toBe(410);
         expect(harness.sess.sessions.get(sessionId)?.view.responses).toEqual([]);
@@ -171,10 +173,11 @@ async function askSubject(harness: Harness): Promise<Subject> {
     changed: () => harness.sess.asks.get(askId)?.status === 'closed',
     count: () => harness.sess.stats.of().asksClosed,
     async after(done) {
-      const submit = await harness.sess.submitAnswer(second.humanUrl!, {
-        action: 'submit',
-        values: { day: 'Tue' },
-      });
+      const submit = await harness.sess.submitAnswer(
+        second.humanUrl!,
+        { action: 'submit', values: { day: 'Tue' } },
+        { expectStatus: done ? 410 : 303 },
+      );
       expect(submit.status).toBe(done ? 410 : 303);
       const read = await harness.ok('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 });
       const want = done ? [{ day: 'Mon' }] : [{ day: 'Mon' }, { day: 'Tue' }];

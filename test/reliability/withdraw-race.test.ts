@@ -17,6 +17,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Answer } from '../../src/core/model/surface.js';
 import { approveAnswer, type Harness, type Outcome, sessionIdOf, startHarness } from '../engine/harness.js';
+import { answerStatus } from '../support/local-sess.js';
 
 const RUNS = 25;
 const LOST_RUNS = 10;
@@ -55,7 +56,7 @@ async function race(scenario: Scenario, run: number, agentWaiting = false) {
       const held = h.sess.faults.hold('withdraw', scenario === 'answer_before' ? 'arrival' : 'commit');
       const pending = h.call('sess_withdraw', args);
       await held.reached;
-      submitStatus = (await h.sess.submitAnswer(created.humanUrl, answer)).status;
+      submitStatus = await answerStatus(h.sess, created.humanUrl, answer);
       held.release();
       withdraw = await pending;
       break;
@@ -66,7 +67,7 @@ async function race(scenario: Scenario, run: number, agentWaiting = false) {
       else h.sess.faults.drop('withdraw');
       const lost = await h.call('sess_withdraw', args);
       expect(lost.ok ? undefined : lost.error.code).toBe('OUTCOME_UNKNOWN');
-      submitStatus = (await h.sess.submitAnswer(created.humanUrl, answer)).status;
+      submitStatus = await answerStatus(h.sess, created.humanUrl, answer);
       // While the outcome is unknown, sess_response waits for the identical repeat.
       const meanwhile = await h.call('sess_response', { handle: created.handle, revision: 1 });
       expect(meanwhile.ok ? undefined : meanwhile.error.code).toBe('MUTATION_PENDING');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionViewProblem } from '../../src/sess/view-checks.js';
-import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { AnswerRefusedError, type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { expectError } from '../support/wire-error.js';
 import { sessionViewOf } from '../support/wire-views.js';
 import { ANSWER, answeredSession, call, createSession, newKey, sampleSurface } from './helpers.js';
@@ -192,7 +192,9 @@ describe('answer, publish, complete', () => {
     expect(sess.sessions.get(s.id)!.surfaces[1]!.title).toBe('Anything else?');
 
     // The page now shows the follow-up; a post for revision 1 is stale.
-    expect((await sess.submitAnswer(s.human_url, ANSWER, { revision: 1 })).status).toBe(409);
+    expect((await sess.submitAnswer(s.human_url, ANSWER, { revision: 1, expectStatus: 409 })).status).toBe(
+      409,
+    );
     expect(
       (await sess.submitAnswer(s.human_url, { action: 'stop', values: { message: 'no', push: false } }))
         .status,
@@ -225,7 +227,7 @@ describe('answer, publish, complete', () => {
     );
     const shown = await sess.openPage(s.human_url);
     expect(shown.status).toBe(200);
-    expect((await sess.submitAnswer(s.human_url, ANSWER)).status).toBe(409);
+    expect((await sess.submitAnswer(s.human_url, ANSWER, { expectStatus: 409 })).status).toBe(409);
   });
 
   it('serves the page with no-store, no-referrer and a script-free CSP; unknown links are 404', async () => {
@@ -243,14 +245,50 @@ describe('answer, publish, complete', () => {
 
   it('keeps the form and shows errors for an invalid answer (422), without recording it', async () => {
     const s = await createSession(sess);
-    const res = await sess.submitAnswer(s.human_url, {
-      action: 'approve',
-      values: { message: '', push: false },
-    });
+    const res = await sess.submitAnswer(
+      s.human_url,
+      { action: 'approve', values: { message: '', push: false } },
+      { expectStatus: 422 },
+    );
     expect(res.status).toBe(422);
     expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('active');
-    const bad = await sess.submitAnswer(s.human_url, { action: 'nope', values: { message: 'x' } });
+    const bad = await sess.submitAnswer(
+      s.human_url,
+      { action: 'nope', values: { message: 'x' } },
+      { expectStatus: 422 },
+    );
     expect(bad.status).toBe(422);
+  });
+
+  it('submitAnswer refuses what the page would refuse, with its messages, and a refusal the page gave', async () => {
+    const s = await createSession(sess);
+    // A value that does not fit its field's schema: refused with the page's message, nothing posted.
+    const before = sess.stats.requests.page ?? 0;
+    const typed = await sess
+      .submitAnswer(s.human_url, { action: 'approve', values: { message: 'x', push: 'yes' } })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(typed).toBeInstanceOf(AnswerRefusedError);
+    expect(typed).toMatchObject({
+      status: 422,
+      pageErrors: ['Tick the box for yes, or leave it empty for no.'],
+    });
+    expect(sess.stats.requests.page ?? 0).toBe(before);
+    // Posted as it is, the page refuses it with the same message (not read as "no").
+    const posted = await sess.submitAnswer(
+      s.human_url,
+      { action: 'approve', values: { message: 'x', push: 'yes' } },
+      { expectStatus: 422 },
+    );
+    expect(posted.html).toContain('Tick the box for yes, or leave it empty for no.');
+    expect((await call(sess, 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('active');
+    // Accepted once; a second answer at that revision is the page's own refusal.
+    await sess.submitAnswer(s.human_url, ANSWER);
+    await expect(sess.submitAnswer(s.human_url, ANSWER)).rejects.toThrow(
+      /^submitAnswer: the page answered 409: .+ \(pass \{ expectStatus \} to test a refusal\)\.$/,
+    );
   });
 });
 

@@ -100,7 +100,7 @@ describe('Asks', () => {
     let view = await readAsk(ask.id);
     expect(view.respondents[0]!.status).toBe('expired');
     expect(view.status).toBe('open');
-    expect((await sess().submitAnswer(r.humanUrl!, ANSWER)).status).toBe(410);
+    expect((await sess().submitAnswer(r.humanUrl!, ANSWER, { expectStatus: 410 })).status).toBe(410);
     sess().clock.advance(600_000);
     view = await readAsk(ask.id);
     expect(view.status).toBe('closed');

@@ -43,8 +43,8 @@ describe('sess.onAnswer', () => {
     expect(seen).toEqual([{ sessionId: s.id, revision: 1, answered: 1, held: 0, pageAnswered: false }]);
     expect((await held).json.status).toBe('answered');
     // Refused (the Session is answered already): no call.
-    const again = await sess.submitAnswer(s.human_url, ANSWER);
-    expect(again.status).not.toBe(500);
+    const again = await sess.submitAnswer(s.human_url, ANSWER, { expectStatus: 409 });
+    expect(again.status).toBe(409);
     expect(seen).toHaveLength(1);
     off();
     const other = await createSession(sess);

@@ -34,7 +34,11 @@ it('writes nothing anywhere during a round with refusals, faults, an Ask and an 
       key: newKey(),
     });
     await call(sess, 'GET', '/v1/sessions/ses_nope', { apiKey: 'sk_wrong' });
-    await sess.submitAnswer(s.human_url, { action: 'approve', values: { message: '' } });
+    await sess.submitAnswer(
+      s.human_url,
+      { action: 'approve', values: { message: '' } },
+      { expectStatus: 422 },
+    );
     sess.faults.tamperReceipt('get', { mode: 'signature' });
     sess.faults.malformed('wait');
     await sess.submitAnswer(s.human_url, ANSWER);

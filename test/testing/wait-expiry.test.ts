@@ -141,7 +141,7 @@ describe('link lifetime on the clock', () => {
     expect(lapsedPage.status).toBe(200);
     expect(lapsedPage.html).toContain(`${new URL(s.human_url).pathname}/extend`);
     // A submit on a lapsed link is refused; more time reopens it.
-    expect((await sess().submitAnswer(s.human_url, ANSWER)).status).toBe(410);
+    expect((await sess().submitAnswer(s.human_url, ANSWER, { expectStatus: 410 })).status).toBe(410);
     const ext = await sess().extend(s.human_url);
     expect(ext.status).toBe(303);
     const reopened = (await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json;
@@ -152,7 +152,7 @@ describe('link lifetime on the clock', () => {
     const expired = (await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json;
     expect(expired.status).toBe('expired');
     expect((await sess().extend(s.human_url)).status).toBe(410);
-    expect((await sess().submitAnswer(s.human_url, ANSWER)).status).toBe(410);
+    expect((await sess().submitAnswer(s.human_url, ANSWER, { expectStatus: 410 })).status).toBe(410);
     expect((await sess().openPage(s.human_url)).status).toBe(410);
     sess().clock.set(sess().clock.now() - 90_000_000);
     expect((await call(sess(), 'GET', `/v1/sessions/${s.id}`)).json.status).toBe('expired');

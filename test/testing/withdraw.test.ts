@@ -63,7 +63,7 @@ describe('POST /v1/sessions/{id}/withdraw', () => {
     expect(page.html).not.toContain('<b>today</b>');
     expect(page.html).not.toContain('<form');
 
-    const submit = await sess().submitAnswer(s.human_url, ANSWER);
+    const submit = await sess().submitAnswer(s.human_url, ANSWER, { expectStatus: 410 });
     expect(submit.status).toBe(410);
     expect(submit.html).toContain('This question was withdrawn.');
     expect(sess().sessions.get(s.id)?.view.responses ?? []).toHaveLength(0);
@@ -229,7 +229,7 @@ describe('POST /v1/asks/{id}/close', () => {
     const bPage = await sess().openPage(b.humanUrl!);
     expect(bPage.status).toBe(410);
     expect(bPage.html).toContain('We have enough answers');
-    expect((await sess().submitAnswer(b.humanUrl!, ANSWER)).status).toBe(410);
+    expect((await sess().submitAnswer(b.humanUrl!, ANSWER, { expectStatus: 410 })).status).toBe(410);
     const newcomer = await sess().startRespondent(ask.human_url);
     expect(newcomer.status).toBe(410);
     expect(newcomer.html).toContain('This question was withdrawn.');

@@ -75,7 +75,8 @@ function parseNumber(raw: string | null): number | string | undefined {
 /**
  * Turns a posted form into the action and the raw values of every field. Values are not checked
  * here: a number that does not parse stays a string, an unknown choice stays as posted.
- * Text fields always have a string (empty when left blank); booleans are `true` or `false`;
+ * Text fields always have a string (empty when left blank); booleans are `true` or `false` (or
+ * the posted text when it is neither);
  * multi-choices are arrays; an empty number, choice or rating is left out. The posted body is
  * read as `new URLSearchParams(body)`.
  */
@@ -92,9 +93,13 @@ export function formToAnswer(
         // Browsers post a textarea's line breaks as CRLF; the answer uses LF.
         entries.push([field.name, (form.get(key) ?? '').replace(/\r\n?/g, '\n')]);
         break;
-      case 'boolean':
-        entries.push([field.name, form.get(key) === 'true']);
+      case 'boolean': {
+        // A ticked box posts `true` and an unticked one nothing; anything else stays as posted,
+        // so validation refuses it rather than reading it as "no".
+        const raw = form.get(key);
+        entries.push([field.name, raw === null ? false : raw === 'true' ? true : raw]);
         break;
+      }
       case 'multi_choice':
         entries.push([field.name, form.getAll(key)]);
         break;
@@ -141,7 +146,9 @@ export function answerToForm(
         break;
       }
       case 'boolean':
+        // A value that is not a boolean is posted as it is, for the page to refuse.
         if (value === true) form.append(key, 'true');
+        else if (value !== false && value != null) form.append(key, String(value));
         break;
       case 'multi_choice':
         if (Array.isArray(value)) for (const item of value) form.append(key, String(item));

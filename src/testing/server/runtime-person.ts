@@ -6,7 +6,7 @@
  * It changes no state directly (the page routes do) and reads only the links' tokens.
  */
 import type { LocalModel } from '../model/model.js';
-import { answerToForm } from '../page/index.js';
+import { answerToForm, validateAnswer } from '../page/index.js';
 import type { LocalSess, PageResponse } from './runtime-types.js';
 
 /** The token of a Session (`s`) or Ask (`a`) link of the runtime at `origin`. */
@@ -32,6 +32,47 @@ async function pageRequest(origin: string, path: string, init: RequestInit): Pro
   return out;
 }
 
+/** What the page answers to an answer it accepted: a redirect to the page that follows. */
+const ACCEPTED = 303;
+
+/**
+ * `submitAnswer` did not get the status it expected (by default: the answer was not accepted).
+ * Its message has the status and the page's own error text, never the answer's values.
+ */
+export class AnswerRefusedError extends Error {
+  override readonly name = 'AnswerRefusedError';
+  constructor(
+    /** The page's status (422 for an answer refused before it was posted). */
+    readonly status: number,
+    /** What the page says, one message per problem. */
+    readonly pageErrors: readonly string[],
+  ) {
+    super(
+      `submitAnswer: the page answered ${status}${pageErrors.length > 0 ? `: ${pageErrors.join(' ')}` : ''} ` +
+        '(pass { expectStatus } to test a refusal).',
+    );
+  }
+}
+
+/** The page's error lines: each field's and the button's message, else its status heading. */
+function pageErrors(html: string): string[] {
+  const text = (inner: string) =>
+    inner
+      .replace(/<[^>]*>/g, '')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&#39;/g, "'")
+      .replace(/&amp;/g, '&')
+      .trim();
+  const errors = [...html.matchAll(/<p class="error"[^>]*>([\s\S]*?)<\/p>/g)].map((m) => text(m[1]!));
+  if (errors.length > 0) return errors;
+  // A page in a state that takes no answer (withdrawn, expired, answered already) says so in its
+  // status heading.
+  const status = /<h2[^>]*>([\s\S]*?)<\/h2>/.exec(html);
+  return status === null ? [] : [text(status[1]!)];
+}
+
 /** The person's side of a {@link LocalSess}. */
 export function personActions(
   model: LocalModel,
@@ -44,11 +85,19 @@ export function personActions(
       if (s === undefined) throw new TypeError('submitAnswer: not a Session link of this runtime');
       const revision = opts.revision ?? s.revision;
       const surface = s.surfaces[revision - 1] ?? s.surfaces[s.revision - 1]!;
-      return pageRequest(origin, `/s/${s.token}`, {
+      if (opts.expectStatus === undefined) {
+        // What the page would refuse is refused here, with the page's own messages.
+        const check = validateAnswer(surface, answer);
+        if (!check.ok) throw new AnswerRefusedError(422, Object.values(check.errors));
+      }
+      const res = await pageRequest(origin, `/s/${s.token}`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: answerToForm(surface, answer, revision).toString(),
       });
+      if (res.status !== (opts.expectStatus ?? ACCEPTED))
+        throw new AnswerRefusedError(res.status, pageErrors(res.html));
+      return res;
     },
     async extend(humanUrl) {
       const token = tokenOf(origin, humanUrl, 's');

@@ -117,8 +117,18 @@ export interface LocalSess {
    * Answer as a person would: post exactly what a browser posts for `answer` (through the page's
    * form encoding) to the link, at the Session's current revision unless `revision` is given.
    * For an Ask respondent pass the respondent's own link.
+   *
+   * Rejects with an `AnswerRefusedError` (its `status` and the page's own messages) when the
+   * answer is not accepted: an answer that does not fit the Surface (a wrong action, a value
+   * that does not fit its field's schema) is refused with the page's messages before anything is
+   * posted. With `expectStatus`, the answer is posted as it is and the call resolves only on that
+   * status: for tests of what the page refuses.
    */
-  submitAnswer(humanUrl: string, answer: Answer, options?: { revision?: number }): Promise<PageResponse>;
+  submitAnswer(
+    humanUrl: string,
+    answer: Answer,
+    options?: { revision?: number; expectStatus?: number },
+  ): Promise<PageResponse>;
   /** Press "ask for more time" on a lapsed link. */
   extend(humanUrl: string): Promise<PageResponse>;
   /** `GET` a page (a Session link, an Ask link, any path) as a browser with `cookie` would. */
