@@ -84,6 +84,7 @@ export function incomingFromRequest(request: Request): IncomingRequest {
     disconnected: request.signal,
     readBody(limit, stop) {
       if (read) return Promise.resolve({ kind: 'failed' });
+      if (request.bodyUsed) return Promise.resolve({ kind: 'consumed' });
       read = true;
       return readStream(request.body, limit, stop);
     },

@@ -13,7 +13,9 @@ export type BodyRead =
   /** `stop` fired (deadline or close); reading has stopped. */
   | { kind: 'stopped' }
   /** The client went away or the stream failed. */
-  | { kind: 'failed' };
+  | { kind: 'failed' }
+  /** Something before the handler read the body already (a body parser mounted ahead of it). */
+  | { kind: 'consumed' };
 
 /** One request as a face hands it to the pipeline: headers now, the body only on demand. */
 export interface IncomingRequest {

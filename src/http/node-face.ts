@@ -82,7 +82,7 @@ function readNodeBody(
   stop: AbortSignal,
   disconnected: AbortSignal,
 ): Promise<BodyRead> {
-  if (req.readableEnded === true) return Promise.resolve({ kind: 'failed' });
+  if (req.readableEnded === true) return Promise.resolve({ kind: 'consumed' });
   return new Promise((resolve) => {
     const chunks: Uint8Array[] = [];
     let total = 0;

@@ -164,9 +164,13 @@ export interface SessMcpHttpHandlerOptions {
    * `http.host_rejected`, `http.origin_rejected`, `http.method_rejected`, `http.unauthenticated`,
    * `http.insufficient_scope`, `http.authenticate_failed`, `http.authenticate_timeout`,
    * `http.principal_invalid`, `http.body_too_large`, `http.unsupported_media_type`,
-   * `http.body_timeout`, `http.body_failed`, `http.unsafe_key`, `http.closed` or
+   * `http.body_timeout`, `http.body_failed`, `http.body_consumed` (a body parser mounted before
+   * the handler read the body), `http.unsafe_key`, `http.closed` or
    * `http.internal_error`; also `http.cancelled`, `http.sdk_error`, `http.store_unavailable` and
-   * `http.store_invalid`. A sink that throws is ignored.
+   * `http.store_invalid`. `http.host_rejected` and `http.origin_rejected` name the option to change
+   * (`variable`: `allowedHosts`, `allowedOrigins`); `http.principal_invalid` names the principal's
+   * `field` that `authenticate` got wrong and what it must be (`expected`), never its value. A
+   * sink that throws is ignored.
    */
   diagnostics?: DiagnosticsSink;
 }
@@ -337,7 +341,10 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     sessOrigin = validateSessOrigin(rawOrigin, { allowInsecureLocalhost });
   } catch (error) {
     // The origin checker's messages never repeat the input.
-    read.fail('sessOrigin', `is not usable: ${error instanceof Error ? error.message : 'invalid'}`);
+    read.fail(
+      'sessOrigin',
+      `is not usable: ${error instanceof Error ? error.message.replace(/\.$/, '') : 'invalid'}`,
+    );
   }
   const expectedWorkspaceId = read.optionalRule(
     'expectedWorkspaceId',

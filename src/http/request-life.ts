@@ -88,7 +88,7 @@ export function beginRequest(incoming: IncomingRequest, settings: LifeSettings):
 
 /** Answer `refused`: report its event, finish the request, and hand the refusal to the face. */
 export function refuse(life: RequestLife, refused: Refusal, diagnostics: DiagnosticsSink): PipelineResult {
-  diagnostics({ event: refused.event, ms: Date.now() - life.entered });
+  diagnostics({ event: refused.event, ...refused.about, ms: Date.now() - life.entered });
   life.finish();
   return { response: refused.response, closeConnection: refused.closeConnection, done: life.finish };
 }

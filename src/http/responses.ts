@@ -131,6 +131,18 @@ export function bodyTimedOut(): Response {
   return jsonRpcError(408, SERVER_ERROR, 'Request Timeout: the request body did not arrive in time');
 }
 
+/**
+ * `400`: something mounted before the handler (a body parser) read the request body, so the
+ * handler cannot. The message says what the server's owner must change.
+ */
+export function bodyConsumed(): Response {
+  return jsonRpcError(
+    400,
+    -32700,
+    'Parse error: the request body was read before this handler saw it; mount the MCP handler before any body parser',
+  );
+}
+
 /** `400`: the body could not be read (the client went away or the stream failed). */
 export function bodyUnreadable(): Response {
   return jsonRpcError(400, -32700, 'Parse error: the request body could not be read');

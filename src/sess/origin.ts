@@ -65,7 +65,7 @@ export function validateSessOrigin(origin: string, options: SessOriginOptions = 
     }
     if (options.allowInsecureLocalhost !== true) {
       throw invalid(
-        'the Sess API origin must use https; http on localhost needs SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1 (testing only)',
+        'the Sess API origin must use https; http on localhost is for testing only and needs the allowInsecureLocalhost option (SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1 for the stdio server)',
       );
     }
     return url.origin;

@@ -90,6 +90,13 @@ describe('createSessMcpHttpHandler options', () => {
     );
   });
 
+  it('refuses an http origin naming the option that allows it, in one sentence', () => {
+    expect(httpVerdict({ sessOrigin: 'http://127.0.0.1:9' })).toBe(
+      'createSessMcpHttpHandler: option "sessOrigin" is not usable: the Sess API origin must use https; http on localhost is for testing only and needs the allowInsecureLocalhost option (SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1 for the stdio server).',
+    );
+    expect(httpVerdict({ sessOrigin: 'http://api.example.com' })).toMatch(/[^.]\.$/);
+  });
+
   it('fills the defaults', () => {
     const resolved = resolveHttpOptions(base);
     expect(resolved.requestDeadlineMs).toBe(httpEntry.DEFAULT_HTTP_REQUEST_DEADLINE_MS);

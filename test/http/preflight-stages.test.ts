@@ -97,7 +97,10 @@ describe('the Host stage', () => {
 
   it('refuses a Host not on the allowlist with 403, and does not remember it', () => {
     const { ctx } = contextOf({ headers: { host: 'rebind.example' } });
-    expect(summary(hostStage(ctx))).toEqual({ status: 403, event: 'http.host_rejected', close: true });
+    const refused = hostStage(ctx);
+    expect(summary(refused)).toEqual({ status: 403, event: 'http.host_rejected', close: true });
+    // The diagnostic names the option to change, never the Host it got.
+    expect(refused?.about).toEqual({ variable: 'allowedHosts' });
     expect(ctx.hostVerdicts.size).toBe(0);
   });
 
@@ -214,9 +217,41 @@ describe('the authentication stage', () => {
     }
   });
 
-  it('answers 500 when authenticate returns something that is not a principal', async () => {
+  it('answers 500 when authenticate returns something that is not a principal, naming the field and what it must be', async () => {
     const ctx = authenticated(() => ({ ...principal, grantGeneration: '' }));
-    expect(summary(await run(authenticationStage, ctx))?.event).toBe('http.principal_invalid');
+    const refused = await run(authenticationStage, ctx);
+    expect(summary(refused)?.event).toBe('http.principal_invalid');
+    expect(refused?.about).toEqual({ field: 'grantGeneration', expected: 'a non-empty string' });
+    const cases: Array<[unknown, { field: string; expected: string }]> = [
+      // A JWT claim that is a number, as a token library returns it.
+      [
+        { ...principal, grantGeneration: 3 },
+        { field: 'grantGeneration', expected: 'a non-empty string' },
+      ],
+      [
+        { ...principal, workspaceId: undefined },
+        { field: 'workspaceId', expected: 'a non-empty string' },
+      ],
+      [
+        { ...principal, scopes: 'sess' },
+        { field: 'scopes', expected: 'an array of strings' },
+      ],
+      [
+        { ...principal, credential: 'sk_key' },
+        { field: 'credential', expected: 'a function' },
+      ],
+      ['a string', { field: 'principal', expected: 'an object' }],
+    ];
+    for (const [given, about] of cases) {
+      expect(
+        (
+          await run(
+            authenticationStage,
+            authenticated(() => given as never),
+          )
+        )?.about,
+      ).toEqual(about);
+    }
   });
 
   it('answers 503 when authenticate has not answered by the deadline, and says so when the handler closed', async () => {
@@ -299,6 +334,7 @@ describe('the body stage', () => {
         { status: 503, event: 'http.closed', close: true },
       ],
       [{ body: { kind: 'failed' } }, { status: 400, event: 'http.body_failed', close: true }],
+      [{ body: { kind: 'consumed' } }, { status: 400, event: 'http.body_consumed', close: true }],
     ];
     for (const [setup, expected] of cases) {
       expect(summary(await run(bodyStage, contextOf(setup).ctx))).toEqual(expected);

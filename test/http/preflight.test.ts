@@ -168,3 +168,37 @@ describe('Expect: 100-continue', () => {
     expect(seen.text).toMatch(/HTTP\/1\.1 401/);
   });
 });
+
+describe('a body parser mounted before the handler', () => {
+  it('gets a 400 that says to mount the handler first, and a http.body_consumed diagnostic', async () => {
+    const events: Array<{ event: string }> = [];
+    const stores = createMemoryHandleStore();
+    const handler = createSessMcpHttpHandler({
+      authenticate: (request) =>
+        request.headers.get('authorization') === `Bearer ${TOKEN}` ? principal : undefined,
+      handleStore: (binding) => stores.forBinding(binding),
+      allowedHosts: ['127.0.0.1'],
+      diagnostics: (event) => events.push(event),
+    });
+    // What a body parser does: read the whole body, then pass the request on.
+    const server = await listen((req, res) => {
+      req.resume();
+      req.once('end', () => handler.node(req, res));
+    });
+    open.push({ handler, server });
+    const response = await fetch(server.url, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(INITIALIZE),
+    });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe(
+      'Parse error: the request body was read before this handler saw it; mount the MCP handler before any body parser',
+    );
+    expect(events.map((e) => e.event)).toContain('http.body_consumed');
+  });
+});

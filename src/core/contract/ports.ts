@@ -531,6 +531,10 @@ export interface DiagnosticEvent {
   ms?: number;
   /** The name (never the value) of the configuration variable or option the event is about. */
   variable?: string;
+  /** The field of a value the event is about (e.g. a principal's `grantGeneration`), never its value. */
+  field?: string;
+  /** What that field must be, in fixed words (`a non-empty string`, `an array of strings`, …). */
+  expected?: string;
 }
 
 /** Where diagnostics go (stderr for stdio, the host's sink for HTTP). */

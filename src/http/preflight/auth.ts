@@ -61,18 +61,27 @@ function isNonEmptyString(value: unknown): value is string {
 
 /** True when `value` has every field of a {@link SessHttpPrincipal} with the right type. */
 export function isPrincipal(value: unknown): value is SessHttpPrincipal {
-  if (value === null || typeof value !== 'object') return false;
+  return principalProblem(value) === undefined;
+}
+
+/** The identity fields of a principal, each a non-empty string. */
+const PRINCIPAL_STRINGS = ['workspaceId', 'principalId', 'clientId', 'grantId', 'grantGeneration'] as const;
+
+/**
+ * The first field of `value` that a principal cannot have, with what it must be; `undefined` for
+ * a principal. Names only: never a value, which may be a token's claim.
+ */
+export function principalProblem(value: unknown): { field: string; expected: string } | undefined {
+  if (value === null || typeof value !== 'object') return { field: 'principal', expected: 'an object' };
   const p = value as Record<string, unknown>;
-  return (
-    isNonEmptyString(p.workspaceId) &&
-    isNonEmptyString(p.principalId) &&
-    isNonEmptyString(p.clientId) &&
-    isNonEmptyString(p.grantId) &&
-    isNonEmptyString(p.grantGeneration) &&
-    Array.isArray(p.scopes) &&
-    p.scopes.every((s) => typeof s === 'string') &&
-    typeof p.credential === 'function'
-  );
+  for (const field of PRINCIPAL_STRINGS) {
+    if (!isNonEmptyString(p[field])) return { field, expected: 'a non-empty string' };
+  }
+  if (!Array.isArray(p.scopes) || !p.scopes.every((s) => typeof s === 'string')) {
+    return { field: 'scopes', expected: 'an array of strings' };
+  }
+  if (typeof p.credential !== 'function') return { field: 'credential', expected: 'a function' };
+  return undefined;
 }
 
 /** A snapshot of `given`: the binding of this request cannot change under it. */
@@ -103,8 +112,11 @@ function principalFrom(
   if (given === undefined || given === null) {
     return refusal(answer.unauthenticated(ctx.options.resourceMetadataUrl), 'http.unauthenticated');
   }
-  if (!isPrincipal(given)) return refusal(answer.authenticationFailed(), 'http.principal_invalid');
-  ctx.principal = snapshot(given);
+  const problem = principalProblem(given);
+  if (problem !== undefined) {
+    return refusal(answer.authenticationFailed(), 'http.principal_invalid', true, problem);
+  }
+  ctx.principal = snapshot(given as SessHttpPrincipal);
   return undefined;
 }
 

@@ -44,6 +44,8 @@ export function bodyStage(ctx: PreflightContext): Refusal | undefined | Promise<
           : refusal(answer.bodyTimedOut(), 'http.body_timeout');
       case 'failed':
         return refusal(answer.bodyUnreadable(), 'http.body_failed');
+      case 'consumed':
+        return refusal(answer.bodyConsumed(), 'http.body_consumed');
     }
     ctx.bytes = read.bytes;
     ctx.parsed = parseBody(UTF8.decode(read.bytes));

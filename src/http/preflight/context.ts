@@ -6,6 +6,7 @@
  * directory) and nothing here runs the stages (`../preflight.ts` does).
  */
 
+import type { DiagnosticEvent } from '../../index.js';
 import type { IncomingRequest } from '../incoming.js';
 import type { ResolvedHttpOptions, SessHttpPrincipal } from '../options.js';
 
@@ -39,6 +40,8 @@ export interface Refusal {
   response: Response;
   /** A fixed event name (`http.host_rejected`, …): never anything the client sent. */
   event: string;
+  /** What the event is about, by name only: the option to change, the field that is wrong. */
+  about?: Pick<DiagnosticEvent, 'variable' | 'field' | 'expected'>;
   /** True when the body was not (fully) read, so the connection cannot serve another request. */
   closeConnection: boolean;
 }
@@ -50,8 +53,15 @@ export interface Refusal {
 export type PreflightStage = (ctx: PreflightContext) => Refusal | undefined | Promise<Refusal | undefined>;
 
 /** A refusal that closes the connection unless `closeConnection` says otherwise. */
-export function refusal(response: Response, event: string, closeConnection = true): Refusal {
-  return { response, event, closeConnection };
+export function refusal(
+  response: Response,
+  event: string,
+  closeConnection = true,
+  about?: Refusal['about'],
+): Refusal {
+  return about === undefined
+    ? { response, event, closeConnection }
+    : { response, event, closeConnection, about };
 }
 
 /** The `Request` the method stage built: a stage after it that finds none runs out of order. */

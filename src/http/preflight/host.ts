@@ -63,5 +63,7 @@ export function hostStage(ctx: PreflightContext): Refusal | undefined {
     ctx.options.allowedHosts,
     defaultPortOf(incoming.url),
   );
-  return allowed ? undefined : refusal(answer.hostRejected(), 'http.host_rejected');
+  return allowed
+    ? undefined
+    : refusal(answer.hostRejected(), 'http.host_rejected', true, { variable: 'allowedHosts' });
 }

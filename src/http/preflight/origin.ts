@@ -17,5 +17,5 @@ export function originAllowed(originHeader: string | null, allowedOrigins: Reado
 /** Refuses a request with an `Origin` not allowed (`403`, `http.origin_rejected`). */
 export function originStage(ctx: PreflightContext): Refusal | undefined {
   if (originAllowed(ctx.incoming.headers.get('origin'), ctx.options.allowedOrigins)) return undefined;
-  return refusal(answer.originRejected(), 'http.origin_rejected');
+  return refusal(answer.originRejected(), 'http.origin_rejected', true, { variable: 'allowedOrigins' });
 }
