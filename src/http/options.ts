@@ -8,7 +8,7 @@
  * host does), does not store (the host's `handleStore` does) and never reads the environment.
  */
 
-import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/contract/options.js';
+import { MAX_TIMER_MS, type OptionReader, optionNames, readOptions } from '../core/contract/options.js';
 import {
   INPUT_SCHEMAS_RULE,
   RECEIPT_ISSUER_RULE,
@@ -190,6 +190,27 @@ const FACTORY = 'createSessMcpHttpHandler';
 /** Options refused under their old name, old → new. */
 const RENAMED_OPTIONS = { requestTimeoutMs: 'requestDeadlineMs' } as const;
 
+/** The option names of {@link SessMcpHttpHandlerOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<SessMcpHttpHandlerOptions>()(
+  'authenticate',
+  'handleStore',
+  'allowedHosts',
+  'allowedOrigins',
+  'requiredScopes',
+  'resourceMetadataUrl',
+  'maxBodyBytes',
+  'requestDeadlineMs',
+  'sessOrigin',
+  'allowInsecureLocalhost',
+  'expectedWorkspaceId',
+  'receiptIssuer',
+  'maxWaitMs',
+  'maxConcurrentWaits',
+  'tools',
+  'inputSchemas',
+  'diagnostics',
+);
+
 function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
 }
@@ -258,8 +279,7 @@ function resourceMetadataUrlOf(read: OptionReader, value: unknown): string | und
  * @throws {TypeError} `createSessMcpHttpHandler: option "<name>" <rule>.` for the first bad option.
  */
 export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): ResolvedHttpOptions {
-  const read = readOptions(FACTORY, options);
-  read.renamed(RENAMED_OPTIONS);
+  const read = readOptions(FACTORY, options, { known: KNOWN_OPTIONS, renamed: RENAMED_OPTIONS });
   const authenticate = read.func<SessMcpHttpHandlerOptions['authenticate']>(
     'authenticate',
     options.authenticate,

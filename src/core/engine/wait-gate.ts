@@ -16,7 +16,7 @@
  * engine a host builds (the HTTP face builds an engine per request and shares one gate). It
  * decides nothing about answers: it returns what Sess reported, and the engine verifies it.
  */
-import { readOptions } from '../contract/options.js';
+import { optionNames, readOptions } from '../contract/options.js';
 import { SessApiError, type SessionView } from '../contract/ports.js';
 import {
   differs,
@@ -68,6 +68,9 @@ export interface WaitGate {
   waiting(): number;
 }
 
+/** The option names of {@link WaitGateOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<WaitGateOptions>()('maxConcurrentWaits', 'maxTotalWaits');
+
 /** The default of {@link WaitGateOptions.maxConcurrentWaits}. */
 export const DEFAULT_MAX_CONCURRENT_WAITS = 8;
 
@@ -86,7 +89,7 @@ function aborted(): SessApiError {
  * number from 1.
  */
 export function createWaitGate(options?: WaitGateOptions): WaitGate {
-  const read = readOptions('createWaitGate', options, true);
+  const read = readOptions('createWaitGate', options, { known: KNOWN_OPTIONS, allowMissing: true });
   const max = read.integer(
     'maxConcurrentWaits',
     options?.maxConcurrentWaits,
