@@ -39,6 +39,7 @@ export {
   type Authority,
   type Binding,
   bindingGeneration,
+  bindingPrincipal,
   bindingScope,
   type CallAuthority,
   type Clock,

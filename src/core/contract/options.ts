@@ -70,7 +70,7 @@ export interface OptionBagRules {
  * The option names of the bag type `T`, each written once: the type check fails when a name is
  * not a key of `T` or when a key of `T` is left out, so the list a factory hands
  * {@link readOptions} cannot drift from its options interface.
- * `optionNames<WaitGateOptions>()('maxConcurrentWaits', 'maxTotalWaits')` is the wait gate's.
+ * `optionNames<RegisterSessToolsOptions>()('engine', 'tools', 'inputSchemas')` is `registerSessTools`'s.
  */
 export function optionNames<T extends object>() {
   return <const K extends readonly (keyof T & string)[]>(

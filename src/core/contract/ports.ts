@@ -311,6 +311,19 @@ export function bindingGeneration(binding: Binding): string {
   return binding.kind === 'stdio' ? binding.credentialGeneration : binding.grantGeneration;
 }
 
+/**
+ * Who is behind a binding, whatever client or grant they came through, as a stable string: over
+ * HTTP the person (origin, workspace and principal, without the client and the grant), so that
+ * registering more OAuth clients does not give one person more of a shared limit; over stdio the
+ * same as {@link bindingScope} (the profile and the API origin: one owner). The wait gate caps
+ * upstream waits per principal by it as well as per scope.
+ */
+export function bindingPrincipal(binding: Binding): string {
+  return binding.kind === 'stdio'
+    ? bindingScope(binding)
+    : JSON.stringify(['http', binding.origin, binding.workspaceId, binding.principalId]);
+}
+
 /** Everything one tool call runs with, resolved by an {@link Authority}. */
 export interface CallAuthority {
   binding: Binding;
