@@ -14,7 +14,9 @@ import {
   RECEIPT_ISSUER_RULE,
   SESS_ID_RULE,
   TOOL_SET_RULE,
+  WAIT_CAP_RANGES,
   WAIT_MS_RULE,
+  type WaitCap,
 } from '../core/contract/rules.js';
 import type { DiagnosticsSink, HandleStore, HttpBinding, ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
@@ -119,14 +121,38 @@ export interface SessMcpHttpHandlerOptions {
    */
   maxWaitMs?: number;
   /**
-   * The most upstream Sess waits one caller (binding scope) holds at once through this handler.
-   * Waits on the same Session share one upstream long-poll and count once; a wait over the cap
-   * first reads the Session once (an answer that exists is returned at once), then queues within
-   * its own `wait_ms`: it never returns early and never fails because of the cap. The cap is per
-   * handler: a host running several instances lets one caller hold this many waits in each.
+   * The most upstream Sess waits one caller (binding scope: a principal through one client and
+   * grant) holds at once through this handler, a whole number from 1 to 10 000. Waits on the same
+   * Session share one upstream long-poll and count once; a wait over a cap first reads the
+   * Session once (an answer that exists is returned at once), then queues within its own
+   * `wait_ms`. No cap fails a wait. The caps are per handler: a host running several instances
+   * lets one caller hold this many waits in each.
    * @default 8
    */
   maxConcurrentWaits?: number;
+  /**
+   * The most upstream Sess waits one principal holds at once through this handler, over all the
+   * clients and grants it comes through (so registering more OAuth clients does not multiply
+   * `maxConcurrentWaits`): a whole number from 1 to 1 000 000.
+   * @default 16
+   */
+  maxPrincipalWaits?: number;
+  /**
+   * The most upstream Sess waits this handler holds at once, over every caller: a whole number
+   * from 1 to 1 000 000. With every slot taken, the slots are shared fairly: a principal that
+   * holds none takes over a slot of the principal holding the most within 500 ms (that upstream
+   * wait starts again later; its tool call keeps waiting until its own `wait_ms`).
+   * @default 256
+   */
+  maxTotalWaits?: number;
+  /**
+   * The most waits of one principal queued behind the caps at once: a whole number from 1 to
+   * 1 000 000. A `sess_response` past it reads the Session once and ends at once with the state
+   * as it stands (`waiting` with its usual guidance, or the answer already there), never an HTTP
+   * error; so no caller holds more than this many requests open in the queue.
+   * @default 64
+   */
+  maxQueuedWaits?: number;
   /**
    * Which tools `tools/list` shows: `'sess-mcp-tools/5'` lists only its five tools (and the
    * instructions for them), for clients that should see exactly that set.
@@ -172,7 +198,8 @@ export interface ResolvedHttpOptions {
   expectedWorkspaceId: string | undefined;
   receiptIssuer: string | undefined;
   maxWaitMs: number | undefined;
-  maxConcurrentWaits: number | undefined;
+  /** The wait gate's caps as given; the gate fills in its defaults. */
+  waitCaps: Partial<Record<WaitCap, number>>;
   tools: ToolSet | undefined;
   inputSchemas: 'exact' | 'flat' | undefined;
   diagnostics: DiagnosticsSink;
@@ -206,6 +233,9 @@ const KNOWN_OPTIONS = optionNames<SessMcpHttpHandlerOptions>()(
   'receiptIssuer',
   'maxWaitMs',
   'maxConcurrentWaits',
+  'maxPrincipalWaits',
+  'maxTotalWaits',
+  'maxQueuedWaits',
   'tools',
   'inputSchemas',
   'diagnostics',
@@ -313,11 +343,12 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
   if (options.maxWaitMs !== undefined && !WAIT_MS_RULE.test(options.maxWaitMs)) {
     read.fail('maxWaitMs', `must be ${WAIT_MS_RULE.text}`);
   }
-  // The gate fills in its own default (8); only a given value is checked here.
-  const maxConcurrentWaits = read.optionalInteger('maxConcurrentWaits', options.maxConcurrentWaits, {
-    min: 1,
-    max: 10_000,
-  });
+  // The gate fills in its own defaults; only given values are checked here.
+  const waitCaps: Partial<Record<WaitCap, number>> = {};
+  for (const cap of Object.keys(WAIT_CAP_RANGES) as WaitCap[]) {
+    const value = read.optionalInteger(cap, options[cap], WAIT_CAP_RANGES[cap]);
+    if (value !== undefined) waitCaps[cap] = value;
+  }
   const tools = read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined;
   const inputSchemas = read.optionalRule('inputSchemas', options.inputSchemas, INPUT_SCHEMAS_RULE) as
     | 'exact'
@@ -367,7 +398,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     expectedWorkspaceId,
     receiptIssuer,
     maxWaitMs: options.maxWaitMs,
-    maxConcurrentWaits,
+    waitCaps,
     tools,
     inputSchemas,
     diagnostics,

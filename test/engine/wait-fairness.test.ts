@@ -260,7 +260,8 @@ describe('the caps per principal and the queue bound', () => {
     for (let i = 0; i < 6; i++) asked.push(await ask(alice));
     const held = asked.slice(0, 4).map((a) => respond(alice, a, 20_000, stop.signal));
     await until(() => gate.running() === 1 && gate.queued() === 3);
-    const readsBefore = h.sess.stats.requests.wait ?? 0;
+    const requests = () => ({ wait: h.sess.stats.requests.wait ?? 0, get: h.sess.stats.requests.get ?? 0 });
+    const before = requests();
 
     let started = Date.now();
     expect(await respond(alice, asked[4]!, 20_000)).toBe('waiting');
@@ -269,8 +270,9 @@ describe('the caps per principal and the queue bound', () => {
     started = Date.now();
     expect(await respond(alice, asked[5]!, 20_000)).toBe('answered');
     expect(Date.now() - started).toBeLessThan(1_000);
-    // Each ended wait was one non-waiting read; nothing was queued or held for it.
-    expect((h.sess.stats.requests.wait ?? 0) - readsBefore).toBe(2);
+    // Each ended wait was one read (and the answer its confirming read): no upstream wait, nothing queued or held.
+    const after = requests();
+    expect([after.wait - before.wait, after.get - before.get]).toEqual([0, 3]);
     expect([gate.running(), gate.queued(), gate.waiting()]).toEqual([1, 3, 4]);
 
     // A second waiter on the running poll shares it (nothing queued), and another principal has its own bound.

@@ -26,6 +26,7 @@
  */
 import { optionNames, readOptions } from '../contract/options.js';
 import { SessApiError, type SessionView } from '../contract/ports.js';
+import { WAIT_CAP_RANGES, type WaitCap } from '../contract/rules.js';
 import {
   differs,
   emptyGateState,
@@ -136,13 +137,13 @@ function aborted(): SessApiError {
  */
 export function createWaitGate(options?: WaitGateOptions): WaitGate {
   const read = readOptions('createWaitGate', options, { known: KNOWN_OPTIONS, allowMissing: true });
-  const cap = (option: keyof WaitGateOptions, max: number, fallback: number): number =>
-    read.integer(option, options?.[option], { min: 1, max }, fallback);
+  const cap = (option: WaitCap, fallback: number): number =>
+    read.integer(option, options?.[option], WAIT_CAP_RANGES[option], fallback);
   const gate = emptyGateState({
-    max: cap('maxConcurrentWaits', 10_000, DEFAULT_MAX_CONCURRENT_WAITS),
-    maxPrincipal: cap('maxPrincipalWaits', 1_000_000, DEFAULT_MAX_PRINCIPAL_WAITS),
-    maxTotal: cap('maxTotalWaits', 1_000_000, DEFAULT_MAX_TOTAL_WAITS),
-    maxQueued: cap('maxQueuedWaits', 1_000_000, DEFAULT_MAX_QUEUED_WAITS),
+    max: cap('maxConcurrentWaits', DEFAULT_MAX_CONCURRENT_WAITS),
+    maxPrincipal: cap('maxPrincipalWaits', DEFAULT_MAX_PRINCIPAL_WAITS),
+    maxTotal: cap('maxTotalWaits', DEFAULT_MAX_TOTAL_WAITS),
+    maxQueued: cap('maxQueuedWaits', DEFAULT_MAX_QUEUED_WAITS),
   });
   return {
     maxConcurrentWaits: gate.max,
@@ -169,14 +170,18 @@ function waitThrough(gate: GateState, request: GateWaitRequest): Promise<Session
     request.revision,
     request.status,
   ]);
-  // A read that does not wait holds nothing upstream: it needs no slot. A wait past its
-  // principal's queue bound is such a read: the state as it stands, at once, and nothing held.
-  if (request.timeoutMs <= 0 || queueIsFull(gate, request, key)) {
+  // A read that does not wait holds nothing upstream: it needs no slot.
+  if (request.timeoutMs <= 0) {
     return request.sess.waitSession(
       request.sessionId,
       { revision: request.revision, status: request.status, timeoutMs: 0 },
       signal === undefined ? {} : { signal },
     );
+  }
+  // Past its principal's queue bound, a wait is the one read a wait over a cap makes first: the
+  // state as it stands, at once, with nothing held or queued.
+  if (queueIsFull(gate, request, key)) {
+    return request.sess.getSession(request.sessionId, signal === undefined ? {} : { signal });
   }
   return new Promise((resolve, reject) => waitAsOne(gate, request, key, resolve, reject));
 }
