@@ -11,9 +11,10 @@
  *   oldest run).
  * - Neither side turns over faster than {@link FAIR_SLICE_MS}: a running poll yields only after it
  *   ran that long (and not when its own wait ends within that time anyway), and a poll that
- *   yielded may take a slot over only after it was queued that long. So a newcomer's upstream
- *   wait starts within that time of its place in the queue, and callers that share the slots
- *   evenly turn over at most once per that time.
+ *   yielded may take a slot over only after it was queued that long. So the upstream wait of a
+ *   principal running none starts within that time of its place in the queue (while fewer such
+ *   principals wait than there are slots), and callers that share the slots evenly turn over at
+ *   most once per that time.
  *
  * It only decides: starting, ending and queueing polls is `wait-polls.ts`'s.
  */
