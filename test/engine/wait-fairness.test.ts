@@ -24,6 +24,7 @@ import {
   type WaitGate,
 } from '../../src/core/engine/engine.js';
 import { FAIR_SLICE_MS } from '../../src/core/engine/wait-fairness.js';
+import { watchPeak } from '../support/peak.js';
 import { approveAnswer, type Harness, sessionIdOf, useHarnessLifecycle } from './harness.js';
 
 const lifecycle = useHarnessLifecycle();
@@ -109,18 +110,6 @@ async function respond(caller: Caller, asked: Asked, waitMs: number, signal?: Ab
   );
   const content = result.structuredContent as { interaction?: { state: string }; error?: { code: string } };
   return content.interaction?.state ?? `error ${content.error?.code}`;
-}
-
-/** The largest value `sample` takes until the returned function is called. */
-function watchPeak(sample: () => number): () => number {
-  let peak = sample();
-  const timer = setInterval(() => {
-    peak = Math.max(peak, sample());
-  }, 1);
-  return () => {
-    clearInterval(timer);
-    return Math.max(peak, sample());
-  };
 }
 
 describe('a full gate shares its slots fairly between principals', () => {

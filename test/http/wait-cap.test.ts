@@ -9,6 +9,7 @@
  * Counted at the local runtime (`pendingWaits`).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { watchPeak } from '../support/peak.js';
 import { approveAnswer, approveSurface } from '../support/surfaces.js';
 import { type HttpHarness, startHttpHarness } from './harness.js';
 
@@ -122,18 +123,6 @@ function heldFor(h: HttpHarness, asked: { sessionId: string }[]): number {
   return asked.reduce((sum, a) => sum + h.sess.pendingWaits(a.sessionId), 0);
 }
 
-/** The largest value `sample` takes until the returned function is called. */
-function watchPeak(sample: () => number): () => number {
-  let peak = sample();
-  const timer = setInterval(() => {
-    peak = Math.max(peak, sample());
-  }, 2);
-  return () => {
-    clearInterval(timer);
-    return Math.max(peak, sample());
-  };
-}
-
 describe('the total and per-principal caps and the queue bound of the HTTP handler', () => {
   it('one person through 10 OAuth clients holds maxPrincipalWaits and queues maxQueuedWaits; maxTotalWaits holds the handler and another person gets an even share', async () => {
     harness = await startHttpHarness({ maxTotalWaits: 16, maxPrincipalWaits: 12, requestDeadlineMs: 60_000 });
@@ -147,7 +136,7 @@ describe('the total and per-principal caps and the queue bound of the HTTP handl
     h.principal('bob-token', { principalId: 'bob' });
     const bobs = await askMany(h, 'bob-token', 8);
     const aliceAsked = alice.flatMap((a) => a.asked);
-    const peakAlice = watchPeak(() => heldFor(h, aliceAsked));
+    const peakAlice = watchPeak(() => heldFor(h, aliceAsked), 2);
 
     const waits = alice.flatMap(({ token, asked }) =>
       asked.map((a) => tool(h, token, 'sess_response', { handle: a.handle, revision: 1, wait_ms: 30_000 })),
