@@ -50,7 +50,7 @@ export const FAIR_SLICE_MS = 500;
 /** What {@link nextYield} decided. */
 export type YieldDecision<P> =
   | { kind: 'none' }
-  /** Nothing now; look again at `at` (epoch milliseconds). */
+  /** Nothing now; look again at `at` (the gate's time). */
   | { kind: 'later'; at: number }
   /** `holder` yields its slot and `newcomer` takes it. */
   | { kind: 'now'; holder: P; newcomer: P };

@@ -32,6 +32,7 @@ import {
   emptyGateState,
   type GateState,
   type GateWaitRequest,
+  gateNow,
   joinPoll,
   leavePoll,
   openPoll,
@@ -209,12 +210,12 @@ function waitAsOne(
   };
   const onAbort = (): void => end(() => reject(aborted()));
   const waiter: Waiter = {
-    deadline: Date.now() + request.timeoutMs,
+    deadline: gateNow() + request.timeoutMs,
     deliver(outcome) {
       current = undefined;
       if ('error' in outcome) return end(() => reject(outcome.error));
       const { view } = outcome;
-      if (differs(view, request) || Date.now() >= waiter.deadline || rejoins >= MAX_REJOINS) {
+      if (differs(view, request) || gateNow() >= waiter.deadline || rejoins >= MAX_REJOINS) {
         return end(() => resolve(view));
       }
       // The shared poll was shorter than this waiter's time: keep waiting on a fresh one.

@@ -37,6 +37,14 @@ export interface GateWaitRequest {
   signal?: AbortSignal;
 }
 
+/**
+ * The gate's time, in milliseconds: the runtime's monotonic clock, so a wall-clock step moves no
+ * waiter's deadline and no slot's turn. Deadlines, starts and queue times are all on it.
+ */
+export function gateNow(): number {
+  return performance.now();
+}
+
 /** What a shared poll hands each of its waiters. */
 export type Outcome = { view: SessionView } | { error: unknown };
 
@@ -194,7 +202,8 @@ function start(gate: GateState, poll: Poll, now: number): void {
   sess
     .waitSession(
       sessionId,
-      { revision, status, timeoutMs: Math.max(0, deadline - now) },
+      // Whole milliseconds, as the wire takes them; never past the longest waiter's own time.
+      { revision, status, timeoutMs: Math.ceil(Math.max(0, deadline - now)) },
       { signal: run.signal },
     )
     .then(
@@ -231,7 +240,7 @@ function yieldSlot(gate: GateState, poll: Poll, now: number): void {
  * for when one may.
  */
 function pump(gate: GateState): void {
-  const now = Date.now();
+  const now = gateNow();
   for (;;) {
     const next = nextToStart(gate, (poll) => hasRoom(gate, poll));
     if (next === undefined) break;
@@ -261,7 +270,7 @@ function pump(gate: GateState): void {
 
 function enqueue(gate: GateState, poll: Poll): void {
   poll.phase = 'queued';
-  poll.queuedAt = Date.now();
+  poll.queuedAt = gateNow();
   gate.queue.push(poll);
   pump(gate);
 }
@@ -312,7 +321,7 @@ export function openPoll(gate: GateState, request: GateWaitRequest, key: string,
   const queue = wouldQueue(gate, poll.scope, poll.principal);
   joinPoll(gate, poll, first);
   if (!queue) {
-    start(gate, poll, Date.now());
+    start(gate, poll, gateNow());
     return poll;
   }
   // Over a cap: one non-waiting read first, so an answer that already exists is not held back.
