@@ -157,6 +157,8 @@ describe('a full gate shares its slots fairly between principals', () => {
     // The busy principals' calls never failed: every one ended `waiting`, or `needs_resume` when aborted.
     const states = new Set((await Promise.all(loops)).flat());
     expect([...states].every((s) => s === 'waiting' || s === 'needs_resume')).toBe(true);
+    await until(() => gate.waiting() === 0);
+    expect([gate.running(), gate.queued()]).toEqual([0, 0]);
   });
 
   it('three principals through two slots take turns: each wait is answered within 1 s of its answer', async () => {
@@ -275,5 +277,14 @@ describe('the caps per principal and the queue bound', () => {
     expect(await bobWait).toBe('answered');
     stop.abort();
     expect(new Set(await Promise.all([...held, shared]))).toEqual(new Set(['needs_resume']));
+
+    // Every count went back: the same four waits are held and queued again, none ended at once.
+    expect([gate.running(), gate.queued(), gate.waiting()]).toEqual([0, 0, 0]);
+    const again = new AbortController();
+    stops.push(again);
+    const heldAgain = asked.slice(0, 4).map((a) => respond(alice, a, 20_000, again.signal));
+    await until(() => gate.running() === 1 && gate.queued() === 3 && gate.waiting() === 4);
+    again.abort();
+    expect(new Set(await Promise.all(heldAgain))).toEqual(new Set(['needs_resume']));
   });
 });
