@@ -9,7 +9,7 @@
  * message of `readOptions`. A factory that takes no bag (a stream) must refuse `{ bogus: 1 }` in
  * that place. `npm test` builds first (`pretest`).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
@@ -30,6 +30,7 @@ async function publicExports(): Promise<Map<string, { entry: string; value: unkn
   for (const [entry, target] of Object.entries(pkg.exports)) {
     const file = typeof target === 'string' ? undefined : target.import?.default;
     if (file === undefined || !file.endsWith('.js')) continue;
+    if (!existsSync(join(repoRoot, file))) throw new Error(`${file} is missing: run npm run build`);
     const module = (await import(pathToFileURL(join(repoRoot, file)).href)) as Record<string, unknown>;
     for (const [name, value] of Object.entries(module)) found.set(name, { entry, value });
   }
