@@ -256,8 +256,6 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
     ...(resolved.allowInsecureLocalhost ? { allowInsecureLocalhost: true } : {}),
     ...(resolved.receiptIssuer === undefined ? {} : { issuer: resolved.receiptIssuer }),
   });
-  // One wait gate for the handler: waits on one Session share an upstream long-poll, and each
-  // caller's upstream waits are capped, across every request this handler serves.
   // The Sess client's options, checked once: a request builds only its client on the caller's
   // credential (a client's state, the workspace it has seen, stays the request's).
   const sessClient = createSessClientFactory({
@@ -269,7 +267,10 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
       : { expectedWorkspaceId: resolved.expectedWorkspaceId }),
     ...(resolved.receiptIssuer === undefined ? {} : { receiptIssuer: resolved.receiptIssuer }),
   });
-  const waitGate = createWaitGate({ maxConcurrentWaits: resolved.maxConcurrentWaits });
+  // One wait gate for the handler: waits on one Session share an upstream long-poll, and the
+  // upstream waits are capped per caller, per principal and in all, with the slots shared fairly
+  // and each principal's queue bounded, across every request this handler serves.
+  const waitGate = createWaitGate(resolved.waitCaps);
   const pipeline = createPipeline(
     resolved,
     (scope) =>

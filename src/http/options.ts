@@ -8,13 +8,15 @@
  * host does), does not store (the host's `handleStore` does) and never reads the environment.
  */
 
-import { MAX_TIMER_MS, type OptionReader, readOptions } from '../core/contract/options.js';
+import { MAX_TIMER_MS, type OptionReader, optionNames, readOptions } from '../core/contract/options.js';
 import {
   INPUT_SCHEMAS_RULE,
   RECEIPT_ISSUER_RULE,
   SESS_ID_RULE,
   TOOL_SET_RULE,
+  WAIT_CAP_RANGES,
   WAIT_MS_RULE,
+  type WaitCap,
 } from '../core/contract/rules.js';
 import {
   DEFAULT_MAX_OPEN_PER_PRINCIPAL,
@@ -126,11 +128,12 @@ export interface SessMcpHttpHandlerOptions {
    */
   maxWaitMs?: number;
   /**
-   * The most upstream Sess waits one caller (binding scope) holds at once through this handler.
-   * Waits on the same Session share one upstream long-poll and count once; a wait over the cap
-   * first reads the Session once (an answer that exists is returned at once), then queues within
-   * its own `wait_ms`: it never returns early and never fails because of the cap. The cap is per
-   * handler: a host running several instances lets one caller hold this many waits in each.
+   * The most upstream Sess waits one caller (binding scope: a principal through one client and
+   * grant) holds at once through this handler, a whole number from 1 to 10 000. Waits on the same
+   * Session share one upstream long-poll and count once; a wait over a cap first reads the
+   * Session once (an answer that exists is returned at once), then queues within its own
+   * `wait_ms`. No cap fails a wait. The caps are per handler: a host running several instances
+   * lets one caller hold this many waits in each.
    * @default 8
    */
   maxConcurrentWaits?: number;
@@ -143,6 +146,29 @@ export interface SessMcpHttpHandlerOptions {
    * @default 25 (`DEFAULT_MAX_OPEN_PER_PRINCIPAL`)
    */
   maxOpenPerPrincipal?: number;
+  /**
+   * The most upstream Sess waits one principal holds at once through this handler, over all the
+   * clients and grants it comes through (so registering more OAuth clients does not multiply
+   * `maxConcurrentWaits`): a whole number from 1 to 1 000 000.
+   * @default 16
+   */
+  maxPrincipalWaits?: number;
+  /**
+   * The most upstream Sess waits this handler holds at once, over every caller: a whole number
+   * from 1 to 1 000 000. With every slot taken, the slots are shared fairly: a principal that
+   * holds none takes over a slot of the principal holding the most within 500 ms (that upstream
+   * wait starts again later; its tool call keeps waiting until its own `wait_ms`).
+   * @default 256
+   */
+  maxTotalWaits?: number;
+  /**
+   * The most waits of one principal queued behind the caps at once: a whole number from 1 to
+   * 1 000 000. A `sess_response` past it reads the Session once and ends at once with the state
+   * as it stands (`waiting` with its usual guidance, or the answer already there), never an HTTP
+   * error; so no caller holds more than this many requests open in the queue.
+   * @default 64
+   */
+  maxQueuedWaits?: number;
   /**
    * Which tools `tools/list` shows: `'sess-mcp-tools/5'` lists only its five tools (and the
    * instructions for them), for clients that should see exactly that set.
@@ -192,7 +218,8 @@ export interface ResolvedHttpOptions {
   expectedWorkspaceId: string | undefined;
   receiptIssuer: string | undefined;
   maxWaitMs: number | undefined;
-  maxConcurrentWaits: number | undefined;
+  /** The wait gate's caps as given; the gate fills in its defaults. */
+  waitCaps: Partial<Record<WaitCap, number>>;
   maxOpenPerPrincipal: number;
   tools: ToolSet | undefined;
   inputSchemas: 'exact' | 'flat' | undefined;
@@ -210,6 +237,31 @@ const FACTORY = 'createSessMcpHttpHandler';
 
 /** Options refused under their old name, old → new. */
 const RENAMED_OPTIONS = { requestTimeoutMs: 'requestDeadlineMs' } as const;
+
+/** The option names of {@link SessMcpHttpHandlerOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<SessMcpHttpHandlerOptions>()(
+  'authenticate',
+  'handleStore',
+  'allowedHosts',
+  'allowedOrigins',
+  'requiredScopes',
+  'resourceMetadataUrl',
+  'maxBodyBytes',
+  'requestDeadlineMs',
+  'sessOrigin',
+  'allowInsecureLocalhost',
+  'expectedWorkspaceId',
+  'receiptIssuer',
+  'maxWaitMs',
+  'maxConcurrentWaits',
+  'maxPrincipalWaits',
+  'maxTotalWaits',
+  'maxQueuedWaits',
+  'maxOpenPerPrincipal',
+  'tools',
+  'inputSchemas',
+  'diagnostics',
+);
 
 function isNonEmptyString(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
@@ -279,8 +331,7 @@ function resourceMetadataUrlOf(read: OptionReader, value: unknown): string | und
  * @throws {TypeError} `createSessMcpHttpHandler: option "<name>" <rule>.` for the first bad option.
  */
 export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): ResolvedHttpOptions {
-  const read = readOptions(FACTORY, options);
-  read.renamed(RENAMED_OPTIONS);
+  const read = readOptions(FACTORY, options, { known: KNOWN_OPTIONS, renamed: RENAMED_OPTIONS });
   const authenticate = read.func<SessMcpHttpHandlerOptions['authenticate']>(
     'authenticate',
     options.authenticate,
@@ -314,11 +365,12 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
   if (options.maxWaitMs !== undefined && !WAIT_MS_RULE.test(options.maxWaitMs)) {
     read.fail('maxWaitMs', `must be ${WAIT_MS_RULE.text}`);
   }
-  // The gate fills in its own default (8); only a given value is checked here.
-  const maxConcurrentWaits = read.optionalInteger('maxConcurrentWaits', options.maxConcurrentWaits, {
-    min: 1,
-    max: 10_000,
-  });
+  // The gate fills in its own defaults; only given values are checked here.
+  const waitCaps: Partial<Record<WaitCap, number>> = {};
+  for (const cap of Object.keys(WAIT_CAP_RANGES) as WaitCap[]) {
+    const value = read.optionalInteger(cap, options[cap], WAIT_CAP_RANGES[cap]);
+    if (value !== undefined) waitCaps[cap] = value;
+  }
   const maxOpenPerPrincipal = read.integer(
     'maxOpenPerPrincipal',
     options.maxOpenPerPrincipal,
@@ -377,7 +429,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     expectedWorkspaceId,
     receiptIssuer,
     maxWaitMs: options.maxWaitMs,
-    maxConcurrentWaits,
+    waitCaps,
     maxOpenPerPrincipal,
     tools,
     inputSchemas,

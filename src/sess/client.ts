@@ -11,7 +11,7 @@
  * and keeps no state but the workspace it has seen, the Ask each respondent Session it read
  * belongs to (bounded), and the receipt key-set cache.
  */
-import { type OptionReader, readOptions } from '../core/contract/options.js';
+import { type OptionReader, optionNames, readOptions } from '../core/contract/options.js';
 import type { Clock, SessApi } from '../core/contract/ports.js';
 import { RECEIPT_ISSUER_RULE, SESS_ID_RULE } from '../core/contract/rules.js';
 import { closeAsk, createAsk, getAsk } from './ask-calls.js';
@@ -85,6 +85,23 @@ export interface SessClientOptions {
   receiptVerifier?: ReceiptVerifier;
 }
 
+/** The option names of {@link SessClientOptions}; any other key is refused. */
+const CLIENT_OPTIONS = optionNames<SessClientOptions>()(
+  'origin',
+  'credential',
+  'fetch',
+  'expectedWorkspaceId',
+  'receiptIssuer',
+  'allowInsecureLocalhost',
+  'clock',
+  'keyRefreshCooldownMs',
+  'keySetMaxAgeMs',
+  'requestTimeoutMs',
+  'receiptVerifier',
+);
+/** The option names of {@link createSessClientFactory}: the client's, but the credential. */
+const FACTORY_OPTIONS = CLIENT_OPTIONS.filter((name) => name !== 'credential');
+
 /**
  * Create a {@link SessApi} bound to one origin and credential.
  *
@@ -118,7 +135,7 @@ export interface SessClientOptions {
  * ```
  */
 export function createSessClient(options: SessClientOptions): SessApi {
-  const read = readOptions('createSessClient', options);
+  const read = readOptions('createSessClient', options, { known: CLIENT_OPTIONS });
   const connection = readConnectionOptions(read, options);
   const credential = read.func<() => string | Promise<string>>('credential', options.credential);
   const settings = readClientSettings(read, options, connection);
@@ -166,7 +183,7 @@ function readClientSettings(
 export function createSessClientFactory(
   options: Omit<SessClientOptions, 'credential'>,
 ): (credential: () => string | Promise<string>) => SessApi {
-  const read = readOptions('createSessClientFactory', options);
+  const read = readOptions('createSessClientFactory', options, { known: FACTORY_OPTIONS });
   const connection = readConnectionOptions(read, options);
   const settings = readClientSettings(read, options, connection);
   if (options.fetch !== undefined) {

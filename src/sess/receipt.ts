@@ -10,7 +10,7 @@
  */
 import { canonicalJson } from '../core/codec/canonical-json.js';
 import { sameJsonValue } from '../core/codec/same-json.js';
-import { readOptions } from '../core/contract/options.js';
+import { optionNames, readOptions } from '../core/contract/options.js';
 import type { Clock, VerifiedReceipt, VerifyResponseInput } from '../core/contract/ports.js';
 import { SessApiError } from '../core/contract/ports.js';
 import { RECEIPT_ISSUER_RULE } from '../core/contract/rules.js';
@@ -149,6 +149,18 @@ function askClaimsMatch(
   return claims.name === undefined || claims.name === ask.respondentName;
 }
 
+/** The option names of {@link ReceiptVerifierOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<ReceiptVerifierOptions>()(
+  'origin',
+  'allowInsecureLocalhost',
+  'issuer',
+  'fetch',
+  'clock',
+  'keyRefreshCooldownMs',
+  'keySetMaxAgeMs',
+  'requestTimeoutMs',
+);
+
 /**
  * Create a receipt verifier with its own key-set cache.
  *
@@ -163,7 +175,7 @@ function askClaimsMatch(
  * ```
  */
 export function createReceiptVerifier(options: ReceiptVerifierOptions): ReceiptVerifier {
-  const read = readOptions('createReceiptVerifier', options);
+  const read = readOptions('createReceiptVerifier', options, { known: KNOWN_OPTIONS });
   const config = readConnectionOptions(read, options);
   const issuer = read.optionalRule('issuer', options.issuer, RECEIPT_ISSUER_RULE) ?? config.origin;
   return receiptVerifier(config, issuer);

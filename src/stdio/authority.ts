@@ -7,6 +7,8 @@
  * at start-up is reported on each call as the same `NOT_CONFIGURED`. This module decides nothing
  * about records: the engine re-checks every loaded record against the binding it returns.
  */
+
+import { optionNames, readOptions } from '../core/contract/options.js';
 import {
   type Authority,
   type CallAuthority,
@@ -43,6 +45,9 @@ export interface StdioAuthorityOptions {
 
 const KEY_PATTERN = /^[\x21-\x7e]{1,4096}$/;
 
+/** The option names of {@link StdioAuthorityOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<StdioAuthorityOptions>()('env', 'config', 'store');
+
 /**
  * Create the stdio authority.
  *
@@ -56,6 +61,13 @@ const KEY_PATTERN = /^[\x21-\x7e]{1,4096}$/;
  * ```
  */
 export function createStdioAuthority(options: StdioAuthorityOptions): Authority {
+  const read = readOptions('createStdioAuthority', options, { known: KNOWN_OPTIONS });
+  if (options.env === null || typeof options.env !== 'object')
+    read.fail('env', 'must be an object of strings');
+  if (options.config === null || typeof options.config !== 'object') {
+    read.fail('config', 'must be the configuration readStdioConfig returned');
+  }
+  read.func('store', options.store);
   const { env, config } = options;
   let secret: Promise<Uint8Array> | undefined;
   let stores: StdioStoreFactory | undefined;

@@ -41,7 +41,8 @@ export function sanitizeDiagnostic(event: DiagnosticEvent): DiagnosticEvent {
 
 /**
  * A sink writing `{"source":"sess-mcp","event":…}` lines to `stream` (stderr by default).
- * Writing never throws: a broken stderr must not break a tool call.
+ * Writing never throws: a broken stderr must not break a tool call. A `stream` without `write()`
+ * is refused at construction (`TypeError`).
  *
  * @example
  * ```ts source="examples/snippets/stdio.examples.ts#createStderrDiagnostics"
@@ -51,6 +52,11 @@ export function sanitizeDiagnostic(event: DiagnosticEvent): DiagnosticEvent {
  * ```
  */
 export function createStderrDiagnostics(stream: LineWriterLike = process.stderr): DiagnosticsSink {
+  // Checked once here, so a stream that could never be written (an option bag passed by mistake)
+  // is refused at once rather than dropping every line in silence.
+  if (stream === null || typeof stream !== 'object' || typeof stream.write !== 'function') {
+    throw new TypeError('createStderrDiagnostics: stream must have a write() method.');
+  }
   return (event) => {
     try {
       stream.write(`${visible(JSON.stringify({ source: 'sess-mcp', ...sanitizeDiagnostic(event) }))}\n`);

@@ -8,7 +8,7 @@
  * the file store and the credential key.
  */
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import { readOptions } from '../core/contract/options.js';
+import { optionNames, readOptions } from '../core/contract/options.js';
 import { createSessMcpServer } from '../faces/sess-server.js';
 import { createSessEngine, type DurableStep, isSessMcpError, SessMcpError } from '../index.js';
 import { createFileHandleStore } from '../store/file/index.js';
@@ -108,8 +108,11 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
   };
 }
 
+/** The option names of {@link SessMcpStdioOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<SessMcpStdioOptions>()('env', 'stdin', 'stdout', 'stderr');
+
 function checkOptions(options: SessMcpStdioOptions): void {
-  const read = readOptions('serveSessMcpStdio', options, true);
+  const read = readOptions('serveSessMcpStdio', options, { known: KNOWN_OPTIONS, allowMissing: true });
   if (options.env !== undefined && (options.env === null || typeof options.env !== 'object')) {
     read.fail('env', 'must be an object of strings');
   }

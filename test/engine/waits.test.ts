@@ -318,9 +318,26 @@ describe('createWaitGate options', () => {
     );
   });
 
-  it('defaults to 8', () => {
-    expect(createWaitGate().maxConcurrentWaits).toBe(8);
-    expect(createWaitGate({}).maxConcurrentWaits).toBe(8);
-    expect(createWaitGate().maxTotalWaits).toBe(Infinity);
+  it.each([
+    ['maxPrincipalWaits', 1_000_000],
+    ['maxTotalWaits', 1_000_000],
+    ['maxQueuedWaits', 1_000_000],
+  ])('refuses %s outside 1 to %d', (option, max) => {
+    for (const value of [0, max + 1, 2.5, '4']) {
+      expect(() => createWaitGate({ [option]: value })).toThrow(
+        new TypeError(`createWaitGate: option "${option}" must be a whole number from 1 to ${max}.`),
+      );
+    }
+  });
+
+  it('defaults to 8 per scope, 16 per principal, 256 in all and 64 queued per principal', () => {
+    for (const gate of [createWaitGate(), createWaitGate({})]) {
+      expect([
+        gate.maxConcurrentWaits,
+        gate.maxPrincipalWaits,
+        gate.maxTotalWaits,
+        gate.maxQueuedWaits,
+      ]).toEqual([8, 16, 256, 64]);
+    }
   });
 });

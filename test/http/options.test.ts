@@ -6,7 +6,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
-import { SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../../src/core/contract/rules.js';
+import {
+  SESS_ID_RULE,
+  WAIT_CAP_RANGES,
+  WAIT_CEILING_MS,
+  WAIT_MS_RULE,
+  type WaitCap,
+} from '../../src/core/contract/rules.js';
+import { createWaitGate } from '../../src/core/engine/wait-gate.js';
 import * as httpEntry from '../../src/http/index.js';
 import { resolveHttpOptions, type SessMcpHttpHandlerOptions } from '../../src/http/options.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
@@ -97,6 +104,28 @@ describe('createSessMcpHttpHandler options', () => {
     expect(httpVerdict({ sessOrigin: 'http://api.example.com' })).toMatch(/[^.]\.$/);
   });
 
+  it.each(Object.keys(WAIT_CAP_RANGES) as WaitCap[])(
+    'takes the wait cap %s on the wait gate’s range, with the gate’s verdicts, and hands it to the gate',
+    (cap) => {
+      const { min, max } = WAIT_CAP_RANGES[cap];
+      const gateVerdict = (value: unknown): string => {
+        try {
+          createWaitGate({ [cap]: value });
+          return 'accepted';
+        } catch (error) {
+          return (error as Error).message.replace('createWaitGate', 'createSessMcpHttpHandler');
+        }
+      };
+      for (const value of [min - 1, min, max, max + 1, 2.5, '4', null]) {
+        expect(httpVerdict({ [cap]: value } as Partial<SessMcpHttpHandlerOptions>)).toBe(gateVerdict(value));
+      }
+      expect(httpVerdict({ [cap]: max + 1 })).toBe(
+        `createSessMcpHttpHandler: option "${cap}" must be a whole number from ${min} to ${max}.`,
+      );
+      expect(resolveHttpOptions({ ...base, [cap]: 7 }).waitCaps).toEqual({ [cap]: 7 });
+    },
+  );
+
   it('fills the defaults', () => {
     const resolved = resolveHttpOptions(base);
     expect(resolved.requestDeadlineMs).toBe(httpEntry.DEFAULT_HTTP_REQUEST_DEADLINE_MS);
@@ -106,6 +135,8 @@ describe('createSessMcpHttpHandler options', () => {
     expect(resolved.sessOrigin).toBe('https://api.sess.si');
     expect(resolved.allowedOrigins.size).toBe(0);
     expect(resolved.maxWaitMs).toBeUndefined();
+    // The wait gate fills in its own caps' defaults.
+    expect(resolved.waitCaps).toEqual({});
     expect(resolved.expectedWorkspaceId).toBeUndefined();
     expect(resolved.maxOpenPerPrincipal).toBe(25);
     expect(

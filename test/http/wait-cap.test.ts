@@ -1,9 +1,15 @@
 /**
- * Through the HTTP face, one caller cannot hold unbounded upstream waits: waits on one Session
- * share one long-poll at Sess, and one binding holds at most `maxConcurrentWaits` of them, while
- * another caller is never queued behind it. Counted at the local runtime (`pendingWaits`).
+ * Through the HTTP face, no caller holds unbounded upstream waits or requests: waits on one
+ * Session share one long-poll at Sess; one binding holds at most `maxConcurrentWaits` of them and
+ * another caller is never queued behind it; one person over many OAuth clients holds at most
+ * `maxPrincipalWaits`; the handler as a whole at most `maxTotalWaits`, shared fairly; and past
+ * `maxQueuedWaits` a caller's wait ends at once (`waiting`, HTTP 200), so its requests held in the
+ * queue are bounded. The last two are the reproduction of the handler's wait caps (10 clients of
+ * one person held 80 upstream waits, `maxTotalWaits` was ignored, 400 requests were all held).
+ * Counted at the local runtime (`pendingWaits`).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { watchPeak } from '../support/peak.js';
 import { approveAnswer, approveSurface } from '../support/surfaces.js';
 import { type HttpHarness, startHttpHarness } from './harness.js';
 
@@ -99,4 +105,110 @@ describe('the wait cap of the HTTP handler', () => {
     const states = (await Promise.all([...waits, bobWait])).map((r) => r.interaction?.state ?? r.error?.code);
     expect(states).toEqual(Array(7).fill('answered'));
   });
+});
+
+/** Ask `count` questions as `token`; their handles and links. */
+async function askMany(h: HttpHarness, token: string, count: number) {
+  const asked: { handle: string; humanUrl: string; sessionId: string }[] = [];
+  for (let i = 0; i < count; i++) {
+    const created = (await tool(h, token, 'sess_request', { interaction: approveSurface })).interaction!;
+    const sessionId = h.sess.sessions.byUrl(created.humanUrl)!.view.id;
+    asked.push({ ...created, sessionId });
+  }
+  return asked;
+}
+
+/** Upstream waits held at the runtime now for these Sessions. */
+function heldFor(h: HttpHarness, asked: { sessionId: string }[]): number {
+  return asked.reduce((sum, a) => sum + h.sess.pendingWaits(a.sessionId), 0);
+}
+
+describe('the total and per-principal caps and the queue bound of the HTTP handler', () => {
+  it('one person through 10 OAuth clients holds maxPrincipalWaits and queues maxQueuedWaits; maxTotalWaits holds the handler and another person gets an even share', async () => {
+    // More open interactions than the default quota of 25 per principal: the caps are under test.
+    harness = await startHttpHarness({
+      maxTotalWaits: 16,
+      maxPrincipalWaits: 12,
+      requestDeadlineMs: 60_000,
+      maxOpenPerPrincipal: 1_000,
+    });
+    const h = harness;
+    const alice: { token: string; asked: Awaited<ReturnType<typeof askMany>> }[] = [];
+    for (let c = 1; c <= 10; c++) {
+      const token = `alice-c${c}`;
+      h.principal(token, { clientId: `c${c}`, grantId: `g-alice-c${c}` });
+      alice.push({ token, asked: await askMany(h, token, 12) });
+    }
+    h.principal('bob-token', { principalId: 'bob' });
+    const bobs = await askMany(h, 'bob-token', 8);
+    const aliceAsked = alice.flatMap((a) => a.asked);
+    const peakAlice = watchPeak(() => heldFor(h, aliceAsked), 2);
+
+    const waits = alice.flatMap(({ token, asked }) =>
+      asked.map((a) => tool(h, token, 'sess_response', { handle: a.handle, revision: 1, wait_ms: 45_000 })),
+    );
+    // 12 run (maxPrincipalWaits), 64 queue (maxQueuedWaits, default) and the other 44 end at once.
+    let ended = 0;
+    for (const wait of waits) void wait.then(() => (ended += 1));
+    await until(() => h.sess.pendingWaits() === 12 && ended === 44, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(heldFor(h, aliceAsked)).toBe(12);
+    expect(ended).toBe(44);
+    expect(peakAlice()).toBe(12);
+
+    // Bob's 8 waits: 4 take the free slots of the total cap, then the shares even out to 8 and 8.
+    const bobWaits = bobs.map((a) =>
+      tool(h, 'bob-token', 'sess_response', { handle: a.handle, revision: 1, wait_ms: 45_000 }),
+    );
+    await until(() => heldFor(h, bobs) === 8 && heldFor(h, aliceAsked) === 8, 30_000);
+    // A slot handed over ends the holder's upstream wait: the runtime counts it until it sees the
+    // connection close, so the total is read once that has settled, not sampled meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect([heldFor(h, bobs), heldFor(h, aliceAsked), h.sess.pendingWaits()]).toEqual([8, 8, 16]);
+
+    for (const a of [...bobs, ...aliceAsked]) await h.sess.submitAnswer(a.humanUrl, approveAnswer);
+    const states = (await Promise.all([...waits, ...bobWaits])).map(
+      (r) => r.interaction?.state ?? r.error?.code,
+    );
+    expect(states.filter((state) => state === 'answered')).toHaveLength(84);
+    expect(states.filter((state) => state === 'waiting')).toHaveLength(44);
+    expect(states.slice(120)).toEqual(Array(8).fill('answered'));
+  }, 90_000);
+
+  it('400 requests of one caller over 40 handles: past maxQueuedWaits each ends at once as waiting (HTTP 200), at most 144 held', async () => {
+    harness = await startHttpHarness({ requestDeadlineMs: 60_000, maxOpenPerPrincipal: 1_000 });
+    const h = harness;
+    h.principal('alice-token');
+    const asked = await askMany(h, 'alice-token', 40);
+    let held = 0;
+    const ended: string[] = [];
+    const calls = Array.from({ length: 400 }, (_, i) => {
+      held += 1;
+      return tool(h, 'alice-token', 'sess_response', {
+        handle: asked[i % 40]!.handle,
+        revision: 1,
+        wait_ms: 45_000,
+      }).then((r) => {
+        held -= 1;
+        const state = r.interaction?.state ?? `error ${r.error?.code}`;
+        ended.push(state);
+        return state;
+      });
+    });
+    // 8 running upstream waits of 10 requests each (maxConcurrentWaits 8), and 64 queued
+    // (maxQueuedWaits 64): every other request ends at once, long before any wait could (400
+    // requests through the whole pipeline take a few seconds on a busy machine: 30 s allowed).
+    await until(() => held <= 144, 30_000).catch(() => {
+      throw new Error(`still held: ${held}; ended ${ended.length}; upstream ${h.sess.pendingWaits()}`);
+    });
+    expect(h.sess.pendingWaits()).toBe(8);
+    expect(ended).toEqual(Array(256).fill('waiting'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(held).toBe(144);
+
+    for (const a of asked) await h.sess.submitAnswer(a.humanUrl, approveAnswer);
+    const states = await Promise.all(calls);
+    expect(states.filter((s) => s === 'answered')).toHaveLength(144);
+    expect(states.filter((s) => s === 'waiting')).toHaveLength(256);
+  }, 90_000);
 });

@@ -9,7 +9,12 @@ import { createServer } from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessMcpError } from '../../src/core/contract/errors.js';
-import { type Binding, bindingScope, MAX_UNFINISHED, principalScope } from '../../src/core/contract/ports.js';
+import {
+  type Binding,
+  bindingPrincipal,
+  bindingScope,
+  MAX_UNFINISHED,
+} from '../../src/core/contract/ports.js';
 import {
   type InteractionRecord,
   isUnfinished,
@@ -286,7 +291,7 @@ if (url === undefined || url === '') {
       expect(rows.map((row) => row.handle).sort()).toEqual(
         [records[0]!.handle, records[1]!.handle, early.handle].sort(),
       );
-      expect(new Set(rows.map((row) => row.principal))).toEqual(new Set([principalScope(alice)]));
+      expect(new Set(rows.map((row) => row.principal))).toEqual(new Set([bindingPrincipal(alice)]));
       const refused = await storeFailure(setup.forBinding(alice).create(makeRecord(alice), limits));
       expect(refused.code).toBe('PRINCIPAL_QUOTA_REACHED');
       await setup.close();

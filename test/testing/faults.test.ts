@@ -271,7 +271,7 @@ describe('options', () => {
     [
       { plan: { maxSessions: 5 } },
       'plan.maxSessions',
-      'is not a plan limit (maxExpiresIn, maxOpenSessions, maxRespondents)',
+      'is not a key of "plan" (maxExpiresIn, maxOpenSessions, maxRespondents)',
     ],
     [
       { clock: { start: 'not a date' } },

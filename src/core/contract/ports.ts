@@ -306,21 +306,22 @@ export function bindingScope(binding: Binding): string {
   return scope;
 }
 
-/**
- * The caller a binding belongs to, across its clients and grants: the origin, workspace and
- * principal of an HTTP binding, as a stable string; `undefined` for a stdio binding (a profile has
- * one caller). A per-principal quota ({@link CreateLimits}) counts the unfinished records of every
- * scope with the same principal scope, so a caller's new client registrations do not multiply it.
- */
-export function principalScope(binding: Binding): string | undefined {
-  return binding.kind === 'http'
-    ? JSON.stringify(['http', binding.origin, binding.workspaceId, binding.principalId])
-    : undefined;
-}
-
 /** The generation part of a binding. */
 export function bindingGeneration(binding: Binding): string {
   return binding.kind === 'stdio' ? binding.credentialGeneration : binding.grantGeneration;
+}
+
+/**
+ * Who is behind a binding, whatever client or grant they came through, as a stable string: over
+ * HTTP the person (origin, workspace and principal, without the client and the grant), so that
+ * registering more OAuth clients does not give one person more of a shared limit; over stdio the
+ * same as {@link bindingScope} (the profile and the API origin: one owner). The wait gate caps
+ * upstream waits per principal by it as well as per scope.
+ */
+export function bindingPrincipal(binding: Binding): string {
+  return binding.kind === 'stdio'
+    ? bindingScope(binding)
+    : JSON.stringify(['http', binding.origin, binding.workspaceId, binding.principalId]);
 }
 
 /** Everything one tool call runs with, resolved by an {@link Authority}. */
@@ -367,8 +368,8 @@ export const MAX_OPEN_PER_PRINCIPAL = 100_000;
 /** The limits a {@link HandleStore.create} enforces besides {@link MAX_UNFINISHED}. */
 export interface CreateLimits {
   /**
-   * The most unfinished records the binding's principal ({@link principalScope}) may hold over
-   * all its scopes, the new one included. Ignored for a binding without a principal (stdio).
+   * The most unfinished records the binding's principal ({@link bindingPrincipal}) may hold over
+   * all its scopes, the new one included. Ignored for a stdio binding (a profile has one caller).
    */
   maxOpenPerPrincipal?: number;
 }
@@ -434,8 +435,8 @@ export const STORE_ERROR_REASONS = [
  *   exists, in any scope;
  * - enforce {@link MAX_UNFINISHED} atomically in `create`: an unfinished record over the cap fails
  *   with `STATE_STORE_FULL` and writes nothing, exact under concurrency;
- * - enforce `limits.maxOpenPerPrincipal` atomically in `create` for a binding with a
- *   {@link principalScope}: an unfinished record that would make the principal's unfinished
+ * - enforce `limits.maxOpenPerPrincipal` atomically in `create` for an HTTP binding, counting by
+ *   {@link bindingPrincipal}: an unfinished record that would make the principal's unfinished
  *   records over all its scopes exceed it fails with `PRINCIPAL_QUOTA_REACHED` and writes nothing,
  *   exact under concurrency, across every process sharing the store's medium;
  * - make `update` a compare-and-set that fails with `INVALID_STATE` (reason `stale_version`) and

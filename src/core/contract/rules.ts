@@ -17,6 +17,20 @@ export interface ValueRule<T> {
 }
 
 /**
+ * The range of each cap of the wait gate, which `createWaitGate` and the HTTP handler both take
+ * (the gate fills in the defaults).
+ */
+export const WAIT_CAP_RANGES = {
+  maxConcurrentWaits: { min: 1, max: 10_000 },
+  maxPrincipalWaits: { min: 1, max: 1_000_000 },
+  maxTotalWaits: { min: 1, max: 1_000_000 },
+  maxQueuedWaits: { min: 1, max: 1_000_000 },
+} as const;
+
+/** The name of one cap of the wait gate. */
+export type WaitCap = keyof typeof WAIT_CAP_RANGES;
+
+/**
  * The longest one `sess_response` wait may last, in milliseconds. `maxWaitMs` options (and
  * `SESS_MCP_MAX_WAIT_MS`) may only lower it; the Sess wire's `timeout_ms` has the same ceiling.
  */

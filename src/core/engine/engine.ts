@@ -14,7 +14,7 @@
  */
 
 import { isSessMcpError, SessMcpError } from '../contract/errors.js';
-import { MAX_TIMER_MS, readOptions } from '../contract/options.js';
+import { MAX_TIMER_MS, optionNames, readOptions } from '../contract/options.js';
 import type {
   AskRespondentsOptions,
   CallAuthority,
@@ -126,8 +126,21 @@ interface CheckedOptions {
   createLimits: CreateLimits;
 }
 
+/** The option names of {@link SessEngineOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<SessEngineOptions>()(
+  'authority',
+  'clock',
+  'maxWaitMs',
+  'diagnostics',
+  'randomId',
+  'progressIntervalMs',
+  'waitGate',
+  'maxOpenPerPrincipal',
+  'hooks',
+);
+
 function checkOptions(options: SessEngineOptions): CheckedOptions {
-  const read = readOptions('createSessEngine', options);
+  const read = readOptions('createSessEngine', options, { known: KNOWN_OPTIONS });
   const authority = options.authority as unknown;
   if (
     authority === null ||

@@ -10,7 +10,7 @@
  * This module maps the SDK's request context onto {@link ToolCallContext}; it decides nothing.
  */
 
-import { readOptions } from '../contract/options.js';
+import { optionNames, readOptions } from '../contract/options.js';
 import type { ToolResult } from '../contract/result.js';
 import {
   INPUT_SCHEMAS_RULE,
@@ -133,6 +133,9 @@ export function toolCallContextFrom(ctx: ToolHandlerContextLike | undefined): To
   return out;
 }
 
+/** The option names of {@link RegisterSessToolsOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<RegisterSessToolsOptions>()('engine', 'tools', 'inputSchemas');
+
 /**
  * Add the Sess tools to `server` (every tool, or the set named by `options.tools`), with the input
  * schemas `options.inputSchemas` names. Every call runs `engine.call`, so a failure is a tool
@@ -151,7 +154,7 @@ export function registerSessTools(server: McpServerLike, options: RegisterSessTo
   if (server === null || typeof server !== 'object' || typeof server.registerTool !== 'function') {
     throw new TypeError('registerSessTools: server must have a registerTool() method.');
   }
-  const read = readOptions('registerSessTools', options);
+  const read = readOptions('registerSessTools', options, { known: KNOWN_OPTIONS });
   const engine = options.engine as unknown;
   if (engine === null || typeof engine !== 'object' || typeof (engine as SessEngine).call !== 'function') {
     read.fail('engine', 'is required and must be a Sess engine (createSessEngine)');

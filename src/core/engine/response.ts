@@ -20,7 +20,7 @@ import type {
   SessionView,
   VerifiedReceipt,
 } from '../contract/ports.js';
-import { bindingGeneration, bindingScope } from '../contract/ports.js';
+import { bindingGeneration, bindingPrincipal, bindingScope } from '../contract/ports.js';
 import type { AskAnswerResult, AskResult, ResponseResult } from '../contract/result.js';
 import type { InteractionState, VerifiedResponse } from '../model/record.js';
 import type { Surface } from '../model/surface.js';
@@ -99,6 +99,7 @@ async function wait(call: Call, loaded: Waiting, op: ResponseOperation): Promise
           sess: call.auth.sess,
           origin: sessOrigin(call.auth.binding),
           scope: bindingScope(call.auth.binding),
+          principal: bindingPrincipal(call.auth.binding),
           generation: bindingGeneration(call.auth.binding),
           sessionId,
           revision: state.revision,

@@ -1,12 +1,15 @@
 /**
- * The shared upstream polls of a wait gate and the cap that admits them: opening a poll (at once,
- * or after one non-waiting read and a place in the queue), starting it in a free slot, handing
+ * The shared upstream polls of a wait gate and the caps that admit them: opening a poll (at once,
+ * or after one non-waiting read and a place in the queue), starting it in a free slot, ending its
+ * upstream wait to give the slot to a caller with fewer (and starting it again later), handing
  * its outcome to every waiter, and ending it when its last waiter leaves.
  *
- * It does not know one waiter's deadline, signal or re-polls (`wait-gate.ts` does), and it reads
- * no options: the caps arrive in the {@link GateState} the gate built.
+ * It does not know one waiter's deadline, signal or re-polls (`wait-gate.ts` does), nor which
+ * queued poll goes next or which running one yields (`wait-fairness.ts` decides); it reads no
+ * options: the caps arrive in the {@link GateState} the gate built.
  */
 import type { SessApi, SessionStatus, SessionView } from '../contract/ports.js';
+import { nextToStart, nextYield } from './wait-fairness.js';
 
 /** One wait, as the engine asks the gate for it. */
 export interface GateWaitRequest {
@@ -16,6 +19,12 @@ export interface GateWaitRequest {
   origin: string;
   /** The caller's binding scope (`bindingScope`): the cap counts per scope. */
   scope: string;
+  /**
+   * Who the caller is across clients and grants (`bindingPrincipal`): the per-principal cap and
+   * the queue bound count per principal, and the slots are shared fairly between principals.
+   * @default scope (each scope its own principal)
+   */
+  principal?: string;
   /** The caller's credential generation (`bindingGeneration`). */
   generation: string;
   sessionId: string;
@@ -26,6 +35,14 @@ export interface GateWaitRequest {
   timeoutMs: number;
   /** This waiter's own cancellation: it rejects with a {@link SessApiError} of kind `aborted`. */
   signal?: AbortSignal;
+}
+
+/**
+ * The gate's time, in milliseconds: the runtime's monotonic clock, so a wall-clock step moves no
+ * waiter's deadline and no slot's turn. Deadlines, starts and queue times are all on it.
+ */
+export function gateNow(): number {
+  return performance.now();
 }
 
 /** What a shared poll hands each of its waiters. */
@@ -41,37 +58,75 @@ export interface Waiter {
 export interface Poll {
   key: string;
   scope: string;
+  principal: string;
   request: GateWaitRequest;
   waiters: Set<Waiter>;
+  /** `reading` and `queued` are over a cap (their waiters count as queued); `running` holds a slot. */
   phase: 'reading' | 'queued' | 'running';
   /** When a running poll's upstream wait ends (its longest waiter's deadline). */
   deadline: number;
+  /** When it last started running; `undefined` while it never ran. */
+  startedAt: number | undefined;
+  /** When it last entered the queue. */
+  queuedAt: number;
+  /** The poll's life: ends its read, and its upstream wait, when the last waiter leaves. */
   controller: AbortController;
-  /** Frees the slot of a running poll; a no-op otherwise and after the first call. */
-  release: () => void;
+  /** The upstream wait of the current run; ended alone when the poll yields its slot. */
+  run: AbortController | undefined;
 }
 
 /** One gate's caps and the waits in progress through it. */
 export interface GateState {
   /** The cap per binding scope. */
   readonly max: number;
+  /** The cap per principal. */
+  readonly maxPrincipal: number;
   /** The cap over every scope. */
   readonly maxTotal: number;
+  /** The most waiters one principal may have queued; past it a new wait ends at once. */
+  readonly maxQueued: number;
   /** The open polls by key. */
   readonly polls: Map<string, Poll>;
-  /** Polls waiting for a slot, first in first out. */
+  /** Polls waiting for a slot, in the order they entered. */
   readonly queue: Poll[];
+  /** Polls holding a slot. */
+  readonly running: Set<Poll>;
   /** Running polls per binding scope. */
   readonly perScope: Map<string, number>;
+  /** Running polls per principal. */
+  readonly perPrincipal: Map<string, number>;
+  /** Waiters of polls over a cap (reading or queued), per principal. */
+  readonly queuedWaiters: Map<string, number>;
   /** Running polls over every scope. */
   total: number;
   /** Waiters in the gate. */
   waiters: number;
+  /** Upstream waits ended to give their slot to another caller, since the gate was built. */
+  yields: number;
+  /** The timer that looks at the queue again when a slot may be taken over. */
+  timer: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** A gate with no waits yet. */
-export function emptyGateState(max: number, maxTotal: number): GateState {
-  return { max, maxTotal, polls: new Map(), queue: [], perScope: new Map(), total: 0, waiters: 0 };
+export function emptyGateState(caps: {
+  max: number;
+  maxPrincipal: number;
+  maxTotal: number;
+  maxQueued: number;
+}): GateState {
+  return {
+    ...caps,
+    polls: new Map(),
+    queue: [],
+    running: new Set(),
+    perScope: new Map(),
+    perPrincipal: new Map(),
+    queuedWaiters: new Map(),
+    total: 0,
+    waiters: 0,
+    yields: 0,
+    timer: undefined,
+  };
 }
 
 /** Whether Sess reports the Session somewhere other than where the waiter knows it. */
@@ -79,80 +134,172 @@ export function differs(view: SessionView, request: GateWaitRequest): boolean {
   return view.revision !== request.revision || view.status !== request.status;
 }
 
-function count(gate: GateState, scope: string, delta: number): void {
-  gate.total += delta;
-  const next = (gate.perScope.get(scope) ?? 0) + delta;
-  if (next === 0) gate.perScope.delete(scope);
-  else gate.perScope.set(scope, next);
+function add(counts: Map<string, number>, key: string, delta: number): void {
+  const next = (counts.get(key) ?? 0) + delta;
+  if (next === 0) counts.delete(key);
+  else counts.set(key, next);
 }
 
-function hasRoom(gate: GateState, scope: string): boolean {
-  return gate.total < gate.maxTotal && (gate.perScope.get(scope) ?? 0) < gate.max;
+/** Waiters of `principal` over a cap now. */
+export function queuedWaitersOf(gate: GateState, principal: string): number {
+  return gate.queuedWaiters.get(principal) ?? 0;
+}
+
+/** Whether `poll`'s own caps (its scope's, its principal's) leave it room. */
+export function ownRoom(gate: GateState, poll: { scope: string; principal: string }): boolean {
+  return (
+    (gate.perScope.get(poll.scope) ?? 0) < gate.max &&
+    (gate.perPrincipal.get(poll.principal) ?? 0) < gate.maxPrincipal
+  );
+}
+
+function hasRoom(gate: GateState, poll: { scope: string; principal: string }): boolean {
+  return gate.total < gate.maxTotal && ownRoom(gate, poll);
+}
+
+/** Whether a new poll for `request` would wait over a cap (so its waiter would be queued). */
+export function wouldQueue(gate: GateState, scope: string, principal: string): boolean {
+  return !hasRoom(gate, { scope, principal }) || gate.queue.some((queued) => queued.scope === scope);
+}
+
+/** Take `poll` out of the slot it holds, without looking at the queue. */
+function vacate(gate: GateState, poll: Poll): void {
+  if (!gate.running.delete(poll)) return;
+  gate.total -= 1;
+  add(gate.perScope, poll.scope, -1);
+  add(gate.perPrincipal, poll.principal, -1);
 }
 
 function finish(gate: GateState, poll: Poll, outcome: Outcome): void {
   if (gate.polls.get(poll.key) === poll) gate.polls.delete(poll.key);
-  poll.release();
+  if (poll.phase !== 'running') add(gate.queuedWaiters, poll.principal, -poll.waiters.size);
+  poll.run = undefined;
   const served = [...poll.waiters];
   poll.waiters.clear();
+  // The freed slot goes to the queue before a served waiter can wait again.
+  if (gate.running.has(poll)) {
+    vacate(gate, poll);
+    pump(gate);
+  }
   for (const waiter of served) waiter.deliver(outcome);
 }
 
-function start(gate: GateState, poll: Poll): void {
+function start(gate: GateState, poll: Poll, now: number): void {
+  if (poll.phase !== 'running') add(gate.queuedWaiters, poll.principal, -poll.waiters.size);
   poll.phase = 'running';
-  count(gate, poll.scope, 1);
-  let released = false;
-  poll.release = () => {
-    if (released) return;
-    released = true;
-    count(gate, poll.scope, -1);
-    pump(gate);
-  };
+  poll.startedAt = now;
+  gate.running.add(poll);
+  gate.total += 1;
+  add(gate.perScope, poll.scope, 1);
+  add(gate.perPrincipal, poll.principal, 1);
   // The shared poll lasts as long as its longest waiter; shorter ones leave on their own deadline.
   let deadline = 0;
   for (const waiter of poll.waiters) deadline = Math.max(deadline, waiter.deadline);
   poll.deadline = deadline;
+  const run = new AbortController();
+  poll.run = run;
   const { sess, sessionId, revision, status } = poll.request;
   sess
     .waitSession(
       sessionId,
-      { revision, status, timeoutMs: Math.max(0, deadline - Date.now()) },
-      { signal: poll.controller.signal },
+      // Whole milliseconds, as the wire takes them; never past the longest waiter's own time.
+      { revision, status, timeoutMs: Math.ceil(Math.max(0, deadline - now)) },
+      { signal: run.signal },
     )
     .then(
-      (view) => finish(gate, poll, { view }),
-      (error) => finish(gate, poll, { error }),
+      (view) => {
+        if (poll.run === run) finish(gate, poll, { view });
+      },
+      (error) => {
+        // A run ended to give up its slot reports nothing: the poll waits for its next run.
+        if (poll.run === run) finish(gate, poll, { error });
+      },
     );
 }
 
+/**
+ * End `poll`'s upstream wait and queue it again: its waiters keep waiting, each until its own
+ * deadline, and it starts again in a later slot (reading the Session afresh, so an answer given
+ * meanwhile is returned at once).
+ */
+function yieldSlot(gate: GateState, poll: Poll, now: number): void {
+  const run = poll.run;
+  poll.run = undefined;
+  run?.abort();
+  vacate(gate, poll);
+  poll.phase = 'queued';
+  poll.queuedAt = now;
+  add(gate.queuedWaiters, poll.principal, poll.waiters.size);
+  gate.queue.push(poll);
+  gate.yields += 1;
+}
+
+/**
+ * Start what the caps allow, fairest first; then, while the total cap is what holds a caller
+ * back, let it take over the slot of a caller with more (`wait-fairness.ts`), or set the timer
+ * for when one may.
+ */
 function pump(gate: GateState): void {
-  const { queue } = gate;
-  for (let index = 0; index < queue.length && gate.total < gate.maxTotal; ) {
-    const poll = queue[index] as Poll;
-    if (hasRoom(gate, poll.scope)) {
-      queue.splice(index, 1);
-      start(gate, poll);
-    } else {
-      index += 1;
+  const now = gateNow();
+  for (;;) {
+    const next = nextToStart(gate, (poll) => hasRoom(gate, poll));
+    if (next === undefined) break;
+    gate.queue.splice(gate.queue.indexOf(next), 1);
+    start(gate, next, now);
+  }
+  if (gate.timer !== undefined) clearTimeout(gate.timer);
+  gate.timer = undefined;
+  for (;;) {
+    const decision = nextYield(gate, now, (poll) => ownRoom(gate, poll));
+    if (decision.kind === 'none') return;
+    if (decision.kind === 'later') {
+      gate.timer = setTimeout(
+        () => {
+          gate.timer = undefined;
+          pump(gate);
+        },
+        Math.max(1, decision.at - now),
+      );
+      return;
     }
+    yieldSlot(gate, decision.holder, now);
+    gate.queue.splice(gate.queue.indexOf(decision.newcomer), 1);
+    start(gate, decision.newcomer, now);
   }
 }
 
 function enqueue(gate: GateState, poll: Poll): void {
   poll.phase = 'queued';
+  poll.queuedAt = gateNow();
   gate.queue.push(poll);
   pump(gate);
 }
 
+/** Add `waiter` to `poll` (counted as queued while the poll is over a cap). */
+export function joinPoll(gate: GateState, poll: Poll, waiter: Waiter): void {
+  poll.waiters.add(waiter);
+  if (poll.phase !== 'running') add(gate.queuedWaiters, poll.principal, 1);
+}
+
 /** Take `waiter` off `poll`; the last waiter to leave ends the poll and frees its slot. */
 export function leavePoll(gate: GateState, poll: Poll, waiter: Waiter): void {
-  if (!poll.waiters.delete(waiter) || poll.waiters.size > 0) return;
+  if (!poll.waiters.delete(waiter)) return;
+  if (poll.phase !== 'running') add(gate.queuedWaiters, poll.principal, -1);
+  if (poll.waiters.size > 0) return;
   // The last waiter left: nobody needs this poll any more.
   if (gate.polls.get(poll.key) === poll) gate.polls.delete(poll.key);
   const queuedAt = gate.queue.indexOf(poll);
   if (queuedAt >= 0) gate.queue.splice(queuedAt, 1);
   poll.controller.abort();
-  poll.release();
+  poll.run?.abort();
+  poll.run = undefined;
+  if (gate.running.has(poll)) {
+    vacate(gate, poll);
+    pump(gate);
+  } else if (gate.queue.length === 0 && gate.timer !== undefined) {
+    clearTimeout(gate.timer);
+    gate.timer = undefined;
+  }
 }
 
 /** A new poll for `key` with `first` as its first waiter: started at once, or read and queued. */
@@ -160,20 +307,24 @@ export function openPoll(gate: GateState, request: GateWaitRequest, key: string,
   const poll: Poll = {
     key,
     scope: request.scope,
+    principal: request.principal ?? request.scope,
     request,
-    waiters: new Set([first]),
+    waiters: new Set(),
     phase: 'reading',
     deadline: 0,
+    startedAt: undefined,
+    queuedAt: 0,
     controller: new AbortController(),
-    release: () => {},
+    run: undefined,
   };
   gate.polls.set(key, poll);
-  const behindOthers = gate.queue.some((queued) => queued.scope === request.scope);
-  if (hasRoom(gate, request.scope) && !behindOthers) {
-    start(gate, poll);
+  const queue = wouldQueue(gate, poll.scope, poll.principal);
+  joinPoll(gate, poll, first);
+  if (!queue) {
+    start(gate, poll, gateNow());
     return poll;
   }
-  // Over the cap: one non-waiting read first, so an answer that already exists is not held back.
+  // Over a cap: one non-waiting read first, so an answer that already exists is not held back.
   request.sess.getSession(request.sessionId, { signal: poll.controller.signal }).then(
     (view) => {
       if (poll.waiters.size === 0) return;

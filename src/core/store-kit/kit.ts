@@ -10,6 +10,7 @@
  */
 import { SessMcpError } from '../contract/errors.js';
 import type {
+  Binding,
   CreateLimits,
   HandleStore,
   ListPage,
@@ -18,7 +19,7 @@ import type {
   StoreErrorReason,
   VersionedRecord,
 } from '../contract/ports.js';
-import { bindingScope, MAX_UNFINISHED, principalScope, STORE_ERROR_REASONS } from '../contract/ports.js';
+import { bindingPrincipal, bindingScope, MAX_UNFINISHED, STORE_ERROR_REASONS } from '../contract/ports.js';
 import {
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
@@ -135,6 +136,14 @@ export function storeFullError(): SessMcpError {
   );
 }
 
+/**
+ * The principal an HTTP binding's open records count for under a per-principal quota
+ * ({@link bindingPrincipal}); `undefined` for a stdio binding, which has no such quota.
+ */
+export function quotaPrincipalOf(binding: Binding): string | undefined {
+  return binding.kind === 'http' ? bindingPrincipal(binding) : undefined;
+}
+
 /** The `PRINCIPAL_QUOTA_REACHED` a create over {@link CreateLimits.maxOpenPerPrincipal} reports. */
 export function principalQuotaError(max: number): SessMcpError {
   return new SessMcpError(
@@ -159,7 +168,7 @@ export function principalQuotaOf(
   if (!Number.isSafeInteger(max) || max < 1) {
     throw storeError('maxOpenPerPrincipal must be a whole number from 1.', false, 'invalid_record');
   }
-  const principal = principalScope(record.binding);
+  const principal = quotaPrincipalOf(record.binding);
   return principal === undefined ? undefined : { principal, max };
 }
 

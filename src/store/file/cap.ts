@@ -15,8 +15,9 @@
  * It deliberately does no I/O and trusts nothing by itself: the caller computes the keys.
  */
 import type { SessMcpError } from '../../core/contract/errors.js';
-import { bindingScope, principalScope, type VersionedRecord } from '../../core/contract/ports.js';
+import { bindingScope, type VersionedRecord } from '../../core/contract/ports.js';
 import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
+import { quotaPrincipalOf } from '../../core/store-kit/kit.js';
 
 /**
  * A summary of the profile's files is taken again after this long even when nothing announced a
@@ -40,7 +41,7 @@ export interface FileSummary {
 export function summaryOf(record: InteractionRecord): FileSummary {
   return {
     scope: bindingScope(record.binding),
-    principal: principalScope(record.binding),
+    principal: quotaPrincipalOf(record.binding),
     unfinished: isUnfinished(record),
     kind: record.state.kind,
     createdAt: record.createdAt,

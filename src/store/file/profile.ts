@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join } from 'node:path';
 import { SessMcpError } from '../../core/contract/errors.js';
-import { type OptionReader, readOptions } from '../../core/contract/options.js';
+import { type OptionReader, optionNames, readOptions } from '../../core/contract/options.js';
 import {
   bindingScope,
   type ListPage,
@@ -62,11 +62,14 @@ export interface FileHandleStoreOptions {
   fs?: FileStoreFs;
 }
 
+/** The option names of {@link FileHandleStoreOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<FileHandleStoreOptions>()('stateDir', 'profile', 'fs');
+
 const FS_CALLS = ['readFile', 'readdir', 'mkdir', 'open', 'rename', 'unlink', 'stat', 'lstat'] as const;
 
 /** Check the options of `factory` (a `TypeError` naming the option) and open the profile's files. */
 export function openProfileFiles(factory: string, options: FileHandleStoreOptions): ProfileFiles {
-  const read: OptionReader = readOptions(factory, options);
+  const read: OptionReader = readOptions(factory, options, { known: KNOWN_OPTIONS });
   const stateDir = read.optionalString('stateDir', options.stateDir);
   if (stateDir === undefined || !isAbsolute(stateDir)) read.fail('stateDir', 'must be an absolute path');
   const profile = read.optionalRule('profile', options.profile, PROFILE_NAME_RULE) ?? DEFAULT_PROFILE;

@@ -8,8 +8,10 @@
  * persist anything, validate the shape of a record's state (the durable stores do that on every
  * read) or coordinate between processes.
  */
+
+import { readOptions } from '../../core/contract/options.js';
 import type { Binding, HandleStoreFactory, ListPageKey, VersionedRecord } from '../../core/contract/ports.js';
-import { bindingScope, MAX_UNFINISHED, principalScope } from '../../core/contract/ports.js';
+import { bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
 import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
 import {
   compareListKeys,
@@ -21,6 +23,7 @@ import {
   onPage,
   principalQuotaError,
   principalQuotaOf,
+  quotaPrincipalOf,
   staleVersionError,
   storeError,
   storeFullError,
@@ -48,6 +51,8 @@ interface MemoryEntry {
  * of {@link MAX_UNFINISHED} are exact under any concurrency. As in every store, the cap is checked
  * when an unfinished record is created; an update never refuses for it. Its views have
  * `listPage`, and write every record as format 2 (a format 1 record handed back changed included).
+ * It takes no options: a bag with any key is refused (`TypeError`), as every factory refuses an
+ * option it does not know.
  *
  * @example
  * ```ts source="examples/snippets/core.examples.ts#createMemoryHandleStore"
@@ -57,7 +62,8 @@ interface MemoryEntry {
  * await store.update({ ...record, updatedAt: now }, created.version); // version 2
  * ```
  */
-export function createMemoryHandleStore(): HandleStoreFactory {
+export function createMemoryHandleStore(options?: Readonly<Record<string, never>>): HandleStoreFactory {
+  readOptions('createMemoryHandleStore', options, { known: [], allowMissing: true });
   const entries = new Map<string, MemoryEntry>();
   /** The handles of each scope, so a view never walks other scopes' records. */
   const handlesByScope = new Map<string, Set<string>>();
@@ -101,7 +107,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
   return {
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
-      const principal = principalScope(binding);
+      const principal = quotaPrincipalOf(binding);
       const handles = handlesOf(scope);
       const own = (handle: string): MemoryEntry | undefined => {
         const entry = entries.get(handle);

@@ -9,8 +9,9 @@
  * It deliberately removes nothing: a column an earlier version reads stays, so an instance of
  * that version meeting a migrated table fails closed on new rows instead of on every query.
  */
-import { principalScope } from '../../core/contract/ports.js';
+
 import { INTERACTION_STATE_KINDS, listGroupOf } from '../../core/model/record.js';
+import { quotaPrincipalOf } from '../../core/store-kit/kit.js';
 import { decodeRecordRow } from './encoding.js';
 import type { PgConnection, PgQueryableLike } from './pool.js';
 
@@ -107,7 +108,7 @@ export async function fillListingColumns(client: PgQueryableLike, qualified: str
  * Fill `principal` of unfinished HTTP rows that have none (written before the column existed, or
  * by an earlier version since), from the scope they are filed under, a batch at a time: a
  * scope is the JSON array `["http", origin, workspace, principal, client, grant]`, and the
- * principal scope is its first four members ({@link principalScope}). Only unfinished rows count
+ * principal is its first four members ({@link quotaPrincipalOf}). Only unfinished rows count
  * toward a quota, so only they are filled. Runs in the migration's transaction, under its lock.
  */
 export async function fillPrincipals(client: PgQueryableLike, qualified: string): Promise<void> {
@@ -153,7 +154,7 @@ function principalOfScope(scope: string): string | undefined {
   }
   const [kind, origin, workspaceId, principalId, clientId, grantId] = parts as string[];
   return kind === 'http'
-    ? principalScope({
+    ? quotaPrincipalOf({
         kind: 'http',
         origin: origin!,
         workspaceId: workspaceId!,

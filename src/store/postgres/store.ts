@@ -20,7 +20,7 @@
  * SQL `statements.ts`, one binding's view `view.ts`, the cache of decoded
  * versions `versions.ts`, the table and `migrate()` `schema.ts`.
  */
-import { readOptions } from '../../core/contract/options.js';
+import { optionNames, readOptions } from '../../core/contract/options.js';
 import type { HandleStoreFactory } from '../../core/contract/ports.js';
 import type { ValueRule } from '../../core/contract/rules.js';
 import { openConnection, type PoolLike } from './pool.js';
@@ -85,12 +85,21 @@ const SQL_IDENTIFIER_RULE: ValueRule<string> = {
 
 const FACTORY = 'createPostgresHandleStore';
 
+/** The option names of {@link PostgresHandleStoreOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<PostgresHandleStoreOptions>()(
+  'pool',
+  'connectionString',
+  'schema',
+  'table',
+  'preparedStatements',
+);
+
 function checkOptions(options: PostgresHandleStoreOptions): {
   schema: string;
   table: string;
   prepared: boolean;
 } {
-  const read = readOptions(FACTORY, options);
+  const read = readOptions(FACTORY, options, { known: KNOWN_OPTIONS });
   const { pool } = options;
   const connectionString = read.optionalString('connectionString', options.connectionString);
   if ((pool === undefined) === (connectionString === undefined)) {

@@ -16,7 +16,7 @@ import type {
   ListPageQuery,
   VersionedRecord,
 } from '../../core/contract/ports.js';
-import { bindingScope, MAX_UNFINISHED, principalScope } from '../../core/contract/ports.js';
+import { bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
 import {
   type InteractionRecord,
   isUnfinished,
@@ -31,6 +31,7 @@ import {
   isStoreVersion,
   principalQuotaError,
   principalQuotaOf,
+  quotaPrincipalOf,
   staleVersionError,
   storeError,
   storeFullError,
@@ -196,7 +197,7 @@ async function create(
     row.text,
     row.kind,
     row.group,
-    principalScope(record.binding) ?? null,
+    quotaPrincipalOf(record.binding) ?? null,
   ];
   const inserted = unfinished
     ? await insertUnfinished(ctx, lockKey, record.handle, values, quota)

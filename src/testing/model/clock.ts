@@ -6,6 +6,7 @@
  * It holds no timers itself: the runtime subscribes with {@link LocalClock.onChange} and re-checks
  * its Sessions whenever the clock is moved.
  */
+import { optionNames, readOptions } from '../../core/contract/options.js';
 
 /** A clock a test can move. By default it follows real time from where it was last set. */
 export interface LocalClock {
@@ -39,8 +40,12 @@ function toMs(time: Date | number | string, option: string): number {
   return ms;
 }
 
-/** Create a {@link LocalClock}. */
+/** The option names of {@link LocalClockOptions}; any other key is refused. */
+export const LOCAL_CLOCK_OPTIONS = optionNames<LocalClockOptions>()('start', 'frozen');
+
+/** Create a {@link LocalClock}. @throws TypeError naming an option it does not know. */
 export function createLocalClock(options: LocalClockOptions = {}): LocalClock {
+  readOptions('createLocalClock', options, { known: LOCAL_CLOCK_OPTIONS });
   // now = frozen ? base : base + (Date.now() - realBase)
   let base = options.start === undefined ? Date.now() : toMs(options.start, 'clock.start');
   let realBase = Date.now();

@@ -4,9 +4,9 @@
  *
  * It reads options only: it starts nothing (`runtime.ts` does).
  */
-import { type OptionReader, readOptions } from '../../core/contract/options.js';
+import { type OptionReader, optionNames, readOptions } from '../../core/contract/options.js';
 import { SESS_ID_RULE } from '../../core/contract/rules.js';
-import type { LocalClockOptions } from '../model/clock.js';
+import { LOCAL_CLOCK_OPTIONS, type LocalClockOptions } from '../model/clock.js';
 import { DEFAULT_PLAN, type LocalPlan } from '../model/records.js';
 import { type LocalWithdrawal, WITHDRAWAL_RULE } from '../model/withdrawals.js';
 import type { LocalSessOptions } from './runtime-types.js';
@@ -30,20 +30,22 @@ const PLAN_MINIMUM: Record<keyof LocalPlan, number> = {
   maxRespondents: 1,
 };
 
-/** An object option (or `undefined`), as a plain record. */
-function objectOption(read: OptionReader, name: string, value: unknown): Record<string, unknown> {
-  if (value === undefined) return {};
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    read.fail(name, 'must be an object');
-  return value as Record<string, unknown>;
-}
+/** The option names of {@link startLocalSess}. */
+const KNOWN = optionNames<LocalSessOptions>()(
+  'host',
+  'port',
+  'clock',
+  'plan',
+  'issuer',
+  'workspaceHeader',
+  'withdrawal',
+  'workspaceId',
+  'apiKey',
+);
 
 function checkPlan(read: OptionReader, value: unknown): LocalPlan {
   const plan = { ...DEFAULT_PLAN };
-  for (const [name, limit] of Object.entries(objectOption(read, 'plan', value))) {
-    if (!Object.hasOwn(PLAN_MINIMUM, name)) {
-      read.fail(`plan.${name}`, `is not a plan limit (${Object.keys(PLAN_MINIMUM).join(', ')})`);
-    }
+  for (const [name, limit] of Object.entries(read.bag('plan', value, Object.keys(PLAN_MINIMUM)))) {
     const min = PLAN_MINIMUM[name as keyof LocalPlan];
     if (limit === undefined) continue;
     if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < min) {
@@ -55,7 +57,7 @@ function checkPlan(read: OptionReader, value: unknown): LocalPlan {
 }
 
 function checkClock(read: OptionReader, value: unknown): LocalClockOptions {
-  const clock = objectOption(read, 'clock', value);
+  const clock = read.bag('clock', value, LOCAL_CLOCK_OPTIONS);
   const start = clock.start;
   if (start !== undefined) {
     const ms =
@@ -75,7 +77,7 @@ function checkClock(read: OptionReader, value: unknown): LocalClockOptions {
 
 /** The options checked, defaults filled in. */
 export function checkOptions(options: LocalSessOptions | undefined): CheckedOptions {
-  const read = readOptions('startLocalSess', options, true);
+  const read = readOptions('startLocalSess', options, { known: KNOWN, allowMissing: true });
   const o: LocalSessOptions = options ?? {};
   const apiKey = read.optionalString('apiKey', o.apiKey);
   // A key with spaces or non-ASCII characters could never be sent as a bearer token.
