@@ -51,6 +51,7 @@ export {
   type HandleStore,
   type HandleStoreFactory,
   type HttpBinding,
+  LIST_CURSOR_KEY_BYTES,
   MAX_UNFINISHED,
   type PublishInput,
   type ResponseEvent,

@@ -12,11 +12,20 @@
  * for at most {@link SNAPSHOT_MAX_AGE_MS}. A decoded file is reused while its inode, mtime and size
  * are unchanged: the store never rewrites a file in place.
  *
+ * A listing page is chosen from a {@link ListingIndex} per scope, built from the summary when a
+ * scope is first listed and kept current with it, so a page costs the page, not the profile.
+ *
  * It deliberately does no I/O and trusts nothing by itself: the caller computes the keys.
  */
 import type { SessMcpError } from '../../core/contract/errors.js';
-import { bindingScope, type VersionedRecord } from '../../core/contract/ports.js';
-import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
+import { bindingGeneration, bindingScope, type VersionedRecord } from '../../core/contract/ports.js';
+import {
+  type InteractionRecord,
+  type InteractionStateKind,
+  isUnfinished,
+  listGroupOf,
+} from '../../core/model/record.js';
+import { ListingIndex } from '../../core/store-kit/listing-index.js';
 
 /**
  * A summary of the profile's files is taken again after this long even when nothing announced a
@@ -29,8 +38,9 @@ const SNAPSHOT_MAX_AGE_MS = 60_000;
 export interface FileSummary {
   scope: string;
   unfinished: boolean;
-  /** The record's state kind and `createdAt`: with the handle, its place in a listing. */
+  /** The record's state kind, generation and `createdAt`: with the handle, its place in a listing. */
   kind: InteractionStateKind;
+  generation: string;
   createdAt: string;
 }
 
@@ -40,6 +50,7 @@ export function summaryOf(record: InteractionRecord): FileSummary {
     scope: bindingScope(record.binding),
     unfinished: isUnfinished(record),
     kind: record.state.kind,
+    generation: bindingGeneration(record.binding),
     createdAt: record.createdAt,
   };
 }
@@ -49,8 +60,54 @@ export function matchesSummary(record: InteractionRecord, summary: FileSummary):
   return (
     record.state.kind === summary.kind &&
     record.createdAt === summary.createdAt &&
-    bindingScope(record.binding) === summary.scope
+    bindingScope(record.binding) === summary.scope &&
+    bindingGeneration(record.binding) === summary.generation
   );
+}
+
+function enlist(listing: ListingIndex, handle: string, summary: FileSummary): void {
+  const key = { group: listGroupOf(summary.kind), createdAt: summary.createdAt, handle };
+  listing.add(summary.generation, summary.kind, key);
+}
+
+function unlist(listing: ListingIndex, handle: string, summary: FileSummary): void {
+  const key = { group: listGroupOf(summary.kind), createdAt: summary.createdAt, handle };
+  listing.remove(summary.generation, summary.kind, key);
+}
+
+/** The summary of every readable file of a profile, and the listing index of each scope listed. */
+export class Summaries {
+  private readonly listings = new Map<string, ListingIndex>();
+
+  constructor(readonly files: Map<string, FileSummary>) {}
+
+  /** The listing index of `scope` (built from the files on first use, then kept current). */
+  listingOf(scope: string): ListingIndex {
+    let listing = this.listings.get(scope);
+    if (listing === undefined) {
+      listing = new ListingIndex();
+      for (const [handle, summary] of this.files)
+        if (summary.scope === scope) enlist(listing, handle, summary);
+      this.listings.set(scope, listing);
+    }
+    return listing;
+  }
+
+  /** Set `handle`'s summary (`undefined`: its file was removed), keeping the listings current. */
+  set(handle: string, summary: FileSummary | undefined): void {
+    const before = this.files.get(handle);
+    if (before !== undefined) {
+      const listing = this.listings.get(before.scope);
+      if (listing !== undefined) unlist(listing, handle, before);
+    }
+    if (summary === undefined) {
+      this.files.delete(handle);
+      return;
+    }
+    this.files.set(handle, summary);
+    const listing = this.listings.get(summary.scope);
+    if (listing !== undefined) enlist(listing, handle, summary);
+  }
 }
 
 /** What reading one record file gave: the record, or the non-retryable error it decodes to. */
@@ -83,10 +140,10 @@ export class DecodeCache {
 
 /** The cap index: one summary of the profile's files, valid under one change key. */
 export class CapIndex {
-  private snapshot: { key: string; files: Map<string, FileSummary>; takenAt: number } | undefined;
+  private snapshot: { key: string; files: Summaries; takenAt: number } | undefined;
 
   /** The summaries taken under `key`, while they are still fresh. */
-  current(key: string): Map<string, FileSummary> | undefined {
+  current(key: string): Summaries | undefined {
     const snapshot = this.snapshot;
     return snapshot?.key === key && Date.now() - snapshot.takenAt < SNAPSHOT_MAX_AGE_MS
       ? snapshot.files
@@ -94,7 +151,7 @@ export class CapIndex {
   }
 
   /** Keep summaries taken (under the lock) at `takenAt` under `key`. */
-  keep(key: string, files: Map<string, FileSummary>, takenAt: number): void {
+  keep(key: string, files: Summaries, takenAt: number): void {
     this.snapshot = { key, files, takenAt };
   }
 
@@ -115,8 +172,7 @@ export class CapIndex {
     const snapshot = this.snapshot;
     this.snapshot = undefined;
     if (snapshot === undefined || snapshot.key !== heldKey) return false;
-    if (summary === undefined) snapshot.files.delete(handle);
-    else snapshot.files.set(handle, summary);
+    snapshot.files.set(handle, summary);
     snapshot.key = nextKey;
     this.snapshot = snapshot;
     return true;

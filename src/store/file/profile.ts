@@ -13,19 +13,12 @@ import { type OptionReader, readOptions } from '../../core/contract/options.js';
 import {
   bindingScope,
   type ListPage,
-  type ListPageKey,
   type ListPageQuery,
   type VersionedRecord,
 } from '../../core/contract/ports.js';
 import { DEFAULT_PROFILE, PROFILE_NAME_RULE, profileDirectory } from '../../core/contract/rules.js';
-import { isUnfinished, listGroupOf } from '../../core/model/record.js';
-import {
-  compareListKeys,
-  onPage,
-  staleVersionError,
-  storeError,
-  storeReasonOf,
-} from '../../core/store-kit/kit.js';
+import { isUnfinished } from '../../core/model/record.js';
+import { staleVersionError, storeError, storeReasonOf } from '../../core/store-kit/kit.js';
 import { decodeEnvelope } from '../record-codec.js';
 import {
   CapIndex,
@@ -34,9 +27,11 @@ import {
   type FileSummary,
   inBatches,
   matchesSummary,
+  Summaries,
   summaryOf,
   unfinishedIn,
 } from './cap.js';
+import { profileCursorKey } from './cursor-key.js';
 import { type FileStoreFs, ioError, nodeFileStoreFs, ProfileIo } from './io.js';
 import { ProfileLease } from './lock.js';
 
@@ -61,7 +56,17 @@ export interface FileHandleStoreOptions {
   fs?: FileStoreFs;
 }
 
-const FS_CALLS = ['readFile', 'readdir', 'mkdir', 'open', 'rename', 'unlink', 'stat', 'lstat'] as const;
+const FS_CALLS = [
+  'readFile',
+  'readdir',
+  'mkdir',
+  'open',
+  'rename',
+  'link',
+  'unlink',
+  'stat',
+  'lstat',
+] as const;
 
 /** Check the options of `factory` (a `TypeError` naming the option) and open the profile's files. */
 export function openProfileFiles(factory: string, options: FileHandleStoreOptions): ProfileFiles {
@@ -114,6 +119,7 @@ export class ProfileFiles {
   private readonly decoded = new DecodeCache();
   private readonly cap = new CapIndex();
   private tempSwept = false;
+  private key: Promise<Uint8Array> | undefined;
   /** The change key read when the current change started; set only while a change runs. */
   private heldKey: string | undefined;
   /**
@@ -215,6 +221,15 @@ export class ProfileFiles {
     }
   }
 
+  /** The profile's `sess_list` cursor key, read (or made) once per store object. */
+  cursorKey(): Promise<Uint8Array> {
+    this.key ??= profileCursorKey(this.io).catch((error: unknown) => {
+      this.key = undefined;
+      throw error;
+    });
+    return this.key;
+  }
+
   /** The handles that have a record file. */
   async handles(): Promise<string[]> {
     const out = await this.io.handles();
@@ -275,7 +290,7 @@ export class ProfileFiles {
   }
 
   /** Summarise every readable file (unreadable ones do not count: reading their handle names them). */
-  private async scan(): Promise<Map<string, FileSummary>> {
+  private async scan(): Promise<Summaries> {
     const files = new Map<string, FileSummary>();
     const handles = await this.handles();
     const loaded = await inBatches(handles, 32, (handle) => this.load(handle));
@@ -284,14 +299,14 @@ export class ProfileFiles {
       if (value === undefined || value instanceof SessMcpError) return;
       files.set(handle, summaryOf(value.record));
     });
-    return files;
+    return new Summaries(files);
   }
 
   /**
    * The summary of every readable file: the cap index while it is current, else a new summary
    * taken under the lease. Shared: read it at once, do not change it.
    */
-  private async summaries(): Promise<ReadonlyMap<string, FileSummary>> {
+  private async summaries(): Promise<Summaries> {
     const key = this.heldKey ?? (await this.changeKey());
     const files = this.cap.current(key);
     if (files !== undefined) return files;
@@ -306,7 +321,7 @@ export class ProfileFiles {
 
   /** The handles of the unfinished records of `scope`. */
   async unfinishedOf(scope: string): Promise<string[]> {
-    return unfinishedIn(await this.summaries(), scope);
+    return unfinishedIn((await this.summaries()).files, scope);
   }
 
   /**
@@ -334,25 +349,21 @@ export class ProfileFiles {
     query: ListPageQuery,
     strict: boolean,
   ): Promise<ListPage | undefined> {
-    const candidates: { handle: string; key: ListPageKey; summary: FileSummary }[] = [];
-    for (const [handle, summary] of await this.summaries()) {
-      if (summary.scope !== scope) continue;
-      const key = { group: listGroupOf(summary.kind), createdAt: summary.createdAt, handle };
-      if (onPage(query, summary.kind, key)) candidates.push({ handle, key, summary });
-    }
-    candidates.sort((a, b) => compareListKeys(a.key, b.key));
-    const chosen = candidates.slice(0, query.limit + 1);
-    const loaded = await inBatches(chosen, 32, ({ handle }) => this.load(handle));
+    const summaries = await this.summaries();
+    const { keys, more } = summaries.listingOf(scope).page(query);
+    const loaded = await inBatches(keys, 32, ({ handle }) => this.load(handle));
     const records: VersionedRecord[] = [];
     for (const [i, value] of loaded.entries()) {
+      const summary = summaries.files.get(keys[i]!.handle);
       const fits =
         value !== undefined &&
         !(value instanceof SessMcpError) &&
-        matchesSummary(value.record, chosen[i]!.summary);
+        summary !== undefined &&
+        matchesSummary(value.record, summary);
       if (fits) records.push(structuredClone(value));
       else if (strict) return undefined;
     }
-    return { records: records.slice(0, query.limit), more: candidates.length > query.limit };
+    return { records, more };
   }
 
   /** The unfinished records of `scope`, read now. */

@@ -9,20 +9,20 @@
  * read) or coordinate between processes.
  */
 import type { Binding, HandleStoreFactory, ListPageKey, VersionedRecord } from '../../core/contract/ports.js';
-import { bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
+import { bindingGeneration, bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
 import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
 import {
-  compareListKeys,
   compareOldestFirst,
   guardedView,
   handleExistsError,
   type ListingHandleStore,
   listKeyOf,
-  onPage,
   staleVersionError,
   storeError,
   storeFullError,
 } from '../../core/store-kit/kit.js';
+import { ListingIndex } from '../../core/store-kit/listing-index.js';
+import { processCursorKey } from '../../core/store-kit/process-key.js';
 
 /** Declared in `ports.ts`; exported here too, beside its in-memory implementation. */
 export type { HandleStoreFactory } from '../../core/contract/ports.js';
@@ -33,9 +33,16 @@ interface MemoryEntry {
   /** The record as JSON: what a caller gets back is never the object it handed in. */
   json: string;
   unfinished: boolean;
-  /** The record's state kind and listing key, so a listing parses only the records it returns. */
+  /** The record's state kind, generation and listing key: its place in the scope's listing index. */
   kind: InteractionStateKind;
+  generation: string;
   key: ListPageKey;
+}
+
+/** The records of one scope: their handles, and the listing index a page is chosen from. */
+interface ScopeEntries {
+  handles: Set<string>;
+  listing: ListingIndex;
 }
 
 /**
@@ -46,6 +53,9 @@ interface MemoryEntry {
  * of {@link MAX_UNFINISHED} are exact under any concurrency. As in every store, the cap is checked
  * when an unfinished record is created; an update never refuses for it. Its views have
  * `listPage`, and write every record as format 2 (a format 1 record handed back changed included).
+ * A listing page is chosen from an index kept sorted per generation and state kind, so it costs
+ * the page and a binary search, however many records the scope holds; cursors are signed with a
+ * key of this process.
  *
  * @example
  * ```ts source="examples/snippets/core.examples.ts#createMemoryHandleStore"
@@ -57,16 +67,16 @@ interface MemoryEntry {
  */
 export function createMemoryHandleStore(): HandleStoreFactory {
   const entries = new Map<string, MemoryEntry>();
-  /** The handles of each scope, so a view never walks other scopes' records. */
-  const handlesByScope = new Map<string, Set<string>>();
+  /** The records of each scope, so a view never walks other scopes' records. */
+  const byScope = new Map<string, ScopeEntries>();
 
-  function handlesOf(scope: string): Set<string> {
-    let handles = handlesByScope.get(scope);
-    if (handles === undefined) {
-      handles = new Set();
-      handlesByScope.set(scope, handles);
+  function scopeEntries(scope: string): ScopeEntries {
+    let found = byScope.get(scope);
+    if (found === undefined) {
+      found = { handles: new Set(), listing: new ListingIndex() };
+      byScope.set(scope, found);
     }
-    return handles;
+    return found;
   }
 
   function toVersioned(entry: MemoryEntry): VersionedRecord {
@@ -75,7 +85,8 @@ export function createMemoryHandleStore(): HandleStoreFactory {
 
   function entryOf(scope: string, version: number, record: InteractionRecord, json: string): MemoryEntry {
     const unfinished = isUnfinished(record);
-    return { scope, version, json, unfinished, kind: record.state.kind, key: listKeyOf(record) };
+    const generation = bindingGeneration(record.binding);
+    return { scope, version, json, unfinished, kind: record.state.kind, generation, key: listKeyOf(record) };
   }
 
   function serialize(record: InteractionRecord): string {
@@ -89,7 +100,9 @@ export function createMemoryHandleStore(): HandleStoreFactory {
   return {
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
-      const handles = handlesOf(scope);
+      const { handles, listing } = scopeEntries(scope);
+      const unlist = (entry: MemoryEntry) => listing.remove(entry.generation, entry.kind, entry.key);
+      const enlist = (entry: MemoryEntry) => listing.add(entry.generation, entry.kind, entry.key);
       const own = (handle: string): MemoryEntry | undefined => {
         const entry = entries.get(handle);
         return entry?.scope === scope ? entry : undefined;
@@ -115,6 +128,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           const entry = entryOf(scope, 1, record, json);
           entries.set(record.handle, entry);
           handles.add(record.handle);
+          enlist(entry);
           return toVersioned(entry);
         },
         async update(record, expectedVersion) {
@@ -123,6 +137,8 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
           const entry = entryOf(scope, current.version + 1, record, json);
           entries.set(record.handle, entry);
+          unlist(current);
+          enlist(entry);
           return toVersioned(entry);
         },
         async delete(handle, expectedVersion) {
@@ -131,6 +147,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
           entries.delete(handle);
           handles.delete(handle);
+          unlist(current);
           return true;
         },
         async listUnfinished() {
@@ -140,17 +157,15 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           return unfinishedEntries().length;
         },
         async listPage(query) {
-          const matching: MemoryEntry[] = [];
-          for (const handle of handles) {
-            const entry = entries.get(handle);
-            if (entry !== undefined && onPage(query, entry.kind, entry.key)) matching.push(entry);
+          const { keys, more } = listing.page(query);
+          const records: VersionedRecord[] = [];
+          for (const key of keys) {
+            const entry = entries.get(key.handle);
+            if (entry !== undefined) records.push(toVersioned(entry));
           }
-          matching.sort((a, b) => compareListKeys(a.key, b.key));
-          return {
-            records: matching.slice(0, query.limit).map(toVersioned),
-            more: matching.length > query.limit,
-          };
+          return { records, more };
         },
+        listCursorKey: async () => processCursorKey(),
       });
     },
   };
