@@ -1,5 +1,5 @@
 /**
- * The two caches of the file store: decoded record files, and the cap index (a summary of every
+ * The caches of the file store: decoded record files, and the cap index (a summary of every
  * record file: its scope, whether it is unfinished, its state kind and creation time), so counting
  * unfinished records and choosing a listing page do not read every file of the profile on every
  * call (completed records stay until the owner retires them).
@@ -11,6 +11,9 @@
  * hand). It is reused while the key is unchanged and
  * for at most {@link SNAPSHOT_MAX_AGE_MS}. A decoded file is reused while its inode, mtime and size
  * are unchanged: the store never rewrites a file in place.
+ *
+ * The summary of each file is kept under the file's key too (and on disk between processes,
+ * `summary-file.ts`), so a new summary of the profile decodes only the files changed since.
  *
  * A listing page is chosen from a {@link ListingIndex} per scope, built from the summary when a
  * scope is first listed and kept current with it, so a page costs the page, not the profile.
@@ -113,28 +116,37 @@ export class Summaries {
 /** What reading one record file gave: the record, or the non-retryable error it decodes to. */
 export type DecodedFile = VersionedRecord | SessMcpError;
 
-/** Decoded record files by handle, each under the key (inode, mtime, size) it was read at. */
-export class DecodeCache {
-  private readonly entries = new Map<string, { key: string; value: DecodedFile }>();
+/**
+ * Values by handle, each under the key (inode, mtime, size) of the file it was read from: the
+ * decoded record files read, and the summary of every file the cap index was taken from (a
+ * summary is kept on its own, so the profile's records are not all held decoded).
+ */
+export class FileCache<T> {
+  private readonly entries_ = new Map<string, { key: string; value: T }>();
 
-  get(handle: string, key: string): DecodedFile | undefined {
-    const entry = this.entries.get(handle);
+  get(handle: string, key: string): T | undefined {
+    const entry = this.entries_.get(handle);
     return entry?.key === key ? entry.value : undefined;
   }
 
-  set(handle: string, key: string, value: DecodedFile): void {
-    this.entries.set(handle, { key, value });
+  set(handle: string, key: string, value: T): void {
+    this.entries_.set(handle, { key, value });
   }
 
   delete(handle: string): void {
-    this.entries.delete(handle);
+    this.entries_.delete(handle);
+  }
+
+  /** Every entry: handle, key and value. */
+  *entries(): IterableIterator<{ handle: string; key: string; value: T }> {
+    for (const [handle, { key, value }] of this.entries_) yield { handle, key, value };
   }
 
   /** Forget the handles that no longer have a file. */
   keepOnly(present: readonly string[]): void {
-    if (this.entries.size <= present.length) return;
+    if (this.entries_.size <= present.length) return;
     const keep = new Set(present);
-    for (const handle of this.entries.keys()) if (!keep.has(handle)) this.entries.delete(handle);
+    for (const handle of this.entries_.keys()) if (!keep.has(handle)) this.entries_.delete(handle);
   }
 }
 

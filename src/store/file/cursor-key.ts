@@ -4,7 +4,9 @@
  * on the profile, so a cursor made before a restart, or by another process, still pages.
  *
  * Made safely: written whole to a temp file created exclusively (`O_EXCL`, never through a link)
- * with mode 0600 and synced, then hard-linked to its name. The link fails when another opener
+ * with mode 0600 and synced, then hard-linked to its name. The temp file is in the profile
+ * directory, not among the records: a change to the records directory would make every process
+ * take the summary of the profile's records again. The link fails when another opener
  * linked first; that key is then read, and the temp file removed either way. Every opener ends
  * with the same key, and no reader ever sees a partial one. Read strictly: a link, a file that is
  * not regular, another user's, one group or others may read or write, or one that does not hold
@@ -70,7 +72,7 @@ async function readCursorKey(io: ProfileIo): Promise<Uint8Array | undefined> {
 /** Make the key file, unless another opener made it first (then nothing is changed). */
 async function makeCursorKey(io: ProfileIo): Promise<void> {
   await io.prepare(true);
-  const temp = io.tempPath('list-cursor.key');
+  const temp = io.profileTempPath('list-cursor.key');
   const text = `${base64UrlEncode(new Uint8Array(randomBytes(LIST_CURSOR_KEY_BYTES)))}\n`;
   try {
     const file = await io.openForWrite(temp, CREATE_NEW_FLAGS, 'make its cursor key');

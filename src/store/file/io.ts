@@ -210,6 +210,8 @@ export class ProfileIo {
   readonly genPath: string;
   /** The key `sess_list` cursors of this profile are signed with (`cursor-key.ts`). */
   readonly cursorKeyPath: string;
+  /** The summary of the record files kept between processes (`summary-file.ts`). */
+  readonly summaryPath: string;
   /** Set once every directory exists and passed its checks (they are private from then on). */
   private checked = false;
   /**
@@ -235,12 +237,23 @@ export class ProfileIo {
     this.nextPath = join(profileDir, 'handles.lock.next');
     this.genPath = join(profileDir, 'handles.gen');
     this.cursorKeyPath = join(profileDir, 'list-cursor.key');
+    this.summaryPath = join(profileDir, 'handles.summary');
   }
 
   /** A fresh temp file name in the handles directory (a crash's leftover is swept with the others). */
-  tempPath(name: string): string {
+  private tempPath(name: string): string {
     this.temps += 1;
     return join(this.handlesDir, `.${name}.${this.tempPrefix}${this.temps.toString(36)}${TEMP_SUFFIX}`);
+  }
+
+  /**
+   * A fresh temp file name for the profile file `name` (the cursor key, the summary), in the
+   * profile directory, so writing it changes nothing in the records directory. Only a crash
+   * between its create and its rename or removal leaves one.
+   */
+  profileTempPath(name: string): string {
+    this.temps += 1;
+    return join(this.profileDir, `.${name}.${this.tempPrefix}${this.temps.toString(36)}${TEMP_SUFFIX}`);
   }
 
   pathOf(handle: string): string {

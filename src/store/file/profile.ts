@@ -22,8 +22,8 @@ import { staleVersionError, storeError, storeReasonOf } from '../../core/store-k
 import { decodeEnvelope } from '../record-codec.js';
 import {
   CapIndex,
-  DecodeCache,
   type DecodedFile,
+  FileCache,
   type FileSummary,
   inBatches,
   matchesSummary,
@@ -34,6 +34,7 @@ import {
 import { profileCursorKey } from './cursor-key.js';
 import { type FileStoreFs, ioError, nodeFileStoreFs, ProfileIo } from './io.js';
 import { ProfileLease } from './lock.js';
+import { readSummaryFile, writeSummaryFile } from './summary-file.js';
 
 /** Options of {@link createFileHandleStore} and {@link openProfileRecords}. */
 export interface FileHandleStoreOptions {
@@ -55,6 +56,9 @@ export interface FileHandleStoreOptions {
    */
   fs?: FileStoreFs;
 }
+
+/** A scan that decoded at least this many record files writes the summary file again. */
+const SUMMARY_WRITE_AFTER = 256;
 
 const FS_CALLS = [
   'readFile',
@@ -116,10 +120,16 @@ async function drain(dir: string, queue: QueuedChange[]): Promise<void> {
 /** The records of one profile; see the module header. */
 export class ProfileFiles {
   private readonly lease: ProfileLease;
-  private readonly decoded = new DecodeCache();
+  private readonly decoded = new FileCache<DecodedFile>();
+  /** The summary of each file (`null`: unreadable) the last scan took, under the file's key. */
+  private readonly summarised = new FileCache<FileSummary | null>();
   private readonly cap = new CapIndex();
   private tempSwept = false;
   private key: Promise<Uint8Array> | undefined;
+  /** Whether the summary file was read into {@link ProfileFiles.summarised} (once). */
+  private seeded = false;
+  /** How many record files were decoded for a summary (so a scan knows it had news to keep). */
+  private decodes = 0;
   /** The change key read when the current change started; set only while a change runs. */
   private heldKey: string | undefined;
   /**
@@ -234,6 +244,7 @@ export class ProfileFiles {
   async handles(): Promise<string[]> {
     const out = await this.io.handles();
     this.decoded.keepOnly(out);
+    this.summarised.keepOnly(out);
     return out;
   }
 
@@ -242,9 +253,7 @@ export class ProfileFiles {
    * unreadable one, or `undefined` when there is none. Transient failures throw.
    */
   private async load(handle: string): Promise<DecodedFile | undefined> {
-    const stat = (await this.io.prepare(false))
-      ? await this.io.fileStatus(this.pathOf(handle), 'read a record')
-      : undefined;
+    const stat = await this.statusOf(handle);
     if (stat === undefined) {
       this.decoded.delete(handle);
       return undefined;
@@ -252,17 +261,46 @@ export class ProfileFiles {
     const key = fileKey(stat);
     const cached = this.decoded.get(handle, key);
     if (cached !== undefined) return cached;
+    const value = await this.decode(handle);
+    if (value !== undefined) this.decoded.set(handle, key, value);
+    return value;
+  }
+
+  /** The status of `handle`'s record file, or `undefined` when there is none. */
+  private async statusOf(handle: string) {
+    return (await this.io.prepare(false))
+      ? await this.io.fileStatus(this.pathOf(handle), 'read a record')
+      : undefined;
+  }
+
+  /** Read and decode `handle`'s record file (nothing is kept); see {@link ProfileFiles.load}. */
+  private async decode(handle: string): Promise<DecodedFile | undefined> {
     const text = await this.io.readText(handle);
     if (text === undefined) return undefined;
-    let value: DecodedFile;
     try {
-      value = decodeEnvelope(text, handle);
+      return decodeEnvelope(text, handle);
     } catch (error) {
       if (!(error instanceof SessMcpError)) throw error;
-      value = error;
+      return error;
     }
-    this.decoded.set(handle, key, value);
-    return value;
+  }
+
+  /**
+   * The summary of `handle`'s record file (`null`: unreadable), or `undefined` when there is
+   * none: kept under the file's key, so a file unchanged since the last scan is not read again.
+   */
+  private async summaryOfFile(handle: string): Promise<FileSummary | null | undefined> {
+    const stat = await this.statusOf(handle);
+    if (stat === undefined) return undefined;
+    const key = fileKey(stat);
+    const cached = this.summarised.get(handle, key);
+    if (cached !== undefined) return cached;
+    const value = this.decoded.get(handle, key) ?? (await this.decode(handle));
+    if (value === undefined) return undefined;
+    this.decodes += 1;
+    const summary = value instanceof SessMcpError ? null : summaryOf(value.record);
+    this.summarised.set(handle, key, summary);
+    return summary;
   }
 
   /** A copy of the decoded record file, or `undefined`; unreadable files throw (non-retryable). */
@@ -291,14 +329,28 @@ export class ProfileFiles {
 
   /** Summarise every readable file (unreadable ones do not count: reading their handle names them). */
   private async scan(): Promise<Summaries> {
+    if (!this.seeded) {
+      // Another process's summary of the files: only the files changed since are decoded.
+      this.seeded = true;
+      for (const { handle, key, summary } of await readSummaryFile(this.io))
+        this.summarised.set(handle, key, summary);
+    }
     const files = new Map<string, FileSummary>();
     const handles = await this.handles();
-    const loaded = await inBatches(handles, 32, (handle) => this.load(handle));
+    const decodedBefore = this.decodes;
+    const summaries = await inBatches(handles, 32, (handle) => this.summaryOfFile(handle));
     handles.forEach((handle, i) => {
-      const value = loaded[i];
-      if (value === undefined || value instanceof SessMcpError) return;
-      files.set(handle, summaryOf(value.record));
+      const summary = summaries[i];
+      if (summary !== undefined && summary !== null) files.set(handle, summary);
     });
+    if (this.heldKey !== undefined && this.decodes - decodedBefore >= SUMMARY_WRITE_AFTER) {
+      const entries = [...this.summarised.entries()].map(({ handle, key, value }) => ({
+        handle,
+        key,
+        summary: value,
+      }));
+      await writeSummaryFile(this.io, entries);
+    }
     return new Summaries(files);
   }
 
@@ -361,7 +413,11 @@ export class ProfileFiles {
         summary !== undefined &&
         matchesSummary(value.record, summary);
       if (fits) records.push(structuredClone(value));
-      else if (strict) return undefined;
+      else {
+        // Its summary is wrong (the file changed without its key changing): decode it again.
+        this.summarised.delete(keys[i]!.handle);
+        if (strict) return undefined;
+      }
     }
     return { records, more };
   }
@@ -440,6 +496,7 @@ export class ProfileFiles {
       this.gen = tenure === '' ? undefined : gen;
     }
     this.decoded.delete(handle);
+    this.summarised.delete(handle);
     try {
       await make();
     } catch (error) {
