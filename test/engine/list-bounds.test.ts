@@ -26,9 +26,9 @@ import { startLocalSess } from '../../src/testing/index.js';
 import { listen } from '../http/helpers.js';
 import { httpA } from '../store/fixtures.js';
 import {
+  createRecords,
   earlierGeneration,
   recordSeries,
-  writeMemoryRecords,
   writeRecordFiles,
   writeRecordRows,
 } from '../support/bulk-records.js';
@@ -120,7 +120,7 @@ describe('sess_list bounds: 30 000 earlier-generation and 30 000 finished record
   it('memory store: median under 50 ms, event loop held at most 10 ms', async ({ annotate }) => {
     const stores = createMemoryHandleStore();
     const { records, listed } = scopeRecords(binding);
-    await writeMemoryRecords(stores, records);
+    await createRecords(stores, records);
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
     const run = await walk(binding, stores.forBinding(binding));
@@ -189,7 +189,7 @@ describe('sess_list bounds: 30 000 earlier-generation and 30 000 finished record
       expect((await list()).status).toBe(200);
       const mallory = seen[0] as Binding;
       const { records } = scopeRecords(mallory);
-      await writeMemoryRecords(stores, records);
+      await createRecords(stores, records);
       await list();
       let listing = true;
       const pings: number[] = [];

@@ -30,9 +30,9 @@ import { startLocalSess } from '../../src/testing/index.js';
 import { listen } from '../http/helpers.js';
 import { stdioA } from '../store/fixtures.js';
 import {
+  createRecords,
   earlierGeneration,
   recordSeries,
-  writeMemoryRecords,
   writeRecordFiles,
   writeRecordRows,
 } from '../support/bulk-records.js';
@@ -78,7 +78,7 @@ describe('proof: sess_list after a key rotation (30 000 records of the earlier g
 
   it('memory store: the current records in one store page', async () => {
     const stores = createMemoryHandleStore();
-    await writeMemoryRecords(stores, records);
+    await createRecords(stores, records);
     expect(await listings(stores.forBinding(now))).toEqual(expected);
   });
 
@@ -171,7 +171,7 @@ describe('proof: a cursor the caller computes herself (HTTP, memory store, 15 00
     try {
       expect((await list({ limit: 1 })).content.items).toEqual([]);
       const mallory = seen[0] as Binding;
-      await writeMemoryRecords(
+      await createRecords(
         stores,
         recordSeries(mallory, 'withdrawn', 15_000, 'm', '2026-01-01T00:00:00.000Z'),
       );

@@ -100,6 +100,7 @@ describeHandleStoreContract('file', async () => {
         binding,
       );
     },
+    reopen: async () => createFileHandleStore({ stateDir, profile: 'default' }),
   };
 });
 

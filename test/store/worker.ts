@@ -10,9 +10,12 @@
  * (file store only: take the profile's lease, say `held`, keep it until `release` on stdin) and
  * `once` (file store only: one update of `handle`, or one create when there is no `handle`,
  * writing `label` as its `updatedAt`; with `pauseAt`, the process stops itself with SIGSTOP the
- * first time its change reaches that step of the write, and goes on when it is continued).
+ * first time its change reaches that step of the write, and goes on when it is continued) and
+ * `cursorKey` (read, or make, the store's `sess_list` cursor key; its tally names the key's
+ * SHA-256, never the key).
  */
 
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
 import type { Binding } from '../../src/core/contract/ports.js';
@@ -33,7 +36,7 @@ export interface WorkerJob {
   store:
     | { kind: 'file'; stateDir: string; profile: string }
     | { kind: 'postgres'; connectionString: string; table: string };
-  job: 'create' | 'cas' | 'hold' | 'once';
+  job: 'create' | 'cas' | 'hold' | 'once' | 'cursorKey';
   binding: Binding;
   count: number;
   handle?: string;
@@ -155,6 +158,9 @@ async function main(): Promise<void> {
   };
   if (job.job === 'once') {
     Object.assign(tally, await once(job, store));
+  } else if (job.job === 'cursorKey') {
+    const key = await (store.listCursorKey as () => Promise<Uint8Array>)();
+    count(`key:${createHash('sha256').update(key).digest('hex')}`);
   } else if (job.job === 'create') {
     const results = await Promise.allSettled(
       Array.from({ length: job.count }, () => store.create(makeRecord(job.binding, 'create_intent'))),

@@ -44,8 +44,8 @@ export function recordSeries(
   return out;
 }
 
-/** Through the memory store's own `create`, one after another. */
-export async function writeMemoryRecords(
+/** Through the store's own `create`, one after another (the memory store has no other medium). */
+export async function createRecords(
   stores: HandleStoreFactory,
   records: readonly InteractionRecord[],
 ): Promise<void> {
