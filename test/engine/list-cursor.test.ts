@@ -13,7 +13,7 @@ import { chmod, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Binding, HandleStore, HandleStoreFactory } from '../../src/core/contract/ports.js';
+import type { HandleStore, HandleStoreFactory } from '../../src/core/contract/ports.js';
 import type { ListResult } from '../../src/core/contract/result.js';
 import { createSessEngine } from '../../src/core/engine/engine.js';
 import { createSessClient } from '../../src/sess/client.js';
