@@ -5,7 +5,8 @@
  *
  * 1. one transaction: the statements of {@link migrationStatements}, each safe to run again
  *    (the columns they add are nullable without a default, so adding one changes the catalogue
- *    only), the fill of the listing columns of rows whose record is in `record_text` (only this
+ *    only; its lock is waited for at most {@link DDL_LOCK_TIMEOUT}, else `migrate()` fails
+ *    retryably), the fill of the listing columns of rows whose record is in `record_text` (only this
  *    package's decoder reads that text: it may hold escapes `jsonb` refuses), and the key table
  *    with its `sess_list` cursor key row, made once (`ON CONFLICT DO NOTHING`); the indexes too
  *    when the table is new (an empty table's index is built at once);
@@ -27,6 +28,9 @@ import { INTERACTION_STATE_KINDS, listGroupOf } from '../../core/model/record.js
 import { decodeRecordRow, escapeToAscii } from './encoding.js';
 import type { PgClientLike, PgConnection, PgQueryableLike } from './pool.js';
 import { keyStatements } from './statements.js';
+
+/** The longest `migrate()` waits for the lock its `ALTER TABLE`s take (writes wait behind it). */
+const DDL_LOCK_TIMEOUT = '5s';
 
 /** How many rows one step of the fill pass reads. */
 const FILL_BATCH = 500;
@@ -236,6 +240,9 @@ export function migrate(
     const lock = `sess-mcp migrate ${qualified}`;
     await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lock]);
     const fresh = await inTransaction(client, async () => {
+      // Adding a column waits for the transactions on the table, and writes queue behind it
+      // meanwhile: give up (retryably, 55P03) rather than hold them up for longer than this.
+      await client.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
       const { rows } = await client.query('SELECT to_regclass($1) IS NULL AS fresh', [qualified]);
       for (const statement of migrationStatements(schema, qualified)) await client.query(statement);
       await fillListingColumns(client, qualified);
