@@ -17,17 +17,19 @@
 import { createHash, createHmac } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type Binding, bindingScope, type HandleStore } from '../../src/core/contract/ports.js';
+import {
+  type Binding,
+  bindingGeneration,
+  bindingScope,
+  type HandleStore,
+} from '../../src/core/contract/ports.js';
 import type { ListResult } from '../../src/core/contract/result.js';
 import { createSessEngine } from '../../src/core/engine/engine.js';
 import { LIST_PAGE_BUDGET } from '../../src/core/engine/list.js';
-import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../../src/http/index.js';
 import { createSessClient } from '../../src/sess/client.js';
 import { createFileHandleStore } from '../../src/store/file/index.js';
 import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
-import { startLocalSess } from '../../src/testing/index.js';
-import { listen } from '../http/helpers.js';
 import { stdioA } from '../store/fixtures.js';
 import {
   createRecords,
@@ -38,6 +40,7 @@ import {
 } from '../support/bulk-records.js';
 import { countingListPages } from '../support/counting-store.js';
 import { useTempDirs } from '../support/temp-dirs.js';
+import { startTwoPrincipals } from '../support/two-principals.js';
 
 const url = process.env.DATABASE_URL;
 const tempDir = useTempDirs('sess-mcp-list-proofs-');
@@ -111,66 +114,21 @@ describe('proof: sess_list after a key rotation (30 000 records of the earlier g
 
 describe('proof: a cursor the caller computes herself (HTTP, memory store, 15 000 finished records)', () => {
   it('is refused in every form; a real cursor pages at most three store pages a call', async () => {
-    const sess = await startLocalSess();
     const stores = createMemoryHandleStore();
     const counters: ReturnType<typeof countingListPages>[] = [];
-    const seen: Binding[] = [];
-    const principal = (id: string): SessHttpPrincipal => ({
-      workspaceId: sess.workspaceId,
-      principalId: id,
-      clientId: 'c1',
-      grantId: `g-${id}`,
-      grantGeneration: '1',
-      scopes: ['sess'],
-      credential: () => sess.apiKey,
+    const http = await startTwoPrincipals(stores, (view) => {
+      const counted = countingListPages(view);
+      counters.push(counted);
+      return counted.store;
     });
-    const principals = new Map([
-      ['mallory', principal('mallory')],
-      ['alice', principal('alice')],
-    ]);
-    const handler = createSessMcpHttpHandler({
-      authenticate: (request) => principals.get((request.headers.get('authorization') ?? '').slice(7)),
-      handleStore: (binding) => {
-        seen.push(binding);
-        const counted = countingListPages(stores.forBinding(binding));
-        counters.push(counted);
-        return counted.store;
-      },
-      allowedHosts: ['127.0.0.1'],
-      requiredScopes: ['sess'],
-      sessOrigin: sess.origin,
-      allowInsecureLocalhost: true,
-    });
-    const server = await listen((req, res) => handler.node(req, res));
-    const post = async (token: string, body: unknown) => {
-      const response = await fetch(server.url, {
-        method: 'POST',
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-06-18',
-        },
-        body: JSON.stringify(body),
-      });
-      return response;
-    };
     /** mallory's `sess_list`: its structuredContent and the store pages it read. */
     const list = async (args: Record<string, unknown>) => {
-      const response = await post('mallory', {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/call',
-        params: { name: 'sess_list', arguments: args },
-      });
-      const text = await response.text();
-      const data = text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? '{}');
-      const content = JSON.parse(data).result.structuredContent;
+      const content = (await http.list(args)) as unknown as ListResult & { error?: unknown };
       return { content, pages: counters.at(-1)?.pages() ?? 0 };
     };
     try {
       expect((await list({ limit: 1 })).content.items).toEqual([]);
-      const mallory = seen[0] as Binding;
+      const mallory = http.bindings[0] as Binding;
       await createRecords(
         stores,
         recordSeries(mallory, 'withdrawn', 15_000, 'm', '2026-01-01T00:00:00.000Z'),
@@ -187,12 +145,12 @@ describe('proof: a cursor the caller computes herself (HTTP, memory store, 15 00
       // The old format: an unkeyed SHA-256 of values her own token and account reveal.
       const v1Body = [1, null, key.group, key.createdAt, key.handle, startedAt];
       const digest = createHash('sha256')
-        .update(JSON.stringify([...v1Body, scope, '1']))
+        .update(JSON.stringify([...v1Body, scope, bindingGeneration(mallory)]))
         .digest('base64url');
       // The current format, with a MAC under a key she chose.
       const v2Body = [2, null, key.group, key.createdAt, key.handle, startedAt];
       const guessed = createHmac('sha256', Buffer.alloc(32))
-        .update(JSON.stringify([...v2Body, scope, '1']))
+        .update(JSON.stringify([...v2Body, scope, bindingGeneration(mallory)]))
         .digest('base64url');
       // A real cursor with its startedAt moved to 1970, the MAC kept.
       const real = (await list({ limit: 1 })).content.next_cursor as string;
@@ -224,12 +182,10 @@ describe('proof: a cursor the caller computes herself (HTTP, memory store, 15 00
       expect(mostPages).toBeLessThanOrEqual(LIST_PAGE_BUDGET);
       // 1 record asked for, then two pages of 100 a call: 201 records examined a call at most.
       expect(calls).toBe(Math.ceil((15_000 - 1) / (1 + 2 * 100)));
-      const ping = await post('alice', { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+      const ping = await http.post('alice', { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
       expect(ping.status).toBe(200);
     } finally {
-      await handler.close();
-      await server.close();
-      await sess.close();
+      await http.close();
     }
   });
 });
