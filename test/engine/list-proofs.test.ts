@@ -2,10 +2,12 @@
  * The two `sess_list` reproductions of the finding, each with its scenario, ending bounded or
  * refused:
  *
- * - earlier generation: 30 000 records of the caller's scope under an earlier key or grant
- *   generation, and 3 current ones older than all of them. Every store (memory, file and, with
- *   `DATABASE_URL`, PostgreSQL) lists the current ones in one store page, with `limit` 20 and 1,
- *   instead of paging through every earlier record.
+ * - earlier generation: records of the caller's scope under an earlier key generation (30 000 on
+ *   the memory store, 3 000 on the file and PostgreSQL stores, as the reproduction's recorded
+ *   runs had them; `list-bounds.test.ts` has 30 000 on every store), and 3 current ones older
+ *   than all of them. Every store (memory, file and, with `DATABASE_URL`, PostgreSQL) lists the
+ *   current ones in one store page, with `limit` 20 and 1, instead of paging through every
+ *   earlier record.
  * - forged cursor: over HTTP with the memory store, a caller holding 15 000 finished records
  *   computes a cursor with `startedAt` in 1970 (the unkeyed digest of the old format, or the
  *   current format with a MAC under a key of her choosing, or a real cursor with its `startedAt`
@@ -45,11 +47,12 @@ import { startTwoPrincipals } from '../support/two-principals.js';
 const url = process.env.DATABASE_URL;
 const tempDir = useTempDirs('sess-mcp-list-proofs-');
 
-describe('proof: sess_list after a key rotation (30 000 records of the earlier generation)', () => {
+describe('proof: sess_list after a key rotation (records of the earlier generation)', () => {
   const now = { ...stdioA, credentialGeneration: 'g-new' };
-  const records = [
+  /** The 3 current records and `earlier` records of the earlier generation, all newer. */
+  const recordsWith = (earlier: number) => [
     ...recordSeries(now, 'completed', 3, 'cur', '2025-01-01T00:00:00.000Z'),
-    ...recordSeries(earlierGeneration(now, 'g-old'), 'completed', 30_000, 'old', '2026-01-01T00:00:00.000Z'),
+    ...recordSeries(earlierGeneration(now, 'g-old'), 'completed', earlier, 'old', '2026-01-01T00:00:00.000Z'),
   ];
   const current = ['cur_000002', 'cur_000001', 'cur_000000'];
 
@@ -79,15 +82,15 @@ describe('proof: sess_list after a key rotation (30 000 records of the earlier g
     { limit: 1, handles: current.slice(0, 1), pages: 1, more: true },
   ];
 
-  it('memory store: the current records in one store page', async () => {
+  it('memory store, 30 000 earlier records: the current records in one store page', async () => {
     const stores = createMemoryHandleStore();
-    await createRecords(stores, records);
+    await createRecords(stores, recordsWith(30_000));
     expect(await listings(stores.forBinding(now))).toEqual(expected);
   });
 
-  it('file store: the current records in one store page', async () => {
+  it('file store, 3 000 earlier records: the current records in one store page', async () => {
     const stateDir = await tempDir();
-    await writeRecordFiles(createFileHandleStore({ stateDir }).directory, records);
+    await writeRecordFiles(createFileHandleStore({ stateDir }).directory, recordsWith(3_000));
     expect(await listings(createFileHandleStore({ stateDir }).forBinding(now))).toEqual(expected);
   });
 
@@ -99,11 +102,11 @@ describe('proof: sess_list after a key rotation (30 000 records of the earlier g
       await admin.end();
     });
 
-    it('PostgreSQL store: the current records in one store page', async () => {
+    it('PostgreSQL store, 3 000 earlier records: the current records in one store page', async () => {
       const stores = createPostgresHandleStore({ connectionString: url as string, table });
       try {
         await stores.migrate();
-        await writeRecordRows(admin, `"public"."${table}"`, records);
+        await writeRecordRows(admin, `"public"."${table}"`, recordsWith(3_000));
         expect(await listings(stores.forBinding(now))).toEqual(expected);
       } finally {
         await stores.close();
