@@ -39,9 +39,13 @@ interface MemoryEntry {
   key: ListPageKey;
 }
 
-/** The records of one scope: their handles, and the listing index a page is chosen from. */
+/**
+ * The records of one scope: the handles of its unfinished ones (what the cap counts, so a create
+ * never walks the finished records, which have no cap), and the listing index a page is chosen
+ * from.
+ */
 interface ScopeEntries {
-  handles: Set<string>;
+  unfinished: Set<string>;
   listing: ListingIndex;
 }
 
@@ -73,7 +77,7 @@ export function createMemoryHandleStore(): HandleStoreFactory {
   function scopeEntries(scope: string): ScopeEntries {
     let found = byScope.get(scope);
     if (found === undefined) {
-      found = { handles: new Set(), listing: new ListingIndex() };
+      found = { unfinished: new Set(), listing: new ListingIndex() };
       byScope.set(scope, found);
     }
     return found;
@@ -100,18 +104,24 @@ export function createMemoryHandleStore(): HandleStoreFactory {
   return {
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
-      const { handles, listing } = scopeEntries(scope);
-      const unlist = (entry: MemoryEntry) => listing.remove(entry.generation, entry.kind, entry.key);
-      const enlist = (entry: MemoryEntry) => listing.add(entry.generation, entry.kind, entry.key);
+      const { unfinished, listing } = scopeEntries(scope);
+      const unlist = (handle: string, entry: MemoryEntry) => {
+        listing.remove(entry.generation, entry.kind, entry.key);
+        unfinished.delete(handle);
+      };
+      const enlist = (handle: string, entry: MemoryEntry) => {
+        listing.add(entry.generation, entry.kind, entry.key);
+        if (entry.unfinished) unfinished.add(handle);
+      };
       const own = (handle: string): MemoryEntry | undefined => {
         const entry = entries.get(handle);
         return entry?.scope === scope ? entry : undefined;
       };
       const unfinishedEntries = (): MemoryEntry[] => {
         const out: MemoryEntry[] = [];
-        for (const handle of handles) {
+        for (const handle of unfinished) {
           const entry = entries.get(handle);
-          if (entry?.unfinished) out.push(entry);
+          if (entry !== undefined) out.push(entry);
         }
         return out;
       };
@@ -123,12 +133,10 @@ export function createMemoryHandleStore(): HandleStoreFactory {
         async create(record) {
           const json = serialize(record);
           if (entries.has(record.handle)) throw handleExistsError();
-          const unfinished = isUnfinished(record);
-          if (unfinished && unfinishedEntries().length >= MAX_UNFINISHED) throw storeFullError();
+          if (isUnfinished(record) && unfinished.size >= MAX_UNFINISHED) throw storeFullError();
           const entry = entryOf(scope, 1, record, json);
           entries.set(record.handle, entry);
-          handles.add(record.handle);
-          enlist(entry);
+          enlist(record.handle, entry);
           return toVersioned(entry);
         },
         async update(record, expectedVersion) {
@@ -137,8 +145,8 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
           const entry = entryOf(scope, current.version + 1, record, json);
           entries.set(record.handle, entry);
-          unlist(current);
-          enlist(entry);
+          unlist(record.handle, current);
+          enlist(record.handle, entry);
           return toVersioned(entry);
         },
         async delete(handle, expectedVersion) {
@@ -146,15 +154,14 @@ export function createMemoryHandleStore(): HandleStoreFactory {
           if (current === undefined) return false;
           if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
           entries.delete(handle);
-          handles.delete(handle);
-          unlist(current);
+          unlist(handle, current);
           return true;
         },
         async listUnfinished() {
           return unfinishedEntries().map(toVersioned).sort(compareOldestFirst);
         },
         async countUnfinished() {
-          return unfinishedEntries().length;
+          return unfinished.size;
         },
         async listPage(query) {
           const { keys, more } = listing.page(query);
