@@ -5,7 +5,8 @@
  *
  * - `migrate()` builds its indexes without locking writes: while its concurrent index build waits
  *   for an older transaction to end, the previous version creates and updates records.
- * - Run twice, and from two instances at once, it changes nothing more.
+ * - Run twice, and from two instances at once, it changes nothing more; an index an interrupted
+ *   build left invalid is built again.
  * - The previous version reads, writes, counts and lists on the migrated table; this version reads,
  *   updates and lists what it writes (its generation unknown until `migrate()` runs again, then
  *   filled), and the previous version reads and lists what this version writes.
@@ -145,6 +146,17 @@ describe.runIf(url)('PostgreSQL rolling upgrade from the previous version', () =
     const before = await snapshot();
     await Promise.all([current().migrate(), current().migrate(), previous().migrate()]);
     expect(await snapshot()).toEqual(before);
+  });
+
+  it('builds again an index an interrupted concurrent build left invalid', async () => {
+    const index = `"public"."${table}_generation_listing"`;
+    // What a cancelled CREATE INDEX CONCURRENTLY leaves: the index, marked invalid.
+    await admin.query(`UPDATE pg_index SET indisvalid = false WHERE indexrelid = $1::regclass`, [index]);
+    await current().migrate();
+    const { rows } = await admin.query(`SELECT indisvalid FROM pg_index WHERE indexrelid = $1::regclass`, [
+      index,
+    ]);
+    expect(rows).toEqual([{ indisvalid: true }]);
   });
 
   it('both versions work side by side on the migrated table', async () => {
