@@ -162,8 +162,8 @@ describe('the file store’s cursor key file', () => {
     for (const key of inProcess) expect(Buffer.from(key)).toEqual(Buffer.from(inProcess[0] as Uint8Array));
     expect(tallies).toEqual(Array.from({ length: 4 }, () => ({ [`key:${digest}`]: 1 })));
     expect(((await stat(keyFile(stateDir))).mode & 0o777).toString(8)).toBe('600');
-    expect((await readFile(keyFile(stateDir), 'utf8')).trim()).toBe(
-      Buffer.from(inProcess[0] as Uint8Array).toString('base64url'),
+    expect(await readFile(keyFile(stateDir), 'utf8')).toBe(
+      `sess-mcp-list-cursor-key/1 ${Buffer.from(inProcess[0] as Uint8Array).toString('base64url')}\n`,
     );
     const left = await readdir(join(stateDir, 'profiles', 'default'));
     expect(left.filter((name) => name.endsWith('.tmp'))).toEqual([]);
@@ -175,11 +175,15 @@ describe('the file store’s cursor key file', () => {
     const path = keyFile(stateDir);
     const cases: [string, () => Promise<void>, string][] = [
       ['readable by others', () => chmod(path, 0o644), 'unsafe_path'],
-      ['not a key', () => writeFile(path, `${key.slice(0, 20)}\n`, { mode: 0o600 }), 'corrupt'],
+      [
+        'not a key',
+        () => writeFile(path, `sess-mcp-list-cursor-key/1 ${key.slice(0, 20)}\n`, { mode: 0o600 }),
+        'corrupt',
+      ],
       [
         'a link',
         async () => {
-          await writeFile(`${path}.real`, `${key}\n`, { mode: 0o600 });
+          await writeFile(`${path}.real`, `sess-mcp-list-cursor-key/1 ${key}\n`, { mode: 0o600 });
           await symlink(`${path}.real`, path);
         },
         'unsafe_path',
@@ -187,7 +191,7 @@ describe('the file store’s cursor key file', () => {
     ];
     for (const [what, make, reason] of cases) {
       await rm(path, { force: true });
-      await writeFile(path, `${key}\n`, { mode: 0o600 });
+      await writeFile(path, `sess-mcp-list-cursor-key/1 ${key}\n`, { mode: 0o600 });
       if (what === 'a link') await rm(path);
       await make();
       const failure = await storeFailure(keyOf(stateDir));

@@ -1,6 +1,6 @@
 /**
- * The profile's `sess_list` cursor key: `list-cursor.key` in the profile directory, 32 random
- * bytes as base64url on one line. It is made once and read by every store object of every process
+ * The profile's `sess_list` cursor key: `list-cursor.key` in the profile directory, one line of
+ * `sess-mcp-list-cursor-key/1 ` and 32 random bytes as base64url. It is made once and read by every store object of every process
  * on the profile, so a cursor made before a restart, or by another process, still pages.
  *
  * Made safely: written whole to a temp file created exclusively (`O_EXCL`, never through a link)
@@ -13,7 +13,9 @@
  * exactly a key is refused (non-retryable `STATE_STORE_ERROR`), naming the path relative to
  * `SESS_MCP_STATE_DIR` and never the file's content.
  *
- * It deliberately keeps no copy (the profile does) and never writes the key anywhere else.
+ * It deliberately keeps no copy (the profile does) and never writes the key anywhere else. It is
+ * made the way the stdio server makes its `credential-key` (`src/stdio/credential.ts`), through
+ * the store's file-system seam and with its path checks.
  */
 import { randomBytes } from 'node:crypto';
 import { base64UrlDecode, base64UrlEncode } from '../../core/codec/base64url.js';
@@ -21,8 +23,11 @@ import { LIST_CURSOR_KEY_BYTES } from '../../core/contract/ports.js';
 import { storeError } from '../../core/store-kit/kit.js';
 import { CREATE_NEW_FLAGS, errnoCode, IS_WINDOWS, ioError, type ProfileIo } from './io.js';
 
-/** What the file holds: the key as base64url (no padding) and a newline. */
-const KEY_TEXT = new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((LIST_CURSOR_KEY_BYTES * 4) / 3)}}\\n$`);
+/** The line's first words: what the file is and the layout's version (as `credential-key`'s). */
+const HEADER = 'sess-mcp-list-cursor-key/1 ';
+
+/** What the file holds: the header, the key as base64url (no padding) and a newline. */
+const KEY_TEXT = new RegExp(`^${HEADER}([A-Za-z0-9_-]{${Math.ceil((LIST_CURSOR_KEY_BYTES * 4) / 3)}})\\n$`);
 
 /** The profile's cursor key, made first when there is none. */
 export async function profileCursorKey(io: ProfileIo): Promise<Uint8Array> {
@@ -58,7 +63,8 @@ async function readCursorKey(io: ProfileIo): Promise<Uint8Array | undefined> {
     if (errnoCode(error) === 'ENOENT') return undefined;
     throw ioError(error, 'read its cursor key');
   }
-  const bytes = KEY_TEXT.test(text) ? base64UrlDecode(text.slice(0, -1)) : undefined;
+  const body = KEY_TEXT.exec(text)?.[1];
+  const bytes = body === undefined ? undefined : base64UrlDecode(body);
   if (bytes === undefined || bytes.length !== LIST_CURSOR_KEY_BYTES) {
     throw storeError(
       `The state store refuses ${io.where(path)}: it does not hold a cursor key this store wrote. The owner must remove it (sess_list cursors given out before then stop working).`,
@@ -73,7 +79,7 @@ async function readCursorKey(io: ProfileIo): Promise<Uint8Array | undefined> {
 async function makeCursorKey(io: ProfileIo): Promise<void> {
   await io.prepare(true);
   const temp = io.profileTempPath('list-cursor.key');
-  const text = `${base64UrlEncode(new Uint8Array(randomBytes(LIST_CURSOR_KEY_BYTES)))}\n`;
+  const text = `${HEADER}${base64UrlEncode(new Uint8Array(randomBytes(LIST_CURSOR_KEY_BYTES)))}\n`;
   try {
     const file = await io.openForWrite(temp, CREATE_NEW_FLAGS, 'make its cursor key');
     try {
