@@ -21,7 +21,6 @@
  * It deliberately removes nothing: a column or index an earlier version reads stays, so an
  * instance of that version keeps working on a migrated table (0.1.0 fails closed on new rows).
  */
-import { randomBytes } from 'node:crypto';
 import { base64UrlEncode } from '../../core/codec/base64url.js';
 import { bindingGeneration, LIST_CURSOR_KEY_BYTES } from '../../core/contract/ports.js';
 import { INTERACTION_STATE_KINDS, listGroupOf } from '../../core/model/record.js';
@@ -247,7 +246,7 @@ export function migrate(
       for (const statement of migrationStatements(schema, qualified)) await client.query(statement);
       await fillListingColumns(client, qualified);
       await client.query(keyTableStatement(keys));
-      const key = base64UrlEncode(new Uint8Array(randomBytes(LIST_CURSOR_KEY_BYTES)));
+      const key = base64UrlEncode(globalThis.crypto.getRandomValues(new Uint8Array(LIST_CURSOR_KEY_BYTES)));
       await client.query(keyStatements(keys).insertCursorKey, [key]);
       const isFresh = rows[0]?.fresh === true;
       if (isFresh) {
