@@ -457,7 +457,9 @@ export interface ListPageKey {
  * What {@link HandleStore.listPage} is asked for. A store MUST apply `kinds` and `generation`
  * itself, so that the work of one page is bounded by `limit` (and a constant), never by the
  * number of records it leaves out: an index per state kind and generation, not a filter after
- * reading.
+ * reading. It MAY also return a record whose generation it does not know yet (a row an earlier
+ * version of the store wrote, until its migration fills it in); `sess_list` checks the binding of
+ * every record it lists.
  */
 export interface ListPageQuery {
   /** Only records whose `state.kind` is one of these; every kind when absent. */
