@@ -9,6 +9,7 @@ import { LongPolesFirst } from './test/support/long-poles-first.js';
  * honest. A file whose bounds are seconds wide, or only from below, does not belong here.
  */
 const APART = [
+  'test/engine/list-bounds.test.ts',
   'test/engine/wait-fairness.test.ts',
   'test/engine/waits.test.ts',
   'test/http/fetch-face-done.test.ts',

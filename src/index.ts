@@ -54,6 +54,7 @@ export {
   type HandleStore,
   type HandleStoreFactory,
   type HttpBinding,
+  LIST_CURSOR_KEY_BYTES,
   MAX_OPEN_PER_PRINCIPAL,
   MAX_UNFINISHED,
   type PublishInput,

@@ -82,7 +82,7 @@ describe.runIf(ready && databaseUrl !== undefined)(
       cleanup.push(() => db.end());
       const { rows } = await db.query(`SELECT count(*)::int AS n FROM "public"."${table}"`);
       expect(rows[0].n).toBe(1);
-      await db.query(`DROP TABLE "public"."${table}"`);
+      await db.query(`DROP TABLE "public"."${table}", "public"."${table}_keys"`);
     });
   },
 );

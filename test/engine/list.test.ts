@@ -66,7 +66,7 @@ afterAll(async () => {
   if (url && pgTables.length > 0) {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
-    for (const table of pgTables) await client.query(`DROP TABLE IF EXISTS "${table}"`);
+    for (const table of pgTables) await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_keys"`);
     await client.end();
   }
 });

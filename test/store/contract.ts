@@ -13,6 +13,7 @@ import {
   type Binding,
   type HandleStore,
   type HandleStoreFactory,
+  LIST_CURSOR_KEY_BYTES,
   type ListPage,
   type ListPageKey,
   type ListPageQuery,
@@ -50,6 +51,11 @@ export interface ContractBackend {
   corrupt?(binding: Binding, handle: string, kind: 'garbled' | 'unsupported_version'): Promise<void>;
   /** A view of `binding` whose every operation meets a transient failure of the medium. */
   broken?(binding: Binding): Promise<HandleStore>;
+  /**
+   * Another backend over the same records, as another instance (process) or this one after a
+   * restart has it. Leave out for a store whose records live in one backend object (memory).
+   */
+  reopen?(): Promise<HandleStoreFactory>;
   /** Release everything (servers, pools, temp dirs). */
   close?(): Promise<void>;
 }
@@ -654,6 +660,55 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
         expect(handles(await listPage(same, { limit: 100 }))).toEqual([record.handle, finished.handle]);
       });
 
+      it('filters by generation: only that generation’s records, in listing order, with kinds and the keyset', async () => {
+        const a = freshBinding();
+        const earlier = { ...a, grantGeneration: 'g-earlier' } as Binding;
+        const view = backend.factory.forBinding(a);
+        const mine: InteractionRecord[] = [];
+        const theirs: InteractionRecord[] = [];
+        // Interleaved in time and kinds, so a store that filters after ordering would still show it.
+        for (let i = 0; i < 12; i++) {
+          const kind = (['waiting', 'completed', 'blocked'] as const)[i % 3] as InteractionStateKind;
+          theirs.push(await create(backend.factory.forBinding(earlier), earlier, kind, 2 * i));
+          mine.push(await create(view, a, kind, 2 * i + 1));
+        }
+        // Listing order as the port defines it: group up, then createdAt and handle down.
+        const order = (records: InteractionRecord[]) =>
+          records
+            .map(keyOf)
+            .sort(
+              (x, y) =>
+                x.group - y.group ||
+                (x.createdAt < y.createdAt ? 1 : x.createdAt > y.createdAt ? -1 : 0) ||
+                (x.handle < y.handle ? 1 : -1),
+            )
+            .map((key) => key.handle);
+        const generation = (binding: Binding) => (binding as { grantGeneration: string }).grantGeneration;
+        expect(handles(await listPage(view, { limit: 100, generation: generation(a) }))).toEqual(order(mine));
+        expect(handles(await listPage(view, { limit: 100, generation: 'g-earlier' }))).toEqual(order(theirs));
+        expect(await listPage(view, { limit: 100, generation: 'g-none' })).toEqual({
+          records: [],
+          more: false,
+        });
+        const paged = (await allPages(view, { generation: generation(a) }, 5)).flatMap(handles);
+        expect(paged).toEqual(order(mine));
+        const finished = await listPage(view, {
+          limit: 100,
+          generation: generation(a),
+          kinds: ['completed'],
+        });
+        expect(handles(finished)).toEqual(order(mine.filter((record) => record.state.kind === 'completed')));
+        const firstTwo = await listPage(view, {
+          limit: 2,
+          generation: 'g-earlier',
+          kinds: ['waiting', 'blocked'],
+        });
+        expect(firstTwo.more).toBe(true);
+        expect(handles(firstTwo)).toEqual(
+          order(theirs.filter((record) => record.state.kind !== 'completed')).slice(0, 2),
+        );
+      });
+
       it('refuses a query out of bounds with a TypeError that names the field, before reading anything', async () => {
         const view = backend.factory.forBinding(freshBinding());
         const bad: [unknown, RegExp][] = [
@@ -669,6 +724,7 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
           [{ limit: 10, kinds: 'waiting' }, /kinds/],
           [{ limit: 10, after: { group: 3, createdAt: at(1), handle: 'h' } }, /after must be a listing key/],
           [{ limit: 10, after: { group: 0, createdAt: 5, handle: 'h' } }, /after/],
+          [{ limit: 10, generation: 7 }, /generation must be a string/],
         ];
         for (const [query, message] of bad) {
           let failure: unknown;
@@ -731,6 +787,21 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
       });
     });
 
+    it('has a cursor key: at least 32 bytes, the same from every view and every instance over the same records', async () => {
+      const one = backend.factory.forBinding(freshBinding());
+      const other = backend.factory.forBinding({ ...freshBinding(), principalId: 'user_key' } as Binding);
+      expect(typeof one.listCursorKey).toBe('function');
+      const key = await (one.listCursorKey as () => Promise<Uint8Array>)();
+      expect(key).toBeInstanceOf(Uint8Array);
+      expect(key.length).toBeGreaterThanOrEqual(LIST_CURSOR_KEY_BYTES);
+      expect(new Set(key).size, 'random bytes, not a constant').toBeGreaterThan(8);
+      expect(await (other.listCursorKey as () => Promise<Uint8Array>)()).toEqual(key);
+      if (backend.reopen !== undefined) {
+        const again = (await backend.reopen()).forBinding(freshBinding());
+        expect(await (again.listCursorKey as () => Promise<Uint8Array>)()).toEqual(key);
+      }
+    });
+
     it('reports a transient failure as a retryable STATE_STORE_ERROR', async (context) => {
       if (backend.broken === undefined) {
         context.skip(`${name} has no medium that can fail`);
@@ -747,6 +818,7 @@ export function describeHandleStoreContract(name: string, makeBackend: () => Pro
         ['listUnfinished', () => view.listUnfinished()],
         ['countUnfinished', () => view.countUnfinished()],
         ['listPage', () => listPage(view, { limit: 10 })],
+        ['listCursorKey', () => (view.listCursorKey as () => Promise<Uint8Array>)()],
       ];
       for (const [method, call] of calls) {
         const error = await storeFailure(call());

@@ -68,6 +68,7 @@ function failingFs(fail: (call: string, path: string) => string | undefined): Fi
       failingFile(path, await real.open(path, flags, mode)),
     ),
     rename: wrap('rename', real.rename),
+    link: wrap('link', real.link),
     unlink: wrap('unlink', real.unlink),
     stat: wrap('stat', real.stat),
     lstat: wrap('lstat', real.lstat),
@@ -99,6 +100,7 @@ describeHandleStoreContract('file', async () => {
         binding,
       );
     },
+    reopen: async () => createFileHandleStore({ stateDir, profile: 'default' }),
   };
 });
 

@@ -133,7 +133,7 @@ describe('stores agree with the memory model on random operation sequences', () 
       const pg = (await import('pg')).default;
       const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
       await admin.connect();
-      await admin.query(`DROP TABLE IF EXISTS "public"."${table}"`);
+      await admin.query(`DROP TABLE IF EXISTS "public"."${table}", "public"."${table}_keys"`);
       await admin.end();
       await store.close();
     });

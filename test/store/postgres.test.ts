@@ -77,7 +77,8 @@ if (url === undefined || url === '') {
   const admin = new pg.Pool({ connectionString: url, max: 4 });
 
   afterAll(async () => {
-    for (const table of tables) await admin.query(`DROP TABLE IF EXISTS "public"."${table}"`);
+    for (const table of tables)
+      await admin.query(`DROP TABLE IF EXISTS "public"."${table}", "public"."${table}_keys"`);
     await admin.end();
   });
 
@@ -114,6 +115,11 @@ if (url === undefined || url === '') {
             });
             brokenStores.push(broken);
             return broken.forBinding(binding);
+          },
+          async reopen() {
+            const again = createPostgresHandleStore({ connectionString: url, table, preparedStatements });
+            brokenStores.push(again);
+            return again;
           },
           close: async () => {
             for (const broken of brokenStores) await broken.close();

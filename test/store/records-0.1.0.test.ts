@@ -259,7 +259,8 @@ if (url === undefined || url === '') {
     const tables: string[] = [];
     const { binding, handles } = manifest.postgres;
     afterAll(async () => {
-      for (const table of tables) await admin.query(`DROP TABLE IF EXISTS "public"."${table}"`);
+      for (const table of tables)
+        await admin.query(`DROP TABLE IF EXISTS "public"."${table}", "public"."${table}_keys"`);
       await admin.end();
     });
 

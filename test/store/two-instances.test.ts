@@ -94,7 +94,8 @@ if (url === undefined || url === '') {
 
   afterAll(async () => {
     await rm(bundle, { force: true });
-    for (const table of tables) await admin.query(`DROP TABLE IF EXISTS "public"."${table}"`);
+    for (const table of tables)
+      await admin.query(`DROP TABLE IF EXISTS "public"."${table}", "public"."${table}_keys"`);
     await admin.end();
   });
 

@@ -11,11 +11,14 @@
  * `once` (file store only: one update of `handle`, or one create when there is no `handle`,
  * writing `label` as its `updatedAt`; with `pauseAt`, the process stops itself with SIGSTOP the
  * first time its change reaches that step of the write, and goes on when it is continued; with
- * `pick: 'newest'` instead of `handle`, it updates the newest unfinished record of `binding`) and
+ * `pick: 'newest'` instead of `handle`, it updates the newest unfinished record of `binding`),
  * `tool` (file store only: one tool call through a real engine, `engine-job.ts`; with `pauseAt`,
- * the process stops itself when the `pauseAtWrite`-th record write of the call reaches that step).
+ * the process stops itself when the `pauseAtWrite`-th record write of the call reaches that step)
+ * and `cursorKey` (read, or make, the store's `sess_list` cursor key; its tally names the key's
+ * SHA-256, never the key).
  */
 
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { isSessMcpError } from '../../src/core/contract/errors.js';
 import type { Binding } from '../../src/core/contract/ports.js';
@@ -37,7 +40,7 @@ export interface WorkerJob {
   store:
     | { kind: 'file'; stateDir: string; profile: string }
     | { kind: 'postgres'; connectionString: string; table: string };
-  job: 'create' | 'cas' | 'hold' | 'once' | 'tool';
+  job: 'create' | 'cas' | 'hold' | 'once' | 'tool' | 'cursorKey';
   binding: Binding;
   count: number;
   handle?: string;
@@ -215,6 +218,9 @@ async function main(): Promise<void> {
     Object.assign(tally, await runTool(job.tool!, job.binding, factory));
   } else if (job.job === 'once') {
     Object.assign(tally, await once(job, store));
+  } else if (job.job === 'cursorKey') {
+    const key = await (store.listCursorKey as () => Promise<Uint8Array>)();
+    count(`key:${createHash('sha256').update(key).digest('hex')}`);
   } else if (job.job === 'create') {
     const results = await Promise.allSettled(
       Array.from({ length: job.count }, () => store.create(makeRecord(job.binding, 'create_intent'))),

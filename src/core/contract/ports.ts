@@ -463,7 +463,20 @@ export interface HandleStore {
    * closed Asks).
    */
   listPage?(query: ListPageQuery): Promise<ListPage>;
+  /**
+   * The secret `sess_list` signs its cursors with, so a caller can neither forge nor change one.
+   * Implementations MUST return at least {@link LIST_CURSOR_KEY_BYTES} bytes drawn from a CSPRNG,
+   * MUST return the same bytes from every view over the same records (every instance of a shared
+   * store, and after a restart for a durable one), so a cursor made on one instance pages on
+   * another, and MUST never write them to a log or an error message. The caller does not change
+   * the bytes returned. Optional: without it the engine signs with a key of its own process, so
+   * cursors page only within that process.
+   */
+  listCursorKey?(): Promise<Uint8Array>;
 }
+
+/** The fewest bytes a {@link HandleStore.listCursorKey} holds (256 bits). */
+export const LIST_CURSOR_KEY_BYTES = 32;
 
 /**
  * Where a listing page starts: the key of the last record of the previous page. Pages are a
@@ -476,10 +489,22 @@ export interface ListPageKey {
   handle: string;
 }
 
-/** What {@link HandleStore.listPage} is asked for. */
+/**
+ * What {@link HandleStore.listPage} is asked for. A store MUST apply `kinds` and `generation`
+ * itself, so that the work of one page is bounded by `limit` (and a constant), never by the
+ * number of records it leaves out: an index per state kind and generation, not a filter after
+ * reading. It MAY also return a record whose generation it does not know yet (a row an earlier
+ * version of the store wrote, until its migration fills it in); `sess_list` checks the binding of
+ * every record it lists.
+ */
 export interface ListPageQuery {
   /** Only records whose `state.kind` is one of these; every kind when absent. */
   kinds?: readonly InteractionStateKind[];
+  /**
+   * Only records whose binding generation (`bindingGeneration(record.binding)`) is this; every
+   * generation of the view's scope when absent. `sess_list` always sends it.
+   */
+  generation?: string;
   /** Records strictly after this key in listing order; from the first when absent. */
   after?: ListPageKey;
   /** At most this many records (1–100). */

@@ -4,17 +4,18 @@
  * no record.
  *
  * A listing is a keyset over (group, `createdAt`, handle) in the order of `ListPage`: through the
- * store's optional `listPage` when it has one, else through `listUnfinished` sorted into the same
- * order (and then without finished records). The cursor is opaque to the caller: base64url of a
- * small JSON array holding the last key, the state filter, when the listing started and a digest
- * that binds it to the caller's binding (scope and generation). A record that changed after the
- * listing started is left out of later pages, so paging lists nothing twice while states change.
+ * store's optional `listPage` when it has one (asked for this caller's generation and state
+ * kinds, which the store filters itself), else through `listUnfinished` sorted into the same
+ * order (and then without finished records). The cursor (`list-cursor.ts`) is opaque to the
+ * caller and signed with the store's key. A record that changed after the listing started is left
+ * out of later pages, so paging lists nothing twice while states change; one call reads at most
+ * {@link LIST_PAGE_BUDGET} store pages, and when those held too few records to list it returns
+ * what it found with a `next_cursor` where it stopped, so no call's work grows with what the
+ * store holds.
  *
  * Deliberately never shows the link or an answer value: items are built field by field from the
  * record, and the only Surface shown (on inspect) is the agent's own.
  */
-import { base64UrlDecode, base64UrlEncode } from '../codec/base64url.js';
-import { SessMcpError } from '../contract/errors.js';
 import { ARGUMENT_LIMITS } from '../contract/limits.js';
 import type { ListPage, ListPageKey, ListPageQuery, VersionedRecord } from '../contract/ports.js';
 import { bindingGeneration, bindingScope } from '../contract/ports.js';
@@ -25,16 +26,14 @@ import {
   type InteractionState,
   type InteractionStateKind,
   kindsOfListState,
-  LIST_STATES,
-  type ListGroup,
   type ListState,
   listStateOf,
   ownerCodeOf,
 } from '../model/record.js';
 import type { Surface } from '../model/surface.js';
-import { compareListKeys, listKeyOf, storeError } from '../store-kit/kit.js';
+import { compareListKeys, listKeyOf, MAX_LIST_PAGE_LIMIT, storeError } from '../store-kit/kit.js';
 import { type Call, confirmedExpiry } from './call.js';
-import { jsonDigest } from './identity.js';
+import { readCursor, writeCursor } from './list-cursor.js';
 import { storeFailure } from './refusals.js';
 
 /** A validated `sess_list`. */
@@ -66,8 +65,8 @@ export async function list(call: Call, op: ListOperation): Promise<ListResult> {
       ? await throughListPage(call, { kinds, after: resumed?.key, limit }, listed)
       : await throughUnfinished(call, { after: resumed?.key, limit }, listed);
   const result: ListResult = { items: page.records.map((record) => itemOf(record)) };
-  if (page.more && page.records.length > 0) {
-    const last = page.last ?? listKeyOf(page.records[page.records.length - 1]!);
+  const last = page.last ?? (page.records.length > 0 ? listKeyOf(page.records.at(-1)!) : undefined);
+  if (page.more && last !== undefined) {
     result.next_cursor = await writeCursor(call, { filter, key: last, startedAt });
   }
   return result;
@@ -93,9 +92,14 @@ interface Read {
   last?: ListPageKey;
 }
 
+/** The most store pages one `sess_list` call reads. */
+export const LIST_PAGE_BUDGET = 3;
+
 /**
- * Through the store's `listPage`: pages until `limit` records are listed or none is left, since
- * records of another generation (or changed since the listing started) are left out here.
+ * Through the store's `listPage`, for this caller's generation and kinds: pages until `limit`
+ * records are listed, none is left, or {@link LIST_PAGE_BUDGET} pages were read (a record changed
+ * since the listing started is left out here, and so is anything a store returns that it should
+ * have filtered). The first page asks for what is still to list, later ones for a full page.
  */
 async function throughListPage(
   call: Call,
@@ -110,8 +114,12 @@ async function throughListPage(
   const records: InteractionRecord[] = [];
   let after = query.after;
   let more = true;
-  while (records.length < query.limit && more) {
-    const ask: ListPageQuery = { limit: query.limit };
+  const generation = bindingGeneration(call.auth.binding);
+  for (let pages = 0; records.length < query.limit && more && pages < LIST_PAGE_BUDGET; pages++) {
+    const ask: ListPageQuery = {
+      limit: pages === 0 ? query.limit - records.length : MAX_LIST_PAGE_LIMIT,
+      generation,
+    };
     if (query.kinds !== undefined) ask.kinds = [...query.kinds];
     if (after !== undefined) ask.after = after;
     const page: ListPage = await call.store(() =>
@@ -270,99 +278,4 @@ function surfaceOf(state: InteractionState): Surface | undefined {
     default:
       return undefined;
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The cursor
-
-const CURSOR_VERSION = 1;
-const DIGEST_PREFIX = 'sha256:';
-
-/** Where a listing resumes. */
-interface Resume {
-  filter: ListState | null;
-  key: ListPageKey;
-  /** When the first page was read (ISO 8601). */
-  startedAt: string;
-}
-
-/** The digest binding a cursor to its content and to the caller's binding (scope and generation). */
-async function cursorDigest(call: Call, resume: Resume): Promise<string> {
-  const { binding } = call.auth;
-  const digest = await jsonDigest([
-    CURSOR_VERSION,
-    resume.filter,
-    resume.key.group,
-    resume.key.createdAt,
-    resume.key.handle,
-    resume.startedAt,
-    bindingScope(binding),
-    bindingGeneration(binding),
-  ]);
-  return digest.slice(DIGEST_PREFIX.length);
-}
-
-async function writeCursor(call: Call, resume: Resume): Promise<string> {
-  const { filter, key, startedAt } = resume;
-  const body = [
-    CURSOR_VERSION,
-    filter,
-    key.group,
-    key.createdAt,
-    key.handle,
-    startedAt,
-    await cursorDigest(call, resume),
-  ];
-  return base64UrlEncode(new TextEncoder().encode(JSON.stringify(body)));
-}
-
-function cursorError(message: string): SessMcpError {
-  return new SessMcpError('INVALID_ARGUMENTS', `/cursor ${message}`, { field: '/cursor' });
-}
-
-const LAST_PAGE_HINT =
-  'Send next_cursor exactly as returned, or leave cursor out to start from the first page.';
-
-/** Decode a cursor and check it is this caller's, unchanged, and for the same state filter. */
-async function readCursor(call: Call, cursor: string, filter: ListState | null): Promise<Resume> {
-  const resume = parseCursor(cursor);
-  if (resume === undefined) throw cursorError(`is not a cursor sess_list returned. ${LAST_PAGE_HINT}`);
-  const { digest, ...rest } = resume;
-  if (digest !== (await cursorDigest(call, rest))) {
-    throw cursorError(`was not returned to this caller, or it was changed. ${LAST_PAGE_HINT}`);
-  }
-  if (rest.filter !== filter) {
-    throw cursorError(
-      'belongs to a listing with another state filter. Send the same state as for its first page, or leave cursor out.',
-    );
-  }
-  return rest;
-}
-
-const GROUPS: readonly ListGroup[] = [0, 1, 2];
-
-function parseCursor(cursor: string): (Resume & { digest: string }) | undefined {
-  // Only the one canonical spelling of these bytes is a cursor.
-  const bytes = base64UrlDecode(cursor);
-  if (bytes === undefined) return undefined;
-  let body: unknown;
-  try {
-    body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(body) || body.length !== 7) return undefined;
-  const [version, filter, group, createdAt, handle, startedAt, digest] = body as unknown[];
-  if (version !== CURSOR_VERSION) return undefined;
-  if (filter !== null && !(LIST_STATES as readonly unknown[]).includes(filter)) return undefined;
-  if (!GROUPS.includes(group as ListGroup)) return undefined;
-  if (typeof createdAt !== 'string' || typeof handle !== 'string') return undefined;
-  if (typeof startedAt !== 'string' || Number.isNaN(Date.parse(startedAt))) return undefined;
-  if (typeof digest !== 'string') return undefined;
-  return {
-    filter: filter as ListState | null,
-    key: { group: group as ListGroup, createdAt, handle },
-    startedAt,
-    digest,
-  };
 }

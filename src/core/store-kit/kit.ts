@@ -19,7 +19,13 @@ import type {
   StoreErrorReason,
   VersionedRecord,
 } from '../contract/ports.js';
-import { bindingPrincipal, bindingScope, MAX_UNFINISHED, STORE_ERROR_REASONS } from '../contract/ports.js';
+import {
+  bindingGeneration,
+  bindingPrincipal,
+  bindingScope,
+  MAX_UNFINISHED,
+  STORE_ERROR_REASONS,
+} from '../contract/ports.js';
 import {
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
@@ -202,6 +208,7 @@ export function guardedView(scope: string, inner: ListingHandleStore): ListingHa
     listUnfinished: () => inner.listUnfinished(),
     countUnfinished: () => inner.countUnfinished(),
     listPage: async (query) => inner.listPage(checkListPageQuery(query)),
+    ...(inner.listCursorKey === undefined ? {} : { listCursorKey: inner.listCursorKey }),
   };
 }
 
@@ -228,7 +235,7 @@ export function checkListPageQuery(query: ListPageQuery): ListPageQuery {
   if (query === null || typeof query !== 'object' || Array.isArray(query)) {
     throw new TypeError('listPage: query must be an object.');
   }
-  const { limit, kinds, after } = query;
+  const { limit, kinds, after, generation } = query;
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_PAGE_LIMIT) {
     throw new TypeError(`listPage: query.limit must be a whole number from 1 to ${MAX_LIST_PAGE_LIMIT}.`);
   }
@@ -238,6 +245,10 @@ export function checkListPageQuery(query: ListPageQuery): ListPageQuery {
       throw new TypeError('listPage: query.kinds must be a list of record state kinds.');
     }
     out.kinds = [...new Set(kinds)];
+  }
+  if (generation !== undefined) {
+    if (typeof generation !== 'string') throw new TypeError('listPage: query.generation must be a string.');
+    out.generation = generation;
   }
   if (after !== undefined) {
     if (
@@ -281,11 +292,18 @@ export function compareListOrder(a: VersionedRecord, b: VersionedRecord): number
 }
 
 /**
- * Whether a record of this key belongs on the page `query` asks for, before the limit: its kind
- * is one of `query.kinds` and it comes strictly after `query.after`.
+ * Whether a record of this kind, generation and key belongs on the page `query` asks for, before
+ * the limit: its kind is one of `query.kinds`, its generation `query.generation`, and it comes
+ * strictly after `query.after`.
  */
-export function onPage(query: ListPageQuery, kind: InteractionStateKind, key: ListPageKey): boolean {
+export function onPage(
+  query: ListPageQuery,
+  kind: InteractionStateKind,
+  generation: string,
+  key: ListPageKey,
+): boolean {
   if (query.kinds !== undefined && !query.kinds.includes(kind)) return false;
+  if (query.generation !== undefined && generation !== query.generation) return false;
   return query.after === undefined || compareListKeys(key, query.after) > 0;
 }
 
@@ -295,7 +313,14 @@ export function onPage(query: ListPageQuery, kind: InteractionStateKind, key: Li
  */
 export function pageOf(query: ListPageQuery, candidates: readonly VersionedRecord[]): ListPage {
   const matching = candidates
-    .filter((entry) => onPage(query, entry.record.state.kind, listKeyOf(entry.record)))
+    .filter((entry) =>
+      onPage(
+        query,
+        entry.record.state.kind,
+        bindingGeneration(entry.record.binding),
+        listKeyOf(entry.record),
+      ),
+    )
     .sort(compareListOrder);
   return { records: matching.slice(0, query.limit), more: matching.length > query.limit };
 }

@@ -1,5 +1,5 @@
 /**
- * The two caches of the file store: decoded record files, and the cap index (a summary of every
+ * The caches of the file store: decoded record files, and the cap index (a summary of every
  * record file: its scope, whether it is unfinished, its state kind and creation time), so counting
  * unfinished records and choosing a listing page do not read every file of the profile on every
  * call (completed records stay until the owner retires them).
@@ -12,12 +12,24 @@
  * for at most {@link SNAPSHOT_MAX_AGE_MS}. A decoded file is reused while its inode, mtime and size
  * are unchanged: the store never rewrites a file in place.
  *
+ * The summary of each file is kept under the file's key too (and on disk between processes,
+ * `summary-file.ts`), so a new summary of the profile decodes only the files changed since.
+ *
+ * A listing page is chosen from a {@link ListingIndex} per scope, built from the summary when a
+ * scope is first listed and kept current with it, so a page costs the page, not the profile.
+ *
  * It deliberately does no I/O and trusts nothing by itself: the caller computes the keys.
  */
 import type { SessMcpError } from '../../core/contract/errors.js';
-import { bindingScope, type VersionedRecord } from '../../core/contract/ports.js';
-import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
+import { bindingGeneration, bindingScope, type VersionedRecord } from '../../core/contract/ports.js';
+import {
+  type InteractionRecord,
+  type InteractionStateKind,
+  isUnfinished,
+  listGroupOf,
+} from '../../core/model/record.js';
 import { quotaPrincipalOf } from '../../core/store-kit/kit.js';
+import { ListingIndex } from '../../core/store-kit/listing-index.js';
 
 /**
  * A summary of the profile's files is taken again after this long even when nothing announced a
@@ -32,8 +44,9 @@ export interface FileSummary {
   /** The record's principal scope (HTTP bindings only): what a per-principal quota counts. */
   principal: string | undefined;
   unfinished: boolean;
-  /** The record's state kind and `createdAt`: with the handle, its place in a listing. */
+  /** The record's state kind, generation and `createdAt`: with the handle, its place in a listing. */
   kind: InteractionStateKind;
+  generation: string;
   createdAt: string;
 }
 
@@ -44,6 +57,7 @@ export function summaryOf(record: InteractionRecord): FileSummary {
     principal: quotaPrincipalOf(record.binding),
     unfinished: isUnfinished(record),
     kind: record.state.kind,
+    generation: bindingGeneration(record.binding),
     createdAt: record.createdAt,
   };
 }
@@ -53,44 +67,99 @@ export function matchesSummary(record: InteractionRecord, summary: FileSummary):
   return (
     record.state.kind === summary.kind &&
     record.createdAt === summary.createdAt &&
-    bindingScope(record.binding) === summary.scope
+    bindingScope(record.binding) === summary.scope &&
+    bindingGeneration(record.binding) === summary.generation
   );
+}
+
+function enlist(listing: ListingIndex, handle: string, summary: FileSummary): void {
+  const key = { group: listGroupOf(summary.kind), createdAt: summary.createdAt, handle };
+  listing.add(summary.generation, summary.kind, key);
+}
+
+function unlist(listing: ListingIndex, handle: string, summary: FileSummary): void {
+  const key = { group: listGroupOf(summary.kind), createdAt: summary.createdAt, handle };
+  listing.remove(summary.generation, summary.kind, key);
+}
+
+/** The summary of every readable file of a profile, and the listing index of each scope listed. */
+export class Summaries {
+  private readonly listings = new Map<string, ListingIndex>();
+
+  constructor(readonly files: Map<string, FileSummary>) {}
+
+  /** The listing index of `scope` (built from the files on first use, then kept current). */
+  listingOf(scope: string): ListingIndex {
+    let listing = this.listings.get(scope);
+    if (listing === undefined) {
+      listing = new ListingIndex();
+      for (const [handle, summary] of this.files)
+        if (summary.scope === scope) enlist(listing, handle, summary);
+      this.listings.set(scope, listing);
+    }
+    return listing;
+  }
+
+  /** Set `handle`'s summary (`undefined`: its file was removed), keeping the listings current. */
+  set(handle: string, summary: FileSummary | undefined): void {
+    const before = this.files.get(handle);
+    if (before !== undefined) {
+      const listing = this.listings.get(before.scope);
+      if (listing !== undefined) unlist(listing, handle, before);
+    }
+    if (summary === undefined) {
+      this.files.delete(handle);
+      return;
+    }
+    this.files.set(handle, summary);
+    const listing = this.listings.get(summary.scope);
+    if (listing !== undefined) enlist(listing, handle, summary);
+  }
 }
 
 /** What reading one record file gave: the record, or the non-retryable error it decodes to. */
 export type DecodedFile = VersionedRecord | SessMcpError;
 
-/** Decoded record files by handle, each under the key (inode, mtime, size) it was read at. */
-export class DecodeCache {
-  private readonly entries = new Map<string, { key: string; value: DecodedFile }>();
+/**
+ * Values by handle, each under the key (inode, mtime, size) of the file it was read from: the
+ * decoded record files read, and the summary of every file the cap index was taken from (a
+ * summary is kept on its own, so the profile's records are not all held decoded).
+ */
+export class FileCache<T> {
+  private readonly entries_ = new Map<string, { key: string; value: T }>();
 
-  get(handle: string, key: string): DecodedFile | undefined {
-    const entry = this.entries.get(handle);
+  get(handle: string, key: string): T | undefined {
+    const entry = this.entries_.get(handle);
     return entry?.key === key ? entry.value : undefined;
   }
 
-  set(handle: string, key: string, value: DecodedFile): void {
-    this.entries.set(handle, { key, value });
+  set(handle: string, key: string, value: T): void {
+    this.entries_.set(handle, { key, value });
   }
 
   delete(handle: string): void {
-    this.entries.delete(handle);
+    this.entries_.delete(handle);
+  }
+
+  /** Every entry: handle, key and value. */
+  *entries(): IterableIterator<{ handle: string; key: string; value: T }> {
+    for (const [handle, { key, value }] of this.entries_) yield { handle, key, value };
   }
 
   /** Forget the handles that no longer have a file. */
   keepOnly(present: readonly string[]): void {
-    if (this.entries.size <= present.length) return;
+    if (this.entries_.size <= present.length) return;
     const keep = new Set(present);
-    for (const handle of this.entries.keys()) if (!keep.has(handle)) this.entries.delete(handle);
+    for (const handle of this.entries_.keys()) if (!keep.has(handle)) this.entries_.delete(handle);
   }
 }
 
 /** The cap index: one summary of the profile's files, valid under one change key. */
 export class CapIndex {
-  private snapshot: { key: string; files: Map<string, FileSummary>; takenAt: number } | undefined;
+  private snapshot: { key: string; files: Summaries; takenAt: number } | undefined;
 
   /** The summaries taken under `key`, while they are still fresh. */
-  current(key: string): Map<string, FileSummary> | undefined {
+  current(key: string): Summaries | undefined {
     const snapshot = this.snapshot;
     return snapshot?.key === key && Date.now() - snapshot.takenAt < SNAPSHOT_MAX_AGE_MS
       ? snapshot.files
@@ -98,7 +167,7 @@ export class CapIndex {
   }
 
   /** Keep summaries taken (under the lock) at `takenAt` under `key`. */
-  keep(key: string, files: Map<string, FileSummary>, takenAt: number): void {
+  keep(key: string, files: Summaries, takenAt: number): void {
     this.snapshot = { key, files, takenAt };
   }
 
@@ -119,8 +188,7 @@ export class CapIndex {
     const snapshot = this.snapshot;
     this.snapshot = undefined;
     if (snapshot === undefined || snapshot.key !== heldKey) return false;
-    if (summary === undefined) snapshot.files.delete(handle);
-    else snapshot.files.set(handle, summary);
+    snapshot.files.set(handle, summary);
     snapshot.key = nextKey;
     this.snapshot = snapshot;
     return true;

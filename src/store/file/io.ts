@@ -26,6 +26,7 @@ import {
   fsync,
   ftruncateSync,
   futimes,
+  linkSync,
   lstatSync,
   openSync,
   readFileSync,
@@ -81,6 +82,11 @@ export interface FileStoreFs {
   /** `flags` is a string (`'r'`) or the `O_*` bits of `node:fs` `constants`. */
   open(path: string, flags: string | number, mode?: number): Promise<FileStoreFileLike>;
   rename(from: string, to: string): Promise<void>;
+  /**
+   * Make `to` a new name of the file `from` (a hard link). It fails with `EEXIST` when `to`
+   * exists, so a file made whole under a temp name appears under `to` at once, and only once.
+   */
+  link(from: string, to: string): Promise<void>;
   unlink(path: string): Promise<void>;
   /** Status of what `path` names, following links (used for the state directory only). */
   stat(path: string): Promise<FileStoreStats>;
@@ -129,6 +135,7 @@ export const nodeFileStoreFs: FileStoreFs = {
   mkdir: (path, options) => nodeFs.mkdir(path, options),
   open: async (path, flags, mode) => fileOfDescriptor(openSync(path, flags, mode)),
   rename: async (from, to) => renameSync(from, to),
+  link: async (from, to) => linkSync(from, to),
   unlink: async (path) => unlinkSync(path),
   stat: (path) => nodeFs.stat(path),
   lstat: async (path) => lstatSync(path, { throwIfNoEntry: false }),
@@ -191,7 +198,8 @@ export type UnsafeWhy =
   | 'is not a directory'
   | 'is not a regular file'
   | 'is not owned by the user running the store'
-  | 'is writable by group or others';
+  | 'is writable by group or others'
+  | 'is readable or writable by group or others';
 
 /** The files and directories of one profile, and the checked operations on them. */
 export class ProfileIo {
@@ -200,6 +208,10 @@ export class ProfileIo {
   readonly lockPath: string;
   readonly nextPath: string;
   readonly genPath: string;
+  /** The key `sess_list` cursors of this profile are signed with (`cursor-key.ts`). */
+  readonly cursorKeyPath: string;
+  /** The summary of the record files kept between processes (`summary-file.ts`). */
+  readonly summaryPath: string;
   /** Set once every directory exists and passed its checks (they are private from then on). */
   private checked = false;
   /**
@@ -224,6 +236,24 @@ export class ProfileIo {
     this.lockPath = join(profileDir, 'handles.lock');
     this.nextPath = join(profileDir, 'handles.lock.next');
     this.genPath = join(profileDir, 'handles.gen');
+    this.cursorKeyPath = join(profileDir, 'list-cursor.key');
+    this.summaryPath = join(profileDir, 'handles.summary');
+  }
+
+  /** A fresh temp file name in the handles directory (a crash's leftover is swept with the others). */
+  private tempPath(name: string): string {
+    this.temps += 1;
+    return join(this.handlesDir, `.${name}.${this.tempPrefix}${this.temps.toString(36)}${TEMP_SUFFIX}`);
+  }
+
+  /**
+   * A fresh temp file name for the profile file `name` (the cursor key, the summary), in the
+   * profile directory, so writing it changes nothing in the records directory. Only a crash
+   * between its create and its rename or removal leaves one.
+   */
+  profileTempPath(name: string): string {
+    this.temps += 1;
+    return join(this.profileDir, `.${name}.${this.tempPrefix}${this.temps.toString(36)}${TEMP_SUFFIX}`);
   }
 
   pathOf(handle: string): string {
@@ -231,7 +261,7 @@ export class ProfileIo {
   }
 
   /** `path` as the owner reads it in a message: `SESS_MCP_STATE_DIR/profiles/…`. */
-  private where(path: string): string {
+  where(path: string): string {
     const inside = relative(this.stateDir, path).split(sep).join('/');
     return inside === '' ? 'SESS_MCP_STATE_DIR' : `SESS_MCP_STATE_DIR/${inside}`;
   }
@@ -429,11 +459,7 @@ export class ProfileIo {
    * fence again, so it reports the lost lease, not a file-system failure.
    */
   async writeRecord(handle: string, text: string, fence: () => Promise<void>): Promise<void> {
-    this.temps += 1;
-    const temp = join(
-      this.handlesDir,
-      `.${handle}.${this.tempPrefix}${this.temps.toString(36)}${TEMP_SUFFIX}`,
-    );
+    const temp = this.tempPath(handle);
     let renamed = false;
     try {
       const file = await this.openForWrite(temp, CREATE_NEW_FLAGS, 'write a record');

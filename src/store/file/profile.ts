@@ -13,33 +13,29 @@ import { type OptionReader, optionNames, readOptions } from '../../core/contract
 import {
   bindingScope,
   type ListPage,
-  type ListPageKey,
   type ListPageQuery,
   type VersionedRecord,
 } from '../../core/contract/ports.js';
 import { DEFAULT_PROFILE, PROFILE_NAME_RULE, profileDirectory } from '../../core/contract/rules.js';
-import { isUnfinished, listGroupOf } from '../../core/model/record.js';
-import {
-  compareListKeys,
-  onPage,
-  staleVersionError,
-  storeError,
-  storeReasonOf,
-} from '../../core/store-kit/kit.js';
+import { isUnfinished } from '../../core/model/record.js';
+import { staleVersionError, storeError, storeReasonOf } from '../../core/store-kit/kit.js';
 import { decodeEnvelope } from '../record-codec.js';
 import {
   CapIndex,
-  DecodeCache,
   type DecodedFile,
+  FileCache,
   type FileSummary,
   inBatches,
   matchesSummary,
   openOfPrincipal,
+  Summaries,
   summaryOf,
   unfinishedIn,
 } from './cap.js';
+import { profileCursorKey } from './cursor-key.js';
 import { type FileStoreFs, ioError, nodeFileStoreFs, ProfileIo } from './io.js';
 import { ProfileLease } from './lock.js';
+import { readSummaryFile, writeSummaryFile } from './summary-file.js';
 
 /** Options of {@link createFileHandleStore} and {@link openProfileRecords}. */
 export interface FileHandleStoreOptions {
@@ -65,7 +61,20 @@ export interface FileHandleStoreOptions {
 /** The option names of {@link FileHandleStoreOptions}; any other key is refused. */
 const KNOWN_OPTIONS = optionNames<FileHandleStoreOptions>()('stateDir', 'profile', 'fs');
 
-const FS_CALLS = ['readFile', 'readdir', 'mkdir', 'open', 'rename', 'unlink', 'stat', 'lstat'] as const;
+/** A scan that decoded at least this many record files writes the summary file again. */
+const SUMMARY_WRITE_AFTER = 256;
+
+const FS_CALLS = [
+  'readFile',
+  'readdir',
+  'mkdir',
+  'open',
+  'rename',
+  'link',
+  'unlink',
+  'stat',
+  'lstat',
+] as const;
 
 /** Check the options of `factory` (a `TypeError` naming the option) and open the profile's files. */
 export function openProfileFiles(factory: string, options: FileHandleStoreOptions): ProfileFiles {
@@ -115,9 +124,16 @@ async function drain(dir: string, queue: QueuedChange[]): Promise<void> {
 /** The records of one profile; see the module header. */
 export class ProfileFiles {
   private readonly lease: ProfileLease;
-  private readonly decoded = new DecodeCache();
+  private readonly decoded = new FileCache<DecodedFile>();
+  /** The summary of each file (`null`: unreadable) the last scan took, under the file's key. */
+  private readonly summarised = new FileCache<FileSummary | null>();
   private readonly cap = new CapIndex();
   private tempSwept = false;
+  private key: Promise<Uint8Array> | undefined;
+  /** Whether the summary file was read into {@link ProfileFiles.summarised} (once). */
+  private seeded = false;
+  /** How many record files were decoded for a summary (so a scan knows it had news to keep). */
+  private decodes = 0;
   /** The change key read when the current change started; set only while a change runs. */
   private heldKey: string | undefined;
   /**
@@ -219,10 +235,20 @@ export class ProfileFiles {
     }
   }
 
+  /** The profile's `sess_list` cursor key, read (or made) once per store object. */
+  cursorKey(): Promise<Uint8Array> {
+    this.key ??= profileCursorKey(this.io).catch((error: unknown) => {
+      this.key = undefined;
+      throw error;
+    });
+    return this.key;
+  }
+
   /** The handles that have a record file. */
   async handles(): Promise<string[]> {
     const out = await this.io.handles();
     this.decoded.keepOnly(out);
+    this.summarised.keepOnly(out);
     return out;
   }
 
@@ -231,9 +257,7 @@ export class ProfileFiles {
    * unreadable one, or `undefined` when there is none. Transient failures throw.
    */
   private async load(handle: string): Promise<DecodedFile | undefined> {
-    const stat = (await this.io.prepare(false))
-      ? await this.io.fileStatus(this.pathOf(handle), 'read a record')
-      : undefined;
+    const stat = await this.statusOf(handle);
     if (stat === undefined) {
       this.decoded.delete(handle);
       return undefined;
@@ -241,17 +265,46 @@ export class ProfileFiles {
     const key = fileKey(stat);
     const cached = this.decoded.get(handle, key);
     if (cached !== undefined) return cached;
+    const value = await this.decode(handle);
+    if (value !== undefined) this.decoded.set(handle, key, value);
+    return value;
+  }
+
+  /** The status of `handle`'s record file, or `undefined` when there is none. */
+  private async statusOf(handle: string) {
+    return (await this.io.prepare(false))
+      ? await this.io.fileStatus(this.pathOf(handle), 'read a record')
+      : undefined;
+  }
+
+  /** Read and decode `handle`'s record file (nothing is kept); see {@link ProfileFiles.load}. */
+  private async decode(handle: string): Promise<DecodedFile | undefined> {
     const text = await this.io.readText(handle);
     if (text === undefined) return undefined;
-    let value: DecodedFile;
     try {
-      value = decodeEnvelope(text, handle);
+      return decodeEnvelope(text, handle);
     } catch (error) {
       if (!(error instanceof SessMcpError)) throw error;
-      value = error;
+      return error;
     }
-    this.decoded.set(handle, key, value);
-    return value;
+  }
+
+  /**
+   * The summary of `handle`'s record file (`null`: unreadable), or `undefined` when there is
+   * none: kept under the file's key, so a file unchanged since the last scan is not read again.
+   */
+  private async summaryOfFile(handle: string): Promise<FileSummary | null | undefined> {
+    const stat = await this.statusOf(handle);
+    if (stat === undefined) return undefined;
+    const key = fileKey(stat);
+    const cached = this.summarised.get(handle, key);
+    if (cached !== undefined) return cached;
+    const value = this.decoded.get(handle, key) ?? (await this.decode(handle));
+    if (value === undefined) return undefined;
+    this.decodes += 1;
+    const summary = value instanceof SessMcpError ? null : summaryOf(value.record);
+    this.summarised.set(handle, key, summary);
+    return summary;
   }
 
   /** A copy of the decoded record file, or `undefined`; unreadable files throw (non-retryable). */
@@ -279,23 +332,37 @@ export class ProfileFiles {
   }
 
   /** Summarise every readable file (unreadable ones do not count: reading their handle names them). */
-  private async scan(): Promise<Map<string, FileSummary>> {
+  private async scan(): Promise<Summaries> {
+    if (!this.seeded) {
+      // Another process's summary of the files: only the files changed since are decoded.
+      this.seeded = true;
+      for (const { handle, key, summary } of await readSummaryFile(this.io))
+        this.summarised.set(handle, key, summary);
+    }
     const files = new Map<string, FileSummary>();
     const handles = await this.handles();
-    const loaded = await inBatches(handles, 32, (handle) => this.load(handle));
+    const decodedBefore = this.decodes;
+    const summaries = await inBatches(handles, 32, (handle) => this.summaryOfFile(handle));
     handles.forEach((handle, i) => {
-      const value = loaded[i];
-      if (value === undefined || value instanceof SessMcpError) return;
-      files.set(handle, summaryOf(value.record));
+      const summary = summaries[i];
+      if (summary !== undefined && summary !== null) files.set(handle, summary);
     });
-    return files;
+    if (this.heldKey !== undefined && this.decodes - decodedBefore >= SUMMARY_WRITE_AFTER) {
+      const entries = [...this.summarised.entries()].map(({ handle, key, value }) => ({
+        handle,
+        key,
+        summary: value,
+      }));
+      await writeSummaryFile(this.io, entries);
+    }
+    return new Summaries(files);
   }
 
   /**
    * The summary of every readable file: the cap index while it is current, else a new summary
    * taken under the lease. Shared: read it at once, do not change it.
    */
-  private async summaries(): Promise<ReadonlyMap<string, FileSummary>> {
+  private async summaries(): Promise<Summaries> {
     const key = this.heldKey ?? (await this.changeKey());
     const files = this.cap.current(key);
     if (files !== undefined) return files;
@@ -310,12 +377,12 @@ export class ProfileFiles {
 
   /** The handles of the unfinished records of `scope`. */
   async unfinishedOf(scope: string): Promise<string[]> {
-    return unfinishedIn(await this.summaries(), scope);
+    return unfinishedIn((await this.summaries()).files, scope);
   }
 
   /** How many unfinished records `principal` holds over all its scopes. */
   async openOfPrincipal(principal: string): Promise<number> {
-    return openOfPrincipal(await this.summaries(), principal);
+    return openOfPrincipal((await this.summaries()).files, principal);
   }
 
   /**
@@ -343,25 +410,25 @@ export class ProfileFiles {
     query: ListPageQuery,
     strict: boolean,
   ): Promise<ListPage | undefined> {
-    const candidates: { handle: string; key: ListPageKey; summary: FileSummary }[] = [];
-    for (const [handle, summary] of await this.summaries()) {
-      if (summary.scope !== scope) continue;
-      const key = { group: listGroupOf(summary.kind), createdAt: summary.createdAt, handle };
-      if (onPage(query, summary.kind, key)) candidates.push({ handle, key, summary });
-    }
-    candidates.sort((a, b) => compareListKeys(a.key, b.key));
-    const chosen = candidates.slice(0, query.limit + 1);
-    const loaded = await inBatches(chosen, 32, ({ handle }) => this.load(handle));
+    const summaries = await this.summaries();
+    const { keys, more } = summaries.listingOf(scope).page(query);
+    const loaded = await inBatches(keys, 32, ({ handle }) => this.load(handle));
     const records: VersionedRecord[] = [];
     for (const [i, value] of loaded.entries()) {
+      const summary = summaries.files.get(keys[i]!.handle);
       const fits =
         value !== undefined &&
         !(value instanceof SessMcpError) &&
-        matchesSummary(value.record, chosen[i]!.summary);
+        summary !== undefined &&
+        matchesSummary(value.record, summary);
       if (fits) records.push(structuredClone(value));
-      else if (strict) return undefined;
+      else {
+        // Its summary is wrong (the file changed without its key changing): decode it again.
+        this.summarised.delete(keys[i]!.handle);
+        if (strict) return undefined;
+      }
     }
-    return { records: records.slice(0, query.limit), more: candidates.length > query.limit };
+    return { records, more };
   }
 
   /** The unfinished records of `scope`, read now. */
@@ -438,6 +505,7 @@ export class ProfileFiles {
       this.gen = tenure === '' ? undefined : gen;
     }
     this.decoded.delete(handle);
+    this.summarised.delete(handle);
     try {
       await make();
     } catch (error) {

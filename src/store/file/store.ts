@@ -45,8 +45,9 @@ export interface FileHandleStore extends HandleStoreFactory {
  * handle is read, and is left out of `listUnfinished`/`countUnfinished`, `listPage` and the cap so
  * one bad file does not stop the profile; the owner finds it with {@link openProfileRecords}.
  * Records 0.1.0 wrote (format 1) are read as they are and written as format 2 at their next
- * change. `listPage` chooses its page from the summary the cap keeps, and reads only the files
- * on it.
+ * change. `listPage` chooses its page from the summary the cap keeps (sorted per generation and
+ * state kind), and reads only the files on it. Cursors are signed with the profile's key file
+ * (`list-cursor.key`, 0600, made once), so they page across processes and restarts.
  *
  * On POSIX every operation refuses (non-retryable `STATE_STORE_ERROR`, reason `unsafe_path`,
  * naming the path relative to `SESS_MCP_STATE_DIR`) a state directory, or a directory below it,
@@ -141,6 +142,7 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
         listUnfinished: async () => (await files.unfinishedRecords(scope)).sort(compareOldestFirst),
         countUnfinished: async () => (await files.unfinishedOf(scope)).length,
         listPage: async (query) => files.listPage(scope, checkListPageQuery(query)),
+        listCursorKey: () => files.cursorKey(),
       };
     },
   };

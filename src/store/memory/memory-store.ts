@@ -11,16 +11,14 @@
 
 import { readOptions } from '../../core/contract/options.js';
 import type { Binding, HandleStoreFactory, ListPageKey, VersionedRecord } from '../../core/contract/ports.js';
-import { bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
+import { bindingGeneration, bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
 import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
 import {
-  compareListKeys,
   compareOldestFirst,
   guardedView,
   handleExistsError,
   type ListingHandleStore,
   listKeyOf,
-  onPage,
   principalQuotaError,
   principalQuotaOf,
   quotaPrincipalOf,
@@ -28,6 +26,8 @@ import {
   storeError,
   storeFullError,
 } from '../../core/store-kit/kit.js';
+import { ListingIndex } from '../../core/store-kit/listing-index.js';
+import { processCursorKey } from '../../core/store-kit/process-key.js';
 
 /** Declared in `ports.ts`; exported here too, beside its in-memory implementation. */
 export type { HandleStoreFactory } from '../../core/contract/ports.js';
@@ -38,9 +38,20 @@ interface MemoryEntry {
   /** The record as JSON: what a caller gets back is never the object it handed in. */
   json: string;
   unfinished: boolean;
-  /** The record's state kind and listing key, so a listing parses only the records it returns. */
+  /** The record's state kind, generation and listing key: its place in the scope's listing index. */
   kind: InteractionStateKind;
+  generation: string;
   key: ListPageKey;
+}
+
+/**
+ * The records of one scope: the handles of its unfinished ones (what the cap counts, so a create
+ * never walks the finished records, which have no cap), and the listing index a page is chosen
+ * from.
+ */
+interface ScopeEntries {
+  unfinished: Set<string>;
+  listing: ListingIndex;
 }
 
 /**
@@ -51,6 +62,9 @@ interface MemoryEntry {
  * of {@link MAX_UNFINISHED} are exact under any concurrency. As in every store, the cap is checked
  * when an unfinished record is created; an update never refuses for it. Its views have
  * `listPage`, and write every record as format 2 (a format 1 record handed back changed included).
+ * A listing page is chosen from an index kept sorted per generation and state kind, so it costs
+ * the page and a binary search, however many records the scope holds; cursors are signed with a
+ * key of this process.
  * It takes no options: a bag with any key is refused (`TypeError`), as every factory refuses an
  * option it does not know.
  *
@@ -65,8 +79,8 @@ interface MemoryEntry {
 export function createMemoryHandleStore(options?: Readonly<Record<string, never>>): HandleStoreFactory {
   readOptions('createMemoryHandleStore', options, { known: [], allowMissing: true });
   const entries = new Map<string, MemoryEntry>();
-  /** The handles of each scope, so a view never walks other scopes' records. */
-  const handlesByScope = new Map<string, Set<string>>();
+  /** The records of each scope, so a view never walks other scopes' records. */
+  const byScope = new Map<string, ScopeEntries>();
   /** How many unfinished records each principal holds over all its scopes (the quota's count). */
   const openByPrincipal = new Map<string, number>();
 
@@ -78,13 +92,13 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
     else openByPrincipal.set(principal, open);
   }
 
-  function handlesOf(scope: string): Set<string> {
-    let handles = handlesByScope.get(scope);
-    if (handles === undefined) {
-      handles = new Set();
-      handlesByScope.set(scope, handles);
+  function scopeEntries(scope: string): ScopeEntries {
+    let found = byScope.get(scope);
+    if (found === undefined) {
+      found = { unfinished: new Set(), listing: new ListingIndex() };
+      byScope.set(scope, found);
     }
-    return handles;
+    return found;
   }
 
   function toVersioned(entry: MemoryEntry): VersionedRecord {
@@ -93,7 +107,8 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
 
   function entryOf(scope: string, version: number, record: InteractionRecord, json: string): MemoryEntry {
     const unfinished = isUnfinished(record);
-    return { scope, version, json, unfinished, kind: record.state.kind, key: listKeyOf(record) };
+    const generation = bindingGeneration(record.binding);
+    return { scope, version, json, unfinished, kind: record.state.kind, generation, key: listKeyOf(record) };
   }
 
   function serialize(record: InteractionRecord): string {
@@ -108,16 +123,24 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       const principal = quotaPrincipalOf(binding);
-      const handles = handlesOf(scope);
+      const { unfinished, listing } = scopeEntries(scope);
+      const unlist = (handle: string, entry: MemoryEntry) => {
+        listing.remove(entry.generation, entry.kind, entry.key);
+        unfinished.delete(handle);
+      };
+      const enlist = (handle: string, entry: MemoryEntry) => {
+        listing.add(entry.generation, entry.kind, entry.key);
+        if (entry.unfinished) unfinished.add(handle);
+      };
       const own = (handle: string): MemoryEntry | undefined => {
         const entry = entries.get(handle);
         return entry?.scope === scope ? entry : undefined;
       };
       const unfinishedEntries = (): MemoryEntry[] => {
         const out: MemoryEntry[] = [];
-        for (const handle of handles) {
+        for (const handle of unfinished) {
           const entry = entries.get(handle);
-          if (entry?.unfinished) out.push(entry);
+          if (entry !== undefined) out.push(entry);
         }
         return out;
       };
@@ -130,14 +153,14 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
           const json = serialize(record);
           const quota = principalQuotaOf(record, limits);
           if (entries.has(record.handle)) throw handleExistsError();
-          const unfinished = isUnfinished(record);
-          if (unfinished && unfinishedEntries().length >= MAX_UNFINISHED) throw storeFullError();
-          if (unfinished && quota !== undefined && (openByPrincipal.get(quota.principal) ?? 0) >= quota.max) {
+          const open = isUnfinished(record);
+          if (open && unfinished.size >= MAX_UNFINISHED) throw storeFullError();
+          if (open && quota !== undefined && (openByPrincipal.get(quota.principal) ?? 0) >= quota.max) {
             throw principalQuotaError(quota.max);
           }
           const entry = entryOf(scope, 1, record, json);
           entries.set(record.handle, entry);
-          handles.add(record.handle);
+          enlist(record.handle, entry);
           countOpen(principal, entry, 1);
           return toVersioned(entry);
         },
@@ -147,6 +170,8 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
           if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
           const entry = entryOf(scope, current.version + 1, record, json);
           entries.set(record.handle, entry);
+          unlist(record.handle, current);
+          enlist(record.handle, entry);
           countOpen(principal, current, -1);
           countOpen(principal, entry, 1);
           return toVersioned(entry);
@@ -156,7 +181,7 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
           if (current === undefined) return false;
           if (expectedVersion !== undefined && current.version !== expectedVersion) return false;
           entries.delete(handle);
-          handles.delete(handle);
+          unlist(handle, current);
           countOpen(principal, current, -1);
           return true;
         },
@@ -164,20 +189,18 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
           return unfinishedEntries().map(toVersioned).sort(compareOldestFirst);
         },
         async countUnfinished() {
-          return unfinishedEntries().length;
+          return unfinished.size;
         },
         async listPage(query) {
-          const matching: MemoryEntry[] = [];
-          for (const handle of handles) {
-            const entry = entries.get(handle);
-            if (entry !== undefined && onPage(query, entry.kind, entry.key)) matching.push(entry);
+          const { keys, more } = listing.page(query);
+          const records: VersionedRecord[] = [];
+          for (const key of keys) {
+            const entry = entries.get(key.handle);
+            if (entry !== undefined) records.push(toVersioned(entry));
           }
-          matching.sort((a, b) => compareListKeys(a.key, b.key));
-          return {
-            records: matching.slice(0, query.limit).map(toVersioned),
-            more: matching.length > query.limit,
-          };
+          return { records, more };
         },
+        listCursorKey: async () => processCursorKey(),
       });
     },
   };

@@ -12,13 +12,14 @@
  * 0.1.0 instance refuses as an unsupported format: it fails closed on such a row, never reads it
  * as a record. Rows a 0.1.0 instance wrote (`record_text` empty, the record in `record`, format 1)
  * are read as they are, and take the new layout (and format 2) at their next update. Beside the
- * record, a row keeps its state kind and listing group for `listPage` ({@link RecordColumns}).
+ * record, a row keeps its state kind, listing group and binding generation for `listPage`
+ * ({@link RecordColumns}).
  *
  * It deliberately knows no SQL and no connection: it maps a record to column values and a row's
  * columns to a checked record.
  */
 import { Buffer } from 'node:buffer';
-import type { VersionedRecord } from '../../core/contract/ports.js';
+import { bindingGeneration, type VersionedRecord } from '../../core/contract/ports.js';
 import {
   type InteractionRecord,
   type InteractionStateKind,
@@ -78,6 +79,8 @@ export interface RecordColumns {
   /** The state kind (`state_kind`) and its listing group (`list_group`). */
   kind: InteractionStateKind;
   group: ListGroup;
+  /** The binding's generation, ASCII as `createdAt` (`generation`). */
+  generation: string;
   /** The record as `JSON.parse` gives it back, parsed when first read: what a create returns. */
   readonly copy: InteractionRecord;
 }
@@ -88,6 +91,7 @@ class EncodedColumns implements RecordColumns {
   readonly createdAt: string;
   readonly kind: InteractionStateKind;
   readonly group: ListGroup;
+  readonly generation: string;
   readonly #json: string;
 
   constructor(json: string, record: InteractionRecord) {
@@ -96,6 +100,7 @@ class EncodedColumns implements RecordColumns {
     this.createdAt = escapeToAscii(record.createdAt);
     this.kind = record.state.kind;
     this.group = listGroupOf(record.state.kind);
+    this.generation = escapeToAscii(bindingGeneration(record.binding));
   }
 
   get copy(): InteractionRecord {

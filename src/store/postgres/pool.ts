@@ -51,6 +51,12 @@ export interface PgConnection {
   query(sent: string | Statement, values: unknown[]): Promise<PgResultLike>;
   /** Run `work` in one transaction on one client; a failure rolls back and is a `STATE_STORE_ERROR`. */
   transaction<T>(work: (client: PgClientLike) => Promise<T>): Promise<T>;
+  /**
+   * Run `work` on one client outside a transaction (what `CREATE INDEX CONCURRENTLY` needs); a
+   * failure is a `STATE_STORE_ERROR`, and the client is then discarded, not returned to the pool
+   * (it may still hold a session lock).
+   */
+  session<T>(work: (client: PgClientLike) => Promise<T>): Promise<T>;
   /** Refuse every later call, and end the pool the store made (a host's own is left open). */
   close(): Promise<void>;
 }
@@ -137,6 +143,7 @@ export function openConnection(
       }
     },
     transaction: (work) => inTransaction(pool, work),
+    session: (work) => inSession(pool, work),
     async close() {
       if (closed) return;
       closed = true;
@@ -174,5 +181,26 @@ async function inTransaction<T>(
     throw pgStoreError(error);
   } finally {
     client.release(broken);
+  }
+}
+
+/** Run `work` on one client of `pool()`, outside a transaction. */
+async function inSession<T>(
+  pool: () => Promise<PoolLike>,
+  work: (client: PgClientLike) => Promise<T>,
+): Promise<T> {
+  let client: PgClientLike;
+  try {
+    client = await (await pool()).connect();
+  } catch (error) {
+    throw pgStoreError(error);
+  }
+  try {
+    const result = await work(client);
+    client.release();
+    return result;
+  } catch (error) {
+    client.release(error instanceof Error ? error : true);
+    throw pgStoreError(error);
   }
 }

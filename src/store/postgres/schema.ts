@@ -1,19 +1,36 @@
 /**
  * The table of the PostgreSQL store and how `migrate()` brings any earlier shape of it to this
- * version: a list of statements, each safe to run again, applied in order under one advisory lock,
- * then one pass that fills the listing columns of rows whose record is in `record_text` (only
- * this package's decoder reads that text: it may hold escapes `jsonb` refuses). A new table and a
- * populated 0.1.0 table end the same; no record is rewritten (0.1.0 rows stay readable and take
- * the new layout at their next update, see `encoding.ts`).
+ * version, in three steps under one session advisory lock (so two instances migrating at once do
+ * not trip over each other):
  *
- * It deliberately removes nothing: a column an earlier version reads stays, so an instance of
- * that version meeting a migrated table fails closed on new rows instead of on every query.
+ * 1. one transaction: the statements of {@link migrationStatements}, each safe to run again
+ *    (the columns they add are nullable without a default, so adding one changes the catalogue
+ *    only; its lock is waited for at most {@link DDL_LOCK_TIMEOUT}, else `migrate()` fails
+ *    retryably), the fill of the listing columns of rows whose record is in `record_text` (only this
+ *    package's decoder reads that text: it may hold escapes `jsonb` refuses), and the key table
+ *    with its `sess_list` cursor key row, made once (`ON CONFLICT DO NOTHING`); the indexes too
+ *    when the table is new (an empty table's index is built at once);
+ * 2. on a table that existed, each index missing (or left invalid by an interrupted build) is
+ *    built with `CREATE INDEX CONCURRENTLY`, outside a transaction, so writes go on meanwhile;
+ * 3. the `generation` of rows that have none (written before the column existed, or by an
+ *    earlier version since), filled a batch at a time, each batch its own short statement.
+ *
+ * A new table and a populated earlier table end the same; no record is rewritten (0.1.0 rows stay
+ * readable and take the new layout at their next update, see `encoding.ts`).
+ *
+ * It deliberately removes nothing: a column or index an earlier version reads stays, so an
+ * instance of that version keeps working on a migrated table (0.1.0 fails closed on new rows).
  */
-
+import { base64UrlEncode } from '../../core/codec/base64url.js';
+import { bindingGeneration, LIST_CURSOR_KEY_BYTES } from '../../core/contract/ports.js';
 import { INTERACTION_STATE_KINDS, listGroupOf } from '../../core/model/record.js';
 import { quotaPrincipalOf } from '../../core/store-kit/kit.js';
-import { decodeRecordRow } from './encoding.js';
-import type { PgConnection, PgQueryableLike } from './pool.js';
+import { decodeRecordRow, escapeToAscii } from './encoding.js';
+import type { PgClientLike, PgConnection, PgQueryableLike } from './pool.js';
+import { keyStatements } from './statements.js';
+
+/** The longest `migrate()` waits for the lock its `ALTER TABLE`s take (writes wait behind it). */
+const DDL_LOCK_TIMEOUT = '5s';
 
 /** How many rows one step of the fill pass reads. */
 const FILL_BATCH = 500;
@@ -26,7 +43,7 @@ const GROUP_OF_JSONB_KIND = `CASE record->'state'->>'kind' ${INTERACTION_STATE_K
 const KNOWN_KINDS = INTERACTION_STATE_KINDS.map((kind) => `'${kind}'`).join(', ');
 
 /** The statements `migrate()` runs, in order, for the table `qualified` in schema `schema`. */
-export function migrationStatements(schema: string, table: string, qualified: string): string[] {
+export function migrationStatements(schema: string, qualified: string): string[] {
   return [
     `CREATE SCHEMA IF NOT EXISTS "${schema}"`,
     // The 0.1.0 table, as 0.1.0 created it.
@@ -41,7 +58,6 @@ export function migrationStatements(schema: string, table: string, qualified: st
     )`,
     // Added after 0.1.0: the record as ASCII JSON text (`record` then holds a marker).
     `ALTER TABLE ${qualified} ADD COLUMN IF NOT EXISTS record_text text`,
-    `CREATE INDEX IF NOT EXISTS "${table}_unfinished" ON ${qualified} (scope, created_at COLLATE "C", handle COLLATE "C") WHERE unfinished`,
     // Added with record format 2: what `listPage` sorts and filters on.
     `ALTER TABLE ${qualified} ADD COLUMN IF NOT EXISTS state_kind text`,
     `ALTER TABLE ${qualified} ADD COLUMN IF NOT EXISTS list_group smallint`,
@@ -52,12 +68,46 @@ export function migrationStatements(schema: string, table: string, qualified: st
      WHERE record_text IS NULL AND jsonb_typeof(record) = 'object'
        AND jsonb_typeof(record->'state') = 'object' AND record->'state'->>'kind' IN (${KNOWN_KINDS})
        AND state_kind IS DISTINCT FROM record->'state'->>'kind'`,
-    `CREATE INDEX IF NOT EXISTS "${table}_listing" ON ${qualified} (scope, list_group, created_at COLLATE "C" DESC, handle COLLATE "C" DESC)`,
-    // Added with the per-principal quota: the principal scope of an HTTP record, and the open
-    // records of each principal. Rows written before it get theirs in `fillPrincipals`.
+    // Added to bound a listing by its generation (`sess_list` asks for the caller's only).
+    `ALTER TABLE ${qualified} ADD COLUMN IF NOT EXISTS generation text`,
+    // Added with the per-principal quota: the principal of an HTTP record (the open records of
+    // each principal have an index, below). Rows written before it get theirs in `fillPrincipals`.
     `ALTER TABLE ${qualified} ADD COLUMN IF NOT EXISTS principal text`,
-    `CREATE INDEX IF NOT EXISTS "${table}_open_principal" ON ${qualified} (principal) WHERE unfinished`,
   ];
+}
+
+/** The indexes of the table: name suffix and definition (what follows `ON table`). */
+const INDEXES: readonly { suffix: string; definition: string }[] = [
+  {
+    suffix: 'unfinished',
+    definition: `(scope, created_at COLLATE "C", handle COLLATE "C") WHERE unfinished`,
+  },
+  // The listing of earlier versions (one range per listing group); they still read it.
+  {
+    suffix: 'listing',
+    definition: `(scope, list_group, created_at COLLATE "C" DESC, handle COLLATE "C" DESC)`,
+  },
+  // One range per generation and state kind: a listing reads only what it lists.
+  {
+    suffix: 'generation_listing',
+    definition: `(scope, generation, state_kind, created_at COLLATE "C" DESC, handle COLLATE "C" DESC)`,
+  },
+  // The open records of each principal: what a per-principal quota counts.
+  { suffix: 'open_principal', definition: '(principal) WHERE unfinished' },
+];
+
+/** The key table of the table `table` in `schema` (quoted): secrets the store's instances share. */
+export function keyTableOf(schema: string, table: string): string {
+  return `"${schema}"."${table}_keys"`;
+}
+
+/** The statement that makes the key table. */
+function keyTableStatement(keys: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${keys} (
+      name text PRIMARY KEY,
+      key text NOT NULL,
+      created_at timestamptz NOT NULL DEFAULT now()
+    )`;
 }
 
 /**
@@ -167,21 +217,116 @@ function principalOfScope(scope: string): string | undefined {
 }
 
 /**
- * `migrate()`: the statements in order, then the fill pass, in one transaction under an advisory
- * lock, so two instances migrating at once do not trip over each other's statements.
+ * Build each index of {@link INDEXES} that is missing or invalid (an interrupted concurrent build
+ * leaves an invalid one behind, which `IF NOT EXISTS` would keep) without blocking writes.
  */
+async function buildIndexesConcurrently(
+  client: PgQueryableLike,
+  schema: string,
+  table: string,
+  qualified: string,
+): Promise<void> {
+  for (const { suffix, definition } of INDEXES) {
+    const name = `${table}_${suffix}`;
+    const { rows } = await client.query(
+      `SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+      [schema, name],
+    );
+    if (rows[0]?.indisvalid === true) continue;
+    if (rows[0] !== undefined) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS "${schema}"."${name}"`);
+    await client.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS "${name}" ON ${qualified} ${definition}`);
+  }
+}
+
+/**
+ * Fill `generation` of rows that have none, from the decoded record, a batch at a time, each
+ * batch its own statement (no lock is held across batches). A row changed meanwhile (its version
+ * moved) or that does not decode keeps none: the listing returns such a row for the engine to
+ * check, and the next `migrate()` tries it again.
+ */
+async function fillGenerations(client: PgQueryableLike, qualified: string): Promise<void> {
+  let after = '';
+  for (;;) {
+    const { rows } = await client.query(
+      `SELECT handle, version, record, record_text FROM ${qualified}
+       WHERE generation IS NULL AND handle > $1 ORDER BY handle LIMIT ${FILL_BATCH}`,
+      [after],
+    );
+    const handles: string[] = [];
+    const versions: number[] = [];
+    const generations: string[] = [];
+    for (const row of rows) {
+      const handle = String(row.handle);
+      try {
+        const { version, record } = decodeRecordRow(row, handle);
+        const generation = escapeToAscii(bindingGeneration(record.binding));
+        handles.push(handle);
+        versions.push(version);
+        generations.push(generation);
+      } catch {
+        // Unreadable: left without a generation.
+      }
+    }
+    if (handles.length > 0) {
+      await client.query(
+        `UPDATE ${qualified} AS t SET generation = u.generation
+         FROM unnest($1::text[], $2::int[], $3::text[]) AS u(handle, version, generation)
+         WHERE t.handle = u.handle AND t.version = u.version AND t.generation IS NULL`,
+        [handles, versions, generations],
+      );
+    }
+    if (rows.length < FILL_BATCH) return;
+    after = String(rows[rows.length - 1]?.handle);
+  }
+}
+
+/** Run `work` in a transaction on `client` (already checked out). */
+async function inTransaction<T>(client: PgClientLike, work: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    const result = await work();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+/** `migrate()`: the three steps of the module header, under one session advisory lock. */
 export function migrate(
   connection: PgConnection,
   schema: string,
   table: string,
   qualified: string,
 ): Promise<void> {
-  return connection.transaction(async (client) => {
-    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
-      `sess-mcp migrate ${qualified}`,
-    ]);
-    for (const statement of migrationStatements(schema, table, qualified)) await client.query(statement);
-    await fillListingColumns(client, qualified);
+  const keys = keyTableOf(schema, table);
+  return connection.session(async (client) => {
+    // The same lock an earlier version's migrate() takes (as a transaction lock).
+    const lock = `sess-mcp migrate ${qualified}`;
+    await client.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [lock]);
+    const fresh = await inTransaction(client, async () => {
+      // Adding a column waits for the transactions on the table, and writes queue behind it
+      // meanwhile: give up (retryably, 55P03) rather than hold them up for longer than this.
+      await client.query(`SET LOCAL lock_timeout = '${DDL_LOCK_TIMEOUT}'`);
+      const { rows } = await client.query('SELECT to_regclass($1) IS NULL AS fresh', [qualified]);
+      for (const statement of migrationStatements(schema, qualified)) await client.query(statement);
+      await fillListingColumns(client, qualified);
+      await client.query(keyTableStatement(keys));
+      const key = base64UrlEncode(globalThis.crypto.getRandomValues(new Uint8Array(LIST_CURSOR_KEY_BYTES)));
+      await client.query(keyStatements(keys).insertCursorKey, [key]);
+      const isFresh = rows[0]?.fresh === true;
+      if (isFresh) {
+        for (const { suffix, definition } of INDEXES) {
+          await client.query(`CREATE INDEX IF NOT EXISTS "${table}_${suffix}" ON ${qualified} ${definition}`);
+        }
+      }
+      return isFresh;
+    });
+    if (!fresh) await buildIndexesConcurrently(client, schema, table, qualified);
+    await fillGenerations(client, qualified);
     await fillPrincipals(client, qualified);
+    await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lock]);
   });
 }

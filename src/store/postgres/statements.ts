@@ -36,7 +36,7 @@ export function statement(text: string): Statement {
 }
 
 /** The first parameter of the `UPDATE` that carries a text head ({@link FORMAT_CHECK}). */
-const FIRST_HEAD_PARAMETER = 10;
+const FIRST_HEAD_PARAMETER = 11;
 
 /**
  * The `UPDATE`'s check, from a version this store has not decoded, that it overwrites a record of
@@ -66,11 +66,11 @@ function compact(text: string): string {
 export interface TableStatements {
   /** One row of a scope: `$1` handle, `$2` scope. */
   selectRow: Statement;
-  /** The compare-and-set from a version this store decoded or wrote (`$1`…`$9`). */
+  /** The compare-and-set from a version this store decoded or wrote (`$1`…`$10`). */
   updateFromDecoded: Statement;
-  /** The compare-and-set from any other version, with the format check (`$10`… the text heads). */
+  /** The compare-and-set from any other version, with the format check (`$11`… the text heads). */
   updateChecked: Statement;
-  /** The create of a finished record (no cap): `$1`…`$9` (`$9` the principal scope, or null). */
+  /** The create of a finished record (no cap): `$1`…`$10` (`$10` the principal, or null). */
   insertFinished: Statement;
   /** The create of an unfinished record, inserted only while its scope is under the cap. */
   insertUnfinished: string;
@@ -88,18 +88,18 @@ export interface TableStatements {
 export function tableStatements(qualified: string): TableStatements {
   const updateSet = `UPDATE ${qualified}
              SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
-                 state_kind = $8, list_group = $9::smallint, written_at = now()
+                 state_kind = $8, list_group = $9::smallint, generation = $10, written_at = now()
              WHERE handle = $1 AND scope = $2 AND version = $6`;
-  const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group, principal)`;
+  const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group, generation, principal)`;
   return {
     selectRow: statement(`SELECT ${COLUMNS} FROM ${qualified} WHERE handle = $1 AND scope = $2`),
     updateFromDecoded: statement(compact(`${updateSet} RETURNING version`)),
     updateChecked: statement(compact(`${updateSet}${FORMAT_CHECK} RETURNING version`)),
     insertFinished: statement(
-      `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9) ON CONFLICT (handle) DO NOTHING`,
+      `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9, $10) ON CONFLICT (handle) DO NOTHING`,
     ),
     insertUnfinished: `${insert}
-                   SELECT $1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9
+                   SELECT $1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9, $10
                    WHERE (SELECT count(*) FROM ${qualified} WHERE scope = $2 AND unfinished) < ${MAX_UNFINISHED}
                    ON CONFLICT (handle) DO NOTHING`,
     handleTaken: `SELECT 1 FROM ${qualified} WHERE handle = $1`,
@@ -144,4 +144,56 @@ export function listQuery(
                  WHERE scope = $1 AND list_group = $2${kindFilter}${keyset}
                  ORDER BY created_at COLLATE "C" DESC, handle COLLATE "C" DESC LIMIT ${limit}`;
   return { text, values };
+}
+
+/** What the statements of the key table read and write. */
+export interface KeyStatements {
+  /** The `sess_list` cursor key's row, made by `migrate()` unless it exists: `$1` the key. */
+  insertCursorKey: string;
+  selectCursorKey: Statement;
+}
+
+/** The name of the cursor key's row in the key table. */
+const CURSOR_KEY_ROW = 'list_cursor';
+
+/** The statements of the key table `keys` (schema and table, quoted). */
+export function keyStatements(keys: string): KeyStatements {
+  return {
+    insertCursorKey: `INSERT INTO ${keys} (name, key) VALUES ('${CURSOR_KEY_ROW}', $1) ON CONFLICT (name) DO NOTHING`,
+    selectCursorKey: statement(`SELECT key FROM ${keys} WHERE name = '${CURSOR_KEY_ROW}'`),
+  };
+}
+
+/**
+ * One step of a listing of one generation: at most `limit` rows of `scope` of generation
+ * `generation` (or of none yet: a row an earlier version wrote, until `migrate()` fills it), of
+ * the state kinds `kinds` (all of one listing group), after `from`, newest first. Each kind and
+ * generation is its own range of the index (scope, generation, state_kind, created_at DESC,
+ * handle DESC), read for at most `limit` rows, so the work is bounded by `limit` times the kinds,
+ * however many rows other generations and kinds hold.
+ */
+export function generationListQuery(
+  qualified: string,
+  scope: string,
+  generation: string,
+  kinds: readonly string[],
+  from: ListFrom | undefined,
+  limit: number,
+): { text: string; values: unknown[] } {
+  const values: unknown[] = [scope, generation];
+  const keyset =
+    from === undefined
+      ? ''
+      : ` AND (created_at COLLATE "C", handle COLLATE "C") < ($${values.push(from.createdAt)}, $${values.push(from.handle)})`;
+  const order = `ORDER BY created_at COLLATE "C" DESC, handle COLLATE "C" DESC LIMIT ${limit}`;
+  const ranges: string[] = [];
+  for (const kind of kinds) {
+    const at = values.push(kind);
+    for (const which of ['generation = $2', 'generation IS NULL']) {
+      ranges.push(
+        `(SELECT handle, created_at, ${COLUMNS} FROM ${qualified} WHERE scope = $1 AND ${which} AND state_kind = $${at}${keyset} ${order})`,
+      );
+    }
+  }
+  return { text: `SELECT * FROM (${ranges.join(' UNION ALL ')}) AS page ${order}`, values };
 }

@@ -24,8 +24,8 @@ import { optionNames, readOptions } from '../../core/contract/options.js';
 import type { HandleStoreFactory } from '../../core/contract/ports.js';
 import type { ValueRule } from '../../core/contract/rules.js';
 import { openConnection, type PoolLike } from './pool.js';
-import { migrate } from './schema.js';
-import { tableStatements } from './statements.js';
+import { keyTableOf, migrate } from './schema.js';
+import { keyStatements, tableStatements } from './statements.js';
 import { createNotedVersions } from './versions.js';
 import { type PgStoreContext, postgresView } from './view.js';
 
@@ -65,10 +65,14 @@ export interface PostgresHandleStore extends HandleStoreFactory {
   readonly table: string;
   /**
    * Create the schema, table and indexes when missing, or bring a table of an earlier version
-   * (0.1.0) to this version in place, keeping its rows: it adds the columns and index `listPage`
-   * reads and fills them from each row's record. Idempotent; safe to run from many instances at
-   * once. Run it again after the last 0.1.0 instance on the table has stopped (rows such an
-   * instance writes are listed by their state only once it has run).
+   * (0.1.0 and later) to this version in place, keeping its rows: it adds the columns and
+   * indexes `listPage` reads and fills them from each row's record, and makes the key table
+   * (`<table>_keys`) with the key `sess_list` cursors are signed with, shared by every instance.
+   * On a table that exists the indexes are built with `CREATE INDEX CONCURRENTLY`, so writes go
+   * on meanwhile (it waits for transactions open on the table to end). Idempotent; safe to run
+   * from many instances at once. Instances of the previous version keep working on a migrated
+   * table; run it again after the last of them has stopped (rows such an instance writes are
+   * listed by their state, or checked one by one for their generation, until it has run).
    */
   migrate(): Promise<void>;
   /** End the pool the store made (a host's own pool is left open). */
@@ -149,6 +153,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
   const context: PgStoreContext = {
     connection,
     statements: tableStatements(qualified),
+    keyStatements: keyStatements(keyTableOf(schema, table)),
     versions: createNotedVersions(),
     qualified,
   };

@@ -7,6 +7,7 @@
  * It holds no SQL text (`statements.ts`), no pool (`pool.ts`) and no record
  * layout (`encoding.ts`); the write-side checks every store shares are `core/store-kit/kit.ts`'s.
  */
+import { base64UrlDecode } from '../../core/codec/base64url.js';
 import { SessMcpError } from '../../core/contract/errors.js';
 import type {
   Binding,
@@ -16,8 +17,9 @@ import type {
   ListPageQuery,
   VersionedRecord,
 } from '../../core/contract/ports.js';
-import { bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
+import { bindingScope, LIST_CURSOR_KEY_BYTES, MAX_UNFINISHED } from '../../core/contract/ports.js';
 import {
+  INTERACTION_STATE_KINDS,
   type InteractionRecord,
   isUnfinished,
   type ListGroup,
@@ -44,16 +46,25 @@ import {
   recordTextHead,
 } from './encoding.js';
 import type { PgConnection } from './pool.js';
-import { type ListFrom, listQuery, type TableStatements } from './statements.js';
+import {
+  generationListQuery,
+  type KeyStatements,
+  type ListFrom,
+  listQuery,
+  type TableStatements,
+} from './statements.js';
 import type { NotedVersions } from './versions.js';
 
 /** What every view of one store shares. */
 export interface PgStoreContext {
   connection: PgConnection;
   statements: TableStatements;
+  keyStatements: KeyStatements;
   versions: NotedVersions;
   /** The qualified, quoted table name. */
   qualified: string;
+  /** The cursor key once read (it never changes while its row stands). */
+  cursorKey?: Promise<Uint8Array> | undefined;
 }
 
 /** The listing groups, first to last. */
@@ -118,6 +129,7 @@ async function update(
     row.createdAt,
     row.kind,
     row.group,
+    row.generation,
   ];
   if (!known) {
     for (const format of READABLE_RECORD_FORMATS) values.push(recordTextHead(record.handle, format));
@@ -197,6 +209,7 @@ async function create(
     row.text,
     row.kind,
     row.group,
+    row.generation,
     quotaPrincipalOf(record.binding) ?? null,
   ];
   const inserted = unfinished
@@ -212,11 +225,14 @@ async function create(
 }
 
 /**
- * One page of the listing: one query per listing group from where the page starts, each an index
- * range, until one record more than the page is found (that one only says whether more follow).
+ * One page of the listing: one query per listing group from where the page starts, until one
+ * record more than the page is found (that one only says whether more follow). With a
+ * generation, each query reads bounded index ranges per state kind ({@link generationListQuery});
+ * without one, one range per group with the kinds filtered on it (`listQuery`).
  */
 async function listPage(ctx: PgStoreContext, scope: string, page: ListPageQuery): Promise<ListPage> {
   const want = page.limit + 1;
+  const { generation } = page;
   const found: VersionedRecord[] = [];
   const kinds = page.kinds;
   const groups = LIST_GROUPS.filter(
@@ -231,7 +247,17 @@ async function listPage(ctx: PgStoreContext, scope: string, page: ListPageQuery)
         : undefined;
     while (found.length < want) {
       const batch = want - found.length;
-      const sent = listQuery(ctx.qualified, scope, group, kinds, from, batch);
+      const sent =
+        generation === undefined
+          ? listQuery(ctx.qualified, scope, group, kinds, from, batch)
+          : generationListQuery(
+              ctx.qualified,
+              scope,
+              escapeToAscii(generation),
+              (kinds ?? INTERACTION_STATE_KINDS).filter((kind) => listGroupOf(kind) === group),
+              from,
+              batch,
+            );
       const { rows } = await ctx.connection.query(sent.text, sent.values);
       for (const row of rows) {
         const decoded = decodeListed(ctx, row, scope);
@@ -247,6 +273,36 @@ async function listPage(ctx: PgStoreContext, scope: string, page: ListPageQuery)
     if (found.length >= want) break;
   }
   return { records: found.slice(0, page.limit), more: found.length > page.limit };
+}
+
+/** The `sess_list` cursor key of the table's key row, read once per store. */
+function cursorKey(ctx: PgStoreContext): Promise<Uint8Array> {
+  ctx.cursorKey ??= readCursorKey(ctx).catch((error: unknown) => {
+    ctx.cursorKey = undefined;
+    throw error;
+  });
+  return ctx.cursorKey;
+}
+
+async function readCursorKey(ctx: PgStoreContext): Promise<Uint8Array> {
+  const { rows } = await ctx.connection.query(ctx.keyStatements.selectCursorKey, []);
+  const text = rows[0]?.key;
+  if (text === undefined) {
+    throw storeError(
+      'The handle table has no cursor key, which this version needs: call migrate() once.',
+      false,
+      'not_migrated',
+    );
+  }
+  const bytes = typeof text === 'string' ? base64UrlDecode(text) : undefined;
+  if (bytes === undefined || bytes.length < LIST_CURSOR_KEY_BYTES) {
+    throw storeError(
+      'The cursor key row of the handle table is not one migrate() wrote. The owner must delete it and call migrate().',
+      false,
+      'corrupt',
+    );
+  }
+  return bytes;
 }
 
 /** The view of `binding`: every operation confined to its scope. */
@@ -285,6 +341,7 @@ export function postgresView(ctx: PgStoreContext, binding: Binding): HandleStore
       return Number(rows[0]?.n ?? 0);
     },
     listPage: (page) => listPage(ctx, scope, page),
+    listCursorKey: () => cursorKey(ctx),
   });
   return { ...view, update: updateOwn };
 }

@@ -1,0 +1,153 @@
+/**
+ * `createPostgresHandleStore`: a {@link HandleStore} on PostgreSQL (node-postgres), so several
+ * HTTP handler instances behind a load balancer share their handle records.
+ *
+ * One row per handle: the binding `scope`, a `version` column, an `unfinished` flag, the
+ * `created_at` sort key, the `state_kind` and `list_group` a listing sorts and filters on, and the
+ * record as ASCII JSON text (`encoding.ts`: any record is stored losslessly, U+0000 and
+ * lone surrogates included). Compare-and-set is one
+ * `UPDATE … WHERE handle AND scope AND version … RETURNING`. The cap of unfinished records is
+ * exact: a create of an unfinished record takes a per-scope advisory transaction lock, then counts
+ * and inserts in one statement under it.
+ *
+ * It deliberately does not create its table on its own (the host calls `migrate()` once,
+ * `schema.ts`), retry failed statements (a transient failure is a retryable
+ * `STATE_STORE_ERROR` for the caller, `errors.ts`), remove link and answer data (the
+ * engine hands it records without them), or log anything.
+ *
+ * This module reads the options and puts the store together: the connection and pool are
+ * `pool.ts` (`pg` is loaded only there, and only when the store makes its own pool), the
+ * SQL `statements.ts`, one binding's view `view.ts`, the cache of decoded
+ * versions `versions.ts`, the table and `migrate()` `schema.ts`.
+ */
+import { readOptions } from '../../../src/core/contract/options.js';
+import type { HandleStoreFactory } from '../../../src/core/contract/ports.js';
+import type { ValueRule } from '../../../src/core/contract/rules.js';
+import { openConnection, type PoolLike } from '../../../src/store/postgres/pool.js';
+import { createNotedVersions } from '../../../src/store/postgres/versions.js';
+import { migrate } from './schema.js';
+import { tableStatements } from './statements.js';
+import { type PgStoreContext, postgresView } from './view.js';
+
+/** Options of {@link createPostgresHandleStore}: exactly one of `pool` and `connectionString`. */
+export interface PostgresHandleStoreOptions {
+  /** A pool the host owns; `close()` leaves it open. */
+  pool?: PoolLike;
+  /** A connection string; the store makes (and `close()` ends) its own pool. */
+  connectionString?: string;
+  /**
+   * The schema of the table: a lower-case SQL identifier.
+   * @default 'public'
+   */
+  schema?: string;
+  /**
+   * The table name: a lower-case SQL identifier.
+   * @default 'sess_mcp_handles'
+   */
+  table?: string;
+  /**
+   * Send the statements of reads, updates, deletes and counts as named (prepared) statements, so
+   * each connection parses and plans each of them once instead of at every call. Behind a
+   * connection pooler in transaction mode that does not keep prepared statements (PgBouncer
+   * before 1.21, or with `max_prepared_statements = 0`) a named statement can land on a server
+   * connection that never parsed it: the store then sends that statement again unnamed, and
+   * every statement after it (nothing ran the first time); pass `false` to skip that first
+   * failure. With `pool`, the pool's `query` must also take a `{ name, text, values }` object,
+   * as `pg`'s does.
+   * @default true with `connectionString`, false with `pool`
+   */
+  preparedStatements?: boolean;
+}
+
+/** A PostgreSQL store backend. */
+export interface PostgresHandleStore extends HandleStoreFactory {
+  /** The qualified, quoted table name. */
+  readonly table: string;
+  /**
+   * Create the schema, table and indexes when missing, or bring a table of an earlier version
+   * (0.1.0) to this version in place, keeping its rows: it adds the columns and index `listPage`
+   * reads and fills them from each row's record. Idempotent; safe to run from many instances at
+   * once. Run it again after the last 0.1.0 instance on the table has stopped (rows such an
+   * instance writes are listed by their state only once it has run).
+   */
+  migrate(): Promise<void>;
+  /** End the pool the store made (a host's own pool is left open). */
+  close(): Promise<void>;
+}
+
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** The schema and table names: lower-case SQL identifiers, so they can be quoted without escaping. */
+const SQL_IDENTIFIER_RULE: ValueRule<string> = {
+  text: 'a lower-case SQL identifier: 1 to 63 of a-z, 0-9 and _, not starting with a digit',
+  test: (value): value is string => typeof value === 'string' && IDENTIFIER.test(value),
+};
+
+const FACTORY = 'createPostgresHandleStore';
+
+function checkOptions(options: PostgresHandleStoreOptions): {
+  schema: string;
+  table: string;
+  prepared: boolean;
+} {
+  // The previous version accepted any key: every key it is given is known to it.
+  const read = readOptions(FACTORY, options, { known: Object.keys(options) });
+  const { pool } = options;
+  const connectionString = read.optionalString('connectionString', options.connectionString);
+  if ((pool === undefined) === (connectionString === undefined)) {
+    read.fail('pool', 'or option "connectionString" must be given: exactly one of the two');
+  }
+  if (
+    pool !== undefined &&
+    (pool === null ||
+      typeof pool !== 'object' ||
+      typeof pool.query !== 'function' ||
+      typeof pool.connect !== 'function')
+  ) {
+    read.fail('pool', 'must be a pg Pool (with query and connect)');
+  }
+  return {
+    schema: read.optionalRule('schema', options.schema, SQL_IDENTIFIER_RULE) ?? 'public',
+    table: read.optionalRule('table', options.table, SQL_IDENTIFIER_RULE) ?? 'sess_mcp_handles',
+    prepared: read.boolean('preparedStatements', options.preparedStatements, pool === undefined),
+  };
+}
+
+/**
+ * Create a PostgreSQL store backend. Bad options throw a `TypeError` naming the option. Call
+ * `migrate()` once (at deploy or start-up) before the first operation.
+ *
+ * The cap is checked when an unfinished record is created (an update never refuses for it: the
+ * engine never turns a finished record unfinished). A row that does not decode is reported when
+ * its handle is read, is left out of `listUnfinished` and `listPage`, and still counts against the
+ * cap until the owner deletes it. Rows 0.1.0 wrote are read as they are (format 1) and written in
+ * this version's layout, as format 2, at their next update. Pool errors are contained; the
+ * store's own pool uses a 10 s connect and 20 s query timeout.
+ *
+ * @example
+ * ```ts source="examples/snippets/stores.examples.ts#createPostgresHandleStore"
+ * const stores = createPostgresHandleStore({ connectionString: process.env.DATABASE_URL ?? '' });
+ * await stores.migrate();
+ * const store = stores.forBinding(binding); // per request
+ * ```
+ */
+export function createPostgresHandleStore(options: PostgresHandleStoreOptions): PostgresHandleStore {
+  const { schema, table, prepared } = checkOptions(options);
+  const qualified = `"${schema}"."${table}"`;
+  const connection = openConnection(
+    { pool: options.pool, connectionString: options.connectionString },
+    prepared,
+  );
+  const context: PgStoreContext = {
+    connection,
+    statements: tableStatements(qualified),
+    versions: createNotedVersions(),
+    qualified,
+  };
+  return {
+    table: qualified,
+    migrate: () => migrate(connection, schema, table, qualified),
+    close: () => connection.close(),
+    forBinding: (binding) => postgresView(context, binding),
+  };
+}
