@@ -16,8 +16,15 @@ const RESTORES = /\bfinally\b|cleanup\.push\(|afterEach\(|onTestFinished\(/;
 /** An assignment to a global the next file would see. */
 const SETS_A_GLOBAL = /(globalThis\.\w+|process\.env\.\w+|process\.env\[[^\]]+\])\s*=(?!=)/g;
 
+/**
+ * Files that never run in a test worker: each is bundled and started as a process of its own by
+ * the tests that use it, so what it sets is that process's alone (the store worker shifts its own
+ * wall clock for the clock-step cells).
+ */
+const OWN_PROCESS = new Set(['test/store/worker.ts']);
+
 const testFiles = [...repoFiles('test', /\.(ts|mts|mjs)$/, new Set(['fixtures']))].filter(
-  (file) => file !== 'test/package/shared-workers.test.ts',
+  (file) => file !== 'test/package/shared-workers.test.ts' && !OWN_PROCESS.has(file),
 );
 
 describe('test files share their worker', () => {

@@ -134,7 +134,10 @@ describe.runIf(url)('PostgreSQL rolling upgrade from the previous version', () =
       [qualified],
     );
     expect(indexes.map((row) => [row.relname, row.indisvalid])).toEqual(
-      ['generation_listing', 'listing', 'pkey', 'unfinished'].map((suffix) => [`${table}_${suffix}`, true]),
+      ['generation_listing', 'listing', 'open_principal', 'pkey', 'unfinished'].map((suffix) => [
+        `${table}_${suffix}`,
+        true,
+      ]),
     );
   });
 
