@@ -77,7 +77,10 @@ export function createCaller(settings: CallerSettings): Caller {
       throw new SessApiError('configuration', 'The Sess API key could not be read.');
     }
     if (typeof key !== 'string' || key.length === 0) {
-      throw new SessApiError('configuration', 'No Sess API key is configured (SESS_API_KEY).');
+      throw new SessApiError(
+        'configuration',
+        'No Sess API key is configured: the credential is empty (SESS_API_KEY for the stdio server, principal.credential() over HTTP).',
+      );
     }
     if (!BEARER_TOKEN.test(key)) {
       throw new SessApiError('configuration', 'The Sess API key has characters a bearer token cannot carry.');

@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode, SessMcpError } from '../../src/core/contract/errors.js';
-import type { HttpBinding, StdioBinding } from '../../src/core/contract/ports.js';
+import type { HttpBinding, SessApi, StdioBinding } from '../../src/core/contract/ports.js';
 import { SessApiError } from '../../src/core/contract/ports.js';
 import { RECORD_FORMAT } from '../../src/core/model/record.js';
 import { storeError } from '../../src/core/store-kit/kit.js';
@@ -15,8 +15,10 @@ import {
   approveAnswer,
   approveSurface,
   followUpSurface,
+  forwardingSess,
   type Harness,
   type HarnessOptions,
+  localClient,
   sessionIdOf,
   startHarness,
   storeDouble,
@@ -549,9 +551,28 @@ describe('reading, waiting and verifying', () => {
       revision: 1,
     });
     expect(error.retryable).toBe(false);
+    // The key Sess refused, told apart from a client that is misconfigured.
+    expect(error.message).toBe(
+      'Sess refused the API key (HTTP 401): it is wrong, revoked or not for this Sess. Ask the owner to fix the configuration.',
+    );
     await expectCode(harness, 'NOT_CONFIGURED', 'sess_request', { interaction: approveSurface });
     expect(await harness.store().countUnfinished()).toBe(1);
     expect((await stateOf(harness, created.handle))?.kind).toBe('waiting');
+  });
+
+  it('NOT_CONFIGURED for an empty credential says the credential is empty, and nothing is sent', async () => {
+    // A client on the harness's runtime whose credential gives an empty key.
+    let empty: SessApi | undefined;
+    const harness = await start({
+      wrapSess: () => forwardingSess(() => (empty ??= localClient(h!.sess, { credential: () => '' }))),
+    });
+    const error = await expectCode(harness, 'NOT_CONFIGURED', 'sess_request', {
+      interaction: approveSurface,
+    });
+    expect(error.message).toBe(
+      'No Sess API key is configured: the credential is empty (SESS_API_KEY for the stdio server, principal.credential() over HTTP). Ask the owner to fix the configuration.',
+    );
+    expect(harness.sess.stats.of().sessionsCreated).toBe(0);
   });
 
   it('NOT_CONFIGURED names SESS_EXPECTED_WORKSPACE_ID when no trusted workspace is known', async () => {

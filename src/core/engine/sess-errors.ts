@@ -26,11 +26,19 @@ export function asSessApiError(error: unknown): SessApiError {
 const CONTEXT_MISSING_MESSAGE =
   'No trusted Sess workspace is configured to verify answers. Set SESS_EXPECTED_WORKSPACE_ID.';
 
-function notConfigured(): SessMcpError {
-  return new SessMcpError(
-    'NOT_CONFIGURED',
-    'The Sess client is not configured correctly (origin, key or trusted workspace). Ask the owner to fix the configuration.',
-  );
+/**
+ * `NOT_CONFIGURED` saying which part of the configuration is wrong, so the owner knows what to
+ * change: Sess refusing the key (401), or the client's own refusal (no key, a key a bearer token
+ * cannot carry, an origin, a trusted workspace), whose message holds fixed words only.
+ */
+function notConfigured(err: SessApiError): SessMcpError {
+  const what =
+    err.kind === 'api' && err.status === 401
+      ? 'Sess refused the API key (HTTP 401): it is wrong, revoked or not for this Sess.'
+      : err.kind === 'configuration' || err.notSentKind === 'configuration'
+        ? err.message
+        : 'The Sess client is not configured correctly (origin, key or trusted workspace).';
+  return new SessMcpError('NOT_CONFIGURED', `${what} Ask the owner to fix the configuration.`);
 }
 
 /**
@@ -87,13 +95,13 @@ export function classifyCreateFailure(error: unknown): CreateFailure {
   switch (err.kind) {
     case 'not_sent':
       return err.notSentKind === 'configuration'
-        ? { kind: 'not_created', error: notConfigured() }
+        ? { kind: 'not_created', error: notConfigured(err) }
         : { kind: 'not_created', error: unavailable('creating the link', err) };
     case 'configuration':
-      return { kind: 'not_created', error: notConfigured() };
+      return { kind: 'not_created', error: notConfigured(err) };
     case 'api': {
       const status = err.status ?? 0;
-      if (status === 401) return { kind: 'not_created', error: notConfigured() };
+      if (status === 401) return { kind: 'not_created', error: notConfigured(err) };
       if (status >= 400 && status < 500) {
         if (err.apiCode === 'plan_limit') {
           return {
@@ -171,15 +179,15 @@ export function classifyReadFailure(error: unknown, what: string): ReadFailure {
     case 'not_sent':
       return {
         kind: 'fail',
-        error: err.notSentKind === 'configuration' ? notConfigured() : unavailable(what, err),
+        error: err.notSentKind === 'configuration' ? notConfigured(err) : unavailable(what, err),
       };
     case 'configuration':
-      return { kind: 'fail', error: notConfigured() };
+      return { kind: 'fail', error: notConfigured(err) };
     case 'protocol':
       return { kind: 'fail', error: protocolError(err) };
     case 'api':
       // A rejected key is the owner's to fix, not a passing outage.
-      if (err.status === 401) return { kind: 'fail', error: notConfigured() };
+      if (err.status === 401) return { kind: 'fail', error: notConfigured(err) };
       if (err.status === 404) return { kind: 'block', code: 'RECOVERY_BLOCKED', reason: 'session_not_found' };
       return { kind: 'fail', error: unavailable(what, err) };
     case 'transport':
@@ -258,7 +266,7 @@ export function classifyMutationFailure(
         };
       }
       // A rejected key did nothing: the request stays saved for after the owner fixed the key.
-      if (status === 401) return { kind: 'pending', error: notConfigured() };
+      if (status === 401) return { kind: 'pending', error: notConfigured(err) };
       if (status >= 400 && status < 500) return { kind: 'block', reason: err.apiCode ?? `http_${status}` };
       if (saysNothingDone(err))
         return { kind: 'pending', error: unavailable(`sending ${tool}`, err, stillSaved(tool)) };
@@ -270,7 +278,7 @@ export function classifyMutationFailure(
     case 'aborted':
       return unknown();
     case 'configuration':
-      return { kind: 'pending', error: notConfigured() };
+      return { kind: 'pending', error: notConfigured(err) };
     case 'protocol':
     case 'verification':
       return { kind: 'pending', error: protocolError(err, tool) };
