@@ -490,3 +490,25 @@ describe('file store after SIGKILL', () => {
     }
   });
 });
+
+describe('the per-principal quota across store objects', () => {
+  it('counts the open records a later store object knows only from handles.summary', async () => {
+    const stateDir = await tempStateDir();
+    const alice = { ...httpA, principalId: 'alice-summary' };
+    const limits = { maxOpenPerPrincipal: 5 };
+    const first = createFileHandleStore({ stateDir, profile: 'default' }).forBinding(alice);
+    // Enough files that a scan writes handles.summary, and old enough that a later one trusts it.
+    for (let i = 0; i < 300; i++) await first.create(makeRecord(alice, 'completed'));
+    for (let i = 0; i < 5; i++) await first.create(makeRecord(alice, 'waiting'), limits);
+    const handles = join(stateDir, 'profiles', 'default', 'handles');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    for (const name of await fs.readdir(handles)) await fs.utimes(join(handles, name), hourAgo, hourAgo);
+    await createFileHandleStore({ stateDir, profile: 'default' }).forBinding(alice).countUnfinished();
+    await fs.access(join(stateDir, 'profiles', 'default', 'handles.summary'));
+    // A third store object, through another client of the same person: its summary is read back.
+    const other = { ...alice, clientId: 'client_other', grantId: 'grant_other' };
+    const third = createFileHandleStore({ stateDir, profile: 'default' }).forBinding(other);
+    const refused = await storeFailure(third.create(makeRecord(other, 'waiting'), limits));
+    expect(refused.code).toBe('PRINCIPAL_QUOTA_REACHED');
+  });
+});

@@ -150,6 +150,35 @@ export function quotaPrincipalOf(binding: Binding): string | undefined {
   return binding.kind === 'http' ? bindingPrincipal(binding) : undefined;
 }
 
+/**
+ * The quota principal ({@link quotaPrincipalOf}) of the records filed under `scope`, a
+ * {@link bindingScope} string, or `undefined` for a stdio scope or a string that is not a scope. A
+ * store that keeps a record's scope need not keep its principal: this derives it.
+ */
+export function principalOfScope(scope: string): string | undefined {
+  let parts: unknown;
+  try {
+    parts = JSON.parse(scope);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(parts) || parts.length !== 6 || !parts.every((part) => typeof part === 'string')) {
+    return undefined;
+  }
+  const [kind, origin, workspaceId, principalId, clientId, grantId] = parts as string[];
+  return kind === 'http'
+    ? quotaPrincipalOf({
+        kind: 'http',
+        origin: origin!,
+        workspaceId: workspaceId!,
+        principalId: principalId!,
+        clientId: clientId!,
+        grantId: grantId!,
+        grantGeneration: '',
+      })
+    : undefined;
+}
+
 /** The `PRINCIPAL_QUOTA_REACHED` a create over {@link CreateLimits.maxOpenPerPrincipal} reports. */
 export function principalQuotaError(max: number): SessMcpError {
   return new SessMcpError(

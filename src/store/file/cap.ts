@@ -28,7 +28,7 @@ import {
   isUnfinished,
   listGroupOf,
 } from '../../core/model/record.js';
-import { quotaPrincipalOf } from '../../core/store-kit/kit.js';
+import { principalOfScope } from '../../core/store-kit/kit.js';
 import { ListingIndex } from '../../core/store-kit/listing-index.js';
 
 /**
@@ -41,8 +41,6 @@ const SNAPSHOT_MAX_AGE_MS = 60_000;
 /** What the cap and a listing need to know of one record file. */
 export interface FileSummary {
   scope: string;
-  /** The record's principal scope (HTTP bindings only): what a per-principal quota counts. */
-  principal: string | undefined;
   unfinished: boolean;
   /** The record's state kind, generation and `createdAt`: with the handle, its place in a listing. */
   kind: InteractionStateKind;
@@ -54,7 +52,6 @@ export interface FileSummary {
 export function summaryOf(record: InteractionRecord): FileSummary {
   return {
     scope: bindingScope(record.binding),
-    principal: quotaPrincipalOf(record.binding),
     unfinished: isUnfinished(record),
     kind: record.state.kind,
     generation: bindingGeneration(record.binding),
@@ -202,10 +199,15 @@ export function unfinishedIn(files: ReadonlyMap<string, FileSummary>, scope: str
   return out;
 }
 
-/** How many records of `principal`, over all its scopes, are unfinished. */
+/**
+ * How many records of `principal`, over all its scopes, are unfinished. The principal is derived
+ * from each unfinished record's scope (a summary read back from `handles.summary` keeps no more).
+ */
 export function openOfPrincipal(files: ReadonlyMap<string, FileSummary>, principal: string): number {
   let open = 0;
-  for (const summary of files.values()) if (summary.unfinished && summary.principal === principal) open += 1;
+  for (const summary of files.values()) {
+    if (summary.unfinished && principalOfScope(summary.scope) === principal) open += 1;
+  }
   return open;
 }
 

@@ -24,7 +24,7 @@
 import { base64UrlEncode } from '../../core/codec/base64url.js';
 import { bindingGeneration, LIST_CURSOR_KEY_BYTES } from '../../core/contract/ports.js';
 import { INTERACTION_STATE_KINDS, listGroupOf } from '../../core/model/record.js';
-import { quotaPrincipalOf } from '../../core/store-kit/kit.js';
+import { principalOfScope } from '../../core/store-kit/kit.js';
 import { decodeRecordRow, escapeToAscii } from './encoding.js';
 import type { PgClientLike, PgConnection, PgQueryableLike } from './pool.js';
 import { keyStatements } from './statements.js';
@@ -158,7 +158,7 @@ export async function fillListingColumns(client: PgQueryableLike, qualified: str
  * Fill `principal` of unfinished HTTP rows that have none (written before the column existed, or
  * by an earlier version since), from the scope they are filed under, a batch at a time: a
  * scope is the JSON array `["http", origin, workspace, principal, client, grant]`, and the
- * principal is its first four members ({@link quotaPrincipalOf}). Only unfinished rows count
+ * principal is its first four members ({@link principalOfScope}). Only unfinished rows count
  * toward a quota, so only they are filled. Runs in the migration's transaction, under its lock.
  */
 export async function fillPrincipals(client: PgQueryableLike, qualified: string): Promise<void> {
@@ -189,31 +189,6 @@ export async function fillPrincipals(client: PgQueryableLike, qualified: string)
     if (rows.length < FILL_BATCH) return;
     after = String(rows[rows.length - 1]?.handle);
   }
-}
-
-/** The principal scope of an HTTP binding scope string, or `undefined` when it is not one. */
-function principalOfScope(scope: string): string | undefined {
-  let parts: unknown;
-  try {
-    parts = JSON.parse(scope);
-  } catch {
-    return undefined;
-  }
-  if (!Array.isArray(parts) || parts.length !== 6 || !parts.every((part) => typeof part === 'string')) {
-    return undefined;
-  }
-  const [kind, origin, workspaceId, principalId, clientId, grantId] = parts as string[];
-  return kind === 'http'
-    ? quotaPrincipalOf({
-        kind: 'http',
-        origin: origin!,
-        workspaceId: workspaceId!,
-        principalId: principalId!,
-        clientId: clientId!,
-        grantId: grantId!,
-        grantGeneration: '',
-      })
-    : undefined;
 }
 
 /**
