@@ -35,7 +35,7 @@ afterEach(async () => {
 });
 
 async function start(
-  mount: 'node' | 'attach' | 'routed',
+  mount: 'node' | 'attach' | 'routed' | 'behind-a-parser',
   extra: Partial<SessMcpHttpHandlerOptions> = {},
 ): Promise<TestServer> {
   const stores = createMemoryHandleStore();
@@ -50,20 +50,28 @@ async function start(
   const server = await listen(
     mount === 'node'
       ? (req, res) => handler.node(req, res)
-      : mount === 'attach'
-        ? { mount: (s) => handler.attach(s) }
-        : {
-            // Next to another route: the host sends 100 Continue itself for its own routes.
-            mount: (s) => {
-              const other = (_req: unknown, res: ServerResponse) => res.end('other route');
-              s.on('request', (req, res) => (req.url === '/mcp' ? handler.node(req, res) : other(req, res)));
-              s.on('checkContinue', (req, res) => {
-                if (req.url === '/mcp') return handler.checkContinue(req, res);
-                res.writeContinue();
-                other(req, res);
-              });
+      : mount === 'behind-a-parser'
+        ? // What a body parser does: read the whole body, then pass the request on.
+          (req, res) => {
+            req.resume();
+            req.once('end', () => handler.node(req, res));
+          }
+        : mount === 'attach'
+          ? { mount: (s) => handler.attach(s) }
+          : {
+              // Next to another route: the host sends 100 Continue itself for its own routes.
+              mount: (s) => {
+                const other = (_req: unknown, res: ServerResponse) => res.end('other route');
+                s.on('request', (req, res) =>
+                  req.url === '/mcp' ? handler.node(req, res) : other(req, res),
+                );
+                s.on('checkContinue', (req, res) => {
+                  if (req.url === '/mcp') return handler.checkContinue(req, res);
+                  res.writeContinue();
+                  other(req, res);
+                });
+              },
             },
-          },
   );
   open.push({ handler, server });
   return server;
@@ -172,20 +180,7 @@ describe('Expect: 100-continue', () => {
 describe('a body parser mounted before the handler', () => {
   it('gets a 400 that says to mount the handler first, and a http.body_consumed diagnostic', async () => {
     const events: Array<{ event: string }> = [];
-    const stores = createMemoryHandleStore();
-    const handler = createSessMcpHttpHandler({
-      authenticate: (request) =>
-        request.headers.get('authorization') === `Bearer ${TOKEN}` ? principal : undefined,
-      handleStore: (binding) => stores.forBinding(binding),
-      allowedHosts: ['127.0.0.1'],
-      diagnostics: (event) => events.push(event),
-    });
-    // What a body parser does: read the whole body, then pass the request on.
-    const server = await listen((req, res) => {
-      req.resume();
-      req.once('end', () => handler.node(req, res));
-    });
-    open.push({ handler, server });
+    const server = await start('behind-a-parser', { diagnostics: (event) => events.push(event) });
     const response = await fetch(server.url, {
       method: 'POST',
       headers: {

@@ -67,20 +67,16 @@ async function cursorKey(call: Call): Promise<CryptoKey> {
   return hmacKey(bytes);
 }
 
+/** The fields a cursor carries, in order: its version and `resume`. */
+function cursorFields(resume: Resume): unknown[] {
+  const { filter, key, startedAt } = resume;
+  return [CURSOR_VERSION, filter, key.group, key.createdAt, key.handle, startedAt];
+}
+
 /** The bytes the MAC covers: the cursor's content and the caller's binding. */
 function signedBytes(call: Call, resume: Resume): Uint8Array<ArrayBuffer> {
   const { binding } = call.auth;
-  const { filter, key, startedAt } = resume;
-  const body = [
-    CURSOR_VERSION,
-    filter,
-    key.group,
-    key.createdAt,
-    key.handle,
-    startedAt,
-    bindingScope(binding),
-    bindingGeneration(binding),
-  ];
+  const body = [...cursorFields(resume), bindingScope(binding), bindingGeneration(binding)];
   return new TextEncoder().encode(JSON.stringify(body));
 }
 
@@ -89,16 +85,7 @@ export async function writeCursor(call: Call, resume: Resume): Promise<string> {
   const mac = new Uint8Array(
     await globalThis.crypto.subtle.sign('HMAC', await cursorKey(call), signedBytes(call, resume)),
   );
-  const { filter, key, startedAt } = resume;
-  const body = [
-    CURSOR_VERSION,
-    filter,
-    key.group,
-    key.createdAt,
-    key.handle,
-    startedAt,
-    base64UrlEncode(mac),
-  ];
+  const body = [...cursorFields(resume), base64UrlEncode(mac)];
   return base64UrlEncode(new TextEncoder().encode(JSON.stringify(body)));
 }
 

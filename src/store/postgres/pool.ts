@@ -155,17 +155,21 @@ export function openConnection(
   };
 }
 
+/** One client of `pool()`; a failure to connect is the store's error. */
+async function connectClient(pool: () => Promise<PoolLike>): Promise<PgClientLike> {
+  try {
+    return await (await pool()).connect();
+  } catch (error) {
+    throw pgStoreError(error);
+  }
+}
+
 /** Run `work` in one transaction on one client of `pool()`. */
 async function inTransaction<T>(
   pool: () => Promise<PoolLike>,
   work: (client: PgClientLike) => Promise<T>,
 ): Promise<T> {
-  let client: PgClientLike;
-  try {
-    client = await (await pool()).connect();
-  } catch (error) {
-    throw pgStoreError(error);
-  }
+  const client = await connectClient(pool);
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');
@@ -189,12 +193,7 @@ async function inSession<T>(
   pool: () => Promise<PoolLike>,
   work: (client: PgClientLike) => Promise<T>,
 ): Promise<T> {
-  let client: PgClientLike;
-  try {
-    client = await (await pool()).connect();
-  } catch (error) {
-    throw pgStoreError(error);
-  }
+  const client = await connectClient(pool);
   try {
     const result = await work(client);
     client.release();
