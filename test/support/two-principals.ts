@@ -58,6 +58,10 @@ export async function startTwoPrincipals(
     allowInsecureLocalhost: true,
   });
   const server = await listen((req, res) => handler.node(req, res));
+  // The calls come with long pauses between them (records are written meanwhile): a server that
+  // closes an idle connection after Node's default 5 s can do so just as `fetch` reuses it, which
+  // fails that call with ECONNRESET. The test's server keeps idle connections longer than any pause.
+  server.server.keepAliveTimeout = 120_000;
   const post: TwoPrincipals['post'] = async (token, body) => {
     const started = performance.now();
     const response = await fetch(server.url, {
