@@ -8,6 +8,7 @@
  * Arguments never carry configuration: the API key, origin, profile and state directory come from
  * the environment only. The shebang above is kept by the build in `dist/bin/sess-mcp.js`.
  */
+import { realpathSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../faces/package-info.js';
 import { isSessMcpError } from '../index.js';
@@ -17,6 +18,7 @@ import { createStderrDiagnostics } from './diagnostics.js';
 import { startupNotes } from './env-notes.js';
 import { type RecordsCliIo, runRecordsCli, USAGE } from './records-cli.js';
 import { visible } from './visible.js';
+import { runWaitCommand } from './wait-command.js';
 
 async function main(argv: readonly string[]): Promise<number | undefined> {
   const [first, ...rest] = argv;
@@ -25,7 +27,8 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     const { serveSessMcpStdio } = await import('./serve.js');
     for (const note of startupNotes(process.env)) process.stderr.write(visible(note));
     guardStderr(createStderrDiagnostics(process.stderr));
-    serveSessMcpStdio();
+    // The wake command of a result runs this same node and this same bin (`sess-mcp wait`).
+    serveSessMcpStdio({ wakeProgram: [process.execPath, realpathSync(process.argv[1] as string)] });
     return undefined; // keep running until stdin closes
   }
   if (first === '--help' || first === '-h' || first === 'help') {
@@ -41,6 +44,20 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     const { runLocalCommand } = await import('./local-command.js');
     runLocalCommand(rest);
     return undefined; // runs until interrupted
+  }
+  if (first === 'wait') {
+    const stop = new AbortController();
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => stop.abort());
+    const code = await runWaitCommand(rest, {
+      stdout: process.stdout,
+      stderr: process.stderr,
+      defaults: () => {
+        const config = readStdioConfig(process.env);
+        return { stateDir: config.stateDir, profile: config.profile };
+      },
+      signal: stop.signal,
+    });
+    return stop.signal.aborted ? 130 : code;
   }
   if (first !== 'records') {
     process.stderr.write(

@@ -61,6 +61,7 @@ export const USAGE = `Usage:
   sess-mcp records list [--state STATE]    list this profile's records (by state)
   sess-mcp records show HANDLE [--reveal]  show one record (link and answer redacted)
   sess-mcp records retire HANDLE [--yes]   remove one record file after confirmation
+  sess-mcp wait HANDLE [--timeout S]       block until HANDLE leaves "waiting" (a result's wake.command)
   sess-mcp local [--port N] [--host H]     run a local Sess for trying the tools by hand
   sess-mcp --help | --version
 

@@ -10,11 +10,22 @@
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { optionNames, readOptions } from '../core/contract/options.js';
 import { createSessMcpServer } from '../faces/sess-server.js';
-import { createSessEngine, type DurableStep, isSessMcpError, SessMcpError } from '../index.js';
+import {
+  type Authority,
+  createSessEngine,
+  type DurableStep,
+  isSessMcpError,
+  SessMcpError,
+  TOOLS_CONTRACT_VERSION,
+  WAIT_CEILING_MS,
+} from '../index.js';
 import { createFileHandleStore } from '../store/file/index.js';
+import { ProfileWakeFiles } from '../store/file/wake-files.js';
 import { createStdioAuthority } from './authority.js';
 import { configVariableOf, type EnvLike, readStdioConfig, type StdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
+import { type WakeCommandTarget, wakeCommandOf } from './wake-command.js';
+import { createStdioWatcher, type StdioWatcher } from './watcher.js';
 
 /** A readable stream (stdin) as the SDK's stdio transport uses it. */
 export type StdinLike = ConstructorParameters<typeof StdioServerTransport>[0];
@@ -31,6 +42,14 @@ export interface SessMcpStdioOptions {
   stdout?: StdoutLike;
   /** Diagnostics: one JSON line per event. @default process.stderr */
   stderr?: { write(chunk: string): unknown };
+  /**
+   * The node executable and the `sess-mcp` bin script a result's wake command runs
+   * (`sess-mcp wait`). With it, every `waiting` result of `sess_request`, `sess_ask` and
+   * `sess_response` carries `wake.command` (`sess-mcp-tools/6` only). The `sess-mcp` bin passes
+   * its own; a program that embeds the server passes the installed bin's path, or leaves it out.
+   * @default none (results carry no `wake`)
+   */
+  wakeProgram?: readonly [node: string, bin: string];
 }
 
 /** A running stdio server. */
@@ -80,12 +99,33 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
     store: (c) => createFileHandleStore({ stateDir: c.stateDir, profile: c.profile }),
   });
   const crashAt = config instanceof Error ? undefined : config.crashAt;
+  const wake = wakeOf(config, options.wakeProgram);
+  // The watcher starts once a tool call has read the key (see `watcher.ts`).
+  let watcher: StdioWatcher | undefined;
+  const watched: Authority = {
+    async resolve() {
+      const resolved = await authority.resolve();
+      watcher?.kick('started');
+      return resolved;
+    },
+  };
   const engine = createSessEngine({
-    authority,
+    authority: watched,
     diagnostics,
     ...(config instanceof Error || config.maxWaitMs === undefined ? {} : { maxWaitMs: config.maxWaitMs }),
     ...(crashAt === undefined ? {} : { hooks: { onStep: crashHook(crashAt) } }),
+    ...(wake === undefined ? {} : { wakeCommand: (handle: string) => wakeCommandOf(wake, handle) }),
   });
+  if (!(config instanceof Error)) {
+    watcher = createStdioWatcher({
+      engine,
+      authority,
+      wakeFiles: ProfileWakeFiles.open(config.stateDir, config.profile),
+      waitMs: config.maxWaitMs ?? WAIT_CEILING_MS,
+      diagnostics,
+    });
+    watcher.kick('probe');
+  }
 
   const tools = config instanceof Error ? undefined : config.tools;
   const inputSchemas = config instanceof Error ? undefined : config.inputSchemas;
@@ -102,6 +142,7 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
   diagnostics({ event: 'server_started' });
   return {
     async close() {
+      await watcher?.close();
       await handle.close();
       diagnostics({ event: 'server_closed' });
     },
@@ -109,7 +150,17 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
 }
 
 /** The option names of {@link SessMcpStdioOptions}; any other key is refused. */
-const KNOWN_OPTIONS = optionNames<SessMcpStdioOptions>()('env', 'stdin', 'stdout', 'stderr');
+const KNOWN_OPTIONS = optionNames<SessMcpStdioOptions>()('env', 'stdin', 'stdout', 'stderr', 'wakeProgram');
+
+/** Where a result's wake command waits: only for the full tool set and a program to run. */
+function wakeOf(
+  config: StdioConfig | SessMcpError,
+  program: SessMcpStdioOptions['wakeProgram'],
+): WakeCommandTarget | undefined {
+  if (config instanceof Error || program === undefined) return undefined;
+  if ((config.tools ?? TOOLS_CONTRACT_VERSION) !== TOOLS_CONTRACT_VERSION) return undefined;
+  return { program: [program[0], program[1]], stateDir: config.stateDir, profile: config.profile };
+}
 
 function checkOptions(options: SessMcpStdioOptions): void {
   const read = readOptions('serveSessMcpStdio', options, { known: KNOWN_OPTIONS, allowMissing: true });
@@ -118,6 +169,17 @@ function checkOptions(options: SessMcpStdioOptions): void {
   }
   if (options.stdin !== undefined && typeof (options.stdin as { on?: unknown } | null)?.on !== 'function') {
     read.fail('stdin', 'must be a readable stream');
+  }
+  const program = options.wakeProgram as unknown;
+  if (
+    program !== undefined &&
+    !(
+      Array.isArray(program) &&
+      program.length === 2 &&
+      program.every((w) => typeof w === 'string' && w !== '')
+    )
+  ) {
+    read.fail('wakeProgram', 'must be [node executable, sess-mcp bin script], two non-empty strings');
   }
   for (const name of ['stdout', 'stderr'] as const) {
     const stream = options[name];

@@ -118,6 +118,30 @@ export const SHOW_LINK_NEXT =
   'Show the person the link in interaction.humanUrl now, then call sess_response with ' +
   'interaction.handle and interaction.revision to wait for the answer.';
 
+/**
+ * What a stdio result in state `waiting` or `needs_resume` carries beside `interaction` and `next`:
+ * a shell command that blocks until the interaction leaves `waiting` and then prints the one tool
+ * call to make. An agent that can run a command in the background runs it and ends its turn; the
+ * command's exit wakes it. Never a link, an answer or a key.
+ */
+export interface WakeHint {
+  /** POSIX shell, every word single-quoted: run it as it is, in the background. */
+  command: string;
+}
+
+/**
+ * `next` of a `sess_response` result still `waiting` (or `needs_resume`) that carries
+ * `wake.command`: the wake sequence, then the bounded re-waits for an agent that cannot run a
+ * command in the background.
+ */
+export const WAKE_NEXT =
+  'Still waiting. If you can run a command in the background, start wake.command in the background now ' +
+  '(never in the foreground), tell the person you will carry on when they answer, and end your turn; do ' +
+  'not also call sess_response again or schedule a re-check. When the command exits, make the call it ' +
+  'printed. Start at most one wake command per handle. Otherwise, call sess_response again with the same ' +
+  'handle and revision, up to three times after your first call; then schedule a re-check if you can, else ' +
+  'ask the person to say continue once they have answered.';
+
 /** `next` of a `sess_publish` result: the follow-up is on the same page, so wait for its answer. */
 export const PUBLISHED_NEXT =
   'The person sees the follow-up on the page they already have open: call sess_response with ' +
@@ -275,9 +299,10 @@ function cleanInteraction(result: InteractionResult): InteractionResult {
  * For example, `toolSuccess('sess_response', { handle, revision: 1, state: 'waiting' })` is the
  * result of a wait that ended with nothing new.
  */
-export function toolSuccess(tool: ToolName, result: InteractionResult): ToolResult {
+export function toolSuccess(tool: ToolName, result: InteractionResult, wake?: WakeHint): ToolResult {
   const interaction = cleanInteraction(result);
-  const json = JSON.stringify({ interaction });
+  const hint = wake !== undefined && wakes(tool, interaction) ? { command: wake.command } : undefined;
+  const json = JSON.stringify(hint === undefined ? { interaction } : { interaction, wake: hint });
   let text = json;
   if ((tool === 'sess_request' || tool === 'sess_ask') && interaction.humanUrl !== undefined) {
     text = `${SHOW_LINK_PREFIX}${interaction.humanUrl}\n${THEN_CALL_RESPONSE_LINE}\n\n${json}`;
@@ -285,12 +310,26 @@ export function toolSuccess(tool: ToolName, result: InteractionResult): ToolResu
     tool === 'sess_response' &&
     (interaction.state === 'waiting' || interaction.state === 'needs_resume')
   ) {
-    text = `${interaction.ask === undefined ? REWAIT_LINE : ASK_REWAIT_LINE}\n\n${json}`;
+    const line =
+      hint !== undefined ? WAKE_NEXT : interaction.ask === undefined ? REWAIT_LINE : ASK_REWAIT_LINE;
+    text = `${line}\n\n${json}`;
   }
+  const next = hint !== undefined && tool === 'sess_response' ? WAKE_NEXT : successNext(tool, interaction);
   return {
     content: [{ type: 'text', text }],
-    structuredContent: { interaction, next: successNext(tool, interaction) },
+    structuredContent: hint === undefined ? { interaction, next } : { interaction, next, wake: hint },
   };
+}
+
+/**
+ * True when a result of `tool` in this state carries `wake`: `sess_request`, `sess_ask` and
+ * `sess_response` while `waiting` or `needs_resume`.
+ */
+export function wakes(tool: ToolName, interaction: InteractionResult): boolean {
+  return (
+    (tool === 'sess_request' || tool === 'sess_ask' || tool === 'sess_response') &&
+    (interaction.state === 'waiting' || interaction.state === 'needs_resume')
+  );
 }
 
 /**

@@ -59,6 +59,18 @@ export const SCHEDULE_RULE =
   'is not "waiting" or "needs_resume" or once expiresAt has passed, wait longer before each try (for ' +
   'example 1, then 5, then 15 minutes), and schedule at most three.';
 
+/**
+ * The wake rule (`sess-mcp-tools/6`), in the instructions before {@link REWAIT_RULE}: a result that
+ * carries `wake.command` (the stdio server's) lets an agent that can run a background command end
+ * its turn and be woken when the person answers. The same sequence is the `next` of those results.
+ */
+export const WAKE_RULE =
+  'After showing the link, call sess_response once. If it is still "waiting" and the result carries ' +
+  'wake.command and you can run a command in the background, start wake.command in the background ' +
+  '(never in the foreground), tell the person you will carry on when they answer, and end your turn; do ' +
+  'not also re-wait or schedule. When the command exits, make the call it printed. Start at most one ' +
+  'wake command per handle. Otherwise follow the re-wait rule below.';
+
 /** The description of `sess_list`, for its tool definition. */
 export const LIST_DESCRIPTION = [
   'List the interactions you asked through this server, with the handle, revision and state of each. ' +
@@ -303,7 +315,7 @@ export function serverInstructions(set?: ToolSet): string {
   const key = set ?? TOOLS_CONTRACT_VERSION;
   let text = instructionsBySet.get(key);
   if (text === undefined) {
-    text = buildInstructions(toolsOf(key));
+    text = buildInstructions(toolsOf(key), key === TOOLS_CONTRACT_VERSION);
     instructionsBySet.set(key, text);
   }
   return text;
@@ -312,7 +324,7 @@ export function serverInstructions(set?: ToolSet): string {
 /** Built once per tool set: the HTTP face builds a server per request. */
 const instructionsBySet = new Map<ToolSet, string>();
 
-function buildInstructions(tools: readonly string[]): string {
+function buildInstructions(tools: readonly string[], wake: boolean): string {
   return [
     `Sess (${TOOLS_CONTRACT_VERSION}) lets you ask a person and continue only on their verified answer. ` +
       'Use it when a decision is theirs: before you commit, send, buy or delete something for them, or to ' +
@@ -320,6 +332,7 @@ function buildInstructions(tools: readonly string[]): string {
     'Flow: sess_request (or the shortcut sess_ask) returns a link and a handle at once. Show the person ' +
       'the link right away, then call sess_response with the handle and revision to wait for the answer. ' +
       'Every result carries "next" in its structured content: one sentence saying what to do now.',
+    ...(wake ? [WAKE_RULE] : []),
     REWAIT_RULE,
     SCHEDULE_RULE,
     COMPLETE_RULE,

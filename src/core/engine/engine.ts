@@ -30,6 +30,8 @@ import {
   toolError,
   toolListSuccess,
   toolSuccess,
+  type WakeHint,
+  wakes,
 } from '../contract/result.js';
 import { RANDOM_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../contract/rules.js';
 import type {
@@ -124,6 +126,7 @@ interface CheckedOptions {
   diagnostics: SessEngineOptions['diagnostics'];
   waitGate: WaitGate;
   createLimits: CreateLimits;
+  wakeCommand: ((handle: string) => string | undefined) | undefined;
 }
 
 /** The option names of {@link SessEngineOptions}; any other key is refused. */
@@ -136,6 +139,7 @@ const KNOWN_OPTIONS = optionNames<SessEngineOptions>()(
   'progressIntervalMs',
   'waitGate',
   'maxOpenPerPrincipal',
+  'wakeCommand',
   'hooks',
 );
 
@@ -175,6 +179,11 @@ function checkOptions(options: SessEngineOptions): CheckedOptions {
   if (gate !== undefined && (gate === null || typeof (gate as WaitGate).wait !== 'function')) {
     read.fail('waitGate', 'must be a wait gate (createWaitGate)');
   }
+  const wakeCommand = read.func<(handle: string) => string | undefined>(
+    'wakeCommand',
+    options.wakeCommand,
+    true,
+  );
   const clock = options.clock ?? systemClock;
   if (typeof clock?.now !== 'function') read.fail('clock', 'must have a now() method');
   const maxOpenPerPrincipal = read.optionalInteger('maxOpenPerPrincipal', options.maxOpenPerPrincipal, {
@@ -189,6 +198,7 @@ function checkOptions(options: SessEngineOptions): CheckedOptions {
     diagnostics,
     waitGate: options.waitGate ?? createWaitGate(),
     createLimits: maxOpenPerPrincipal === undefined ? {} : { maxOpenPerPrincipal },
+    wakeCommand,
   };
 }
 
@@ -367,13 +377,26 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     );
   }
 
+  /** The wake hint of a result that carries one (`wakeCommand`, when the host gave one). */
+  function wakeOf(tool: ToolName, result: InteractionResult): WakeHint | undefined {
+    if (checked.wakeCommand === undefined || !wakes(tool, result)) return undefined;
+    let command: string | undefined;
+    try {
+      command = checked.wakeCommand(result.handle);
+    } catch {
+      return undefined; // a failing source only costs the hint, never the result
+    }
+    return typeof command === 'string' && command !== '' ? { command } : undefined;
+  }
+
   return {
     async call(tool, rawArgs, ctx = {}) {
       try {
         if (!TOOL_NAMES.includes(tool))
           throw new SessMcpError('INVALID_ARGUMENTS', `Unknown tool ${String(tool)}.`);
         if (tool === 'sess_list') return toolListSuccess(await listed(rawArgs, ctx));
-        return toolSuccess(tool, await timed(tool, rawArgs, ctx));
+        const result = await timed(tool, rawArgs, ctx);
+        return toolSuccess(tool, result, wakeOf(tool, result));
       } catch (error) {
         return toolError(error);
       }

@@ -67,6 +67,14 @@ export interface SessEngineOptions {
    * @default no quota (the HTTP face sets one: `DEFAULT_MAX_OPEN_PER_PRINCIPAL`)
    */
   maxOpenPerPrincipal?: number;
+  /**
+   * The wake command of a handle, or `undefined` when there is none: `engine.call` puts it in
+   * `structuredContent.wake.command` of every `sess_request`, `sess_ask` and `sess_response` result
+   * in state `waiting` or `needs_resume`, and `next` tells the agent to run it in the background.
+   * The stdio face sets it (`sess-mcp wait`); a host that cannot run commands leaves it unset.
+   * @default none (results carry no `wake`)
+   */
+  wakeCommand?: (handle: string) => string | undefined;
   /** Test-only hooks. */
   hooks?: EngineHooks;
 }

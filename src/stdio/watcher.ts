@@ -1,0 +1,232 @@
+/**
+ * The stdio watcher: between tool calls, it waits on Sess for the answers to the profile's
+ * `waiting` interactions, so an answer that comes after the agent's last wait is verified and
+ * saved at once (the record leaves `waiting`, and `sess-mcp wait` exits).
+ *
+ * - It starts after a tool call has read `SESS_API_KEY` (the key is read on the first call, as
+ *   before), or at start when the profile already has waiting records of the current key.
+ * - It watches only records of the current credential generation, through the engine's own
+ *   `sess_response` (the same verification, the same store writes, the same wait gate, so a tool
+ *   call's wait and the watcher's poll on one Session share one upstream long-poll).
+ * - One process per profile watches (`wake.watcher`, `wake-files.ts`); the others stand by and
+ *   take over when its heartbeat stops. It renews the heartbeat while it runs, also while no
+ *   record waits, so `sess-mcp wait` knows a server is there.
+ * - At most {@link WATCHER_CONCURRENCY} polls run at once, fewer than the gate's per-binding cap,
+ *   so the watcher never takes every slot a tool call needs. `SESS_UNAVAILABLE` (a `429` with
+ *   `Retry-After`, an outage) backs every poll off, doubling up to a minute.
+ *
+ * It decides nothing about answers and writes nothing itself: the engine does.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  type Authority,
+  bindingGeneration,
+  type DiagnosticsSink,
+  isSessMcpError,
+  type SessEngine,
+  type VersionedRecord,
+} from '../index.js';
+import { type ProfileWakeFiles, WATCHER_HEARTBEAT_MS } from '../store/file/wake-files.js';
+
+/** How many polls the watcher runs at once (the gate's default per-binding cap is 8). */
+export const WATCHER_CONCURRENCY = 4;
+/** How long the watcher rests before it looks at the records again when none is due. */
+const IDLE_MS = 1_000;
+/** How long an open Ask (no long-poll on the wire) rests between two reads. */
+const ASK_INTERVAL_MS = 15_000;
+/** Backoff after `SESS_UNAVAILABLE`: the first, and the most. */
+const BACKOFF_MIN_MS = 1_000;
+const BACKOFF_MAX_MS = 60_000;
+/** How long a record whose poll failed for good (it is blocked, retired…) rests. */
+const FAILED_REST_MS = 60_000;
+
+/** Options of {@link createStdioWatcher}. */
+export interface StdioWatcherOptions {
+  engine: SessEngine;
+  /** The stdio authority: reads the key as a tool call does, and gives the store. */
+  authority: Authority;
+  wakeFiles: ProfileWakeFiles;
+  /** Each poll's wait, in milliseconds (the server's `SESS_MCP_MAX_WAIT_MS`). */
+  waitMs: number;
+  diagnostics: DiagnosticsSink;
+}
+
+/** A running watcher. */
+export interface StdioWatcher {
+  /**
+   * A tool call read the key (`started`), or the server started (`probe`: it watches only when
+   * waiting records are there).
+   */
+  kick(reason: 'started' | 'probe'): void;
+  /** Stop polling and give the role up. */
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    timer.unref?.();
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+
+/** Build the watcher of one stdio server; it does nothing until {@link StdioWatcher.kick}. */
+export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
+  const { engine, authority, wakeFiles, diagnostics } = options;
+  const token = randomBytes(12).toString('base64url');
+  const stop = new AbortController();
+  /** When each handle may be polled next, and the ones being polled now. */
+  const notBefore = new Map<string, number>();
+  const polling = new Set<string>();
+  let pausedUntil = 0;
+  let backoff = BACKOFF_MIN_MS;
+  let running: Promise<void> | undefined;
+  let started = false;
+
+  const emit = (event: Parameters<DiagnosticsSink>[0]) => {
+    try {
+      diagnostics(event);
+    } catch {
+      // A failing sink never stops the watcher.
+    }
+  };
+
+  /** The records to watch now: waiting ones of the current key, not being polled, due. */
+  async function due(): Promise<VersionedRecord[]> {
+    const { binding, store } = await authority.resolve();
+    const generation = bindingGeneration(binding);
+    const now = Date.now();
+    return (await store.listUnfinished()).filter(
+      ({ record }) =>
+        (record.state.kind === 'waiting' || record.state.kind === 'ask_open') &&
+        bindingGeneration(record.binding) === generation &&
+        !polling.has(record.handle) &&
+        (notBefore.get(record.handle) ?? 0) <= now,
+    );
+  }
+
+  /** One poll of one record through `sess_response`; the engine saves what it learns. */
+  async function poll(current: VersionedRecord, signal: AbortSignal): Promise<void> {
+    const { record } = current;
+    const state = record.state;
+    const revision = state.kind === 'waiting' ? state.revision : 1;
+    polling.add(record.handle);
+    try {
+      await engine.response(
+        {
+          handle: record.handle,
+          revision,
+          ...(state.kind === 'waiting' ? { wait_ms: options.waitMs } : {}),
+        },
+        { signal },
+      );
+      backoff = BACKOFF_MIN_MS;
+      if (state.kind === 'ask_open') notBefore.set(record.handle, Date.now() + ASK_INTERVAL_MS);
+    } catch (error) {
+      const code = isSessMcpError(error) ? error.code : undefined;
+      emit({ event: 'watcher_poll_failed', ...(code === undefined ? {} : { code }) });
+      if (isSessMcpError(error) && error.retryable) {
+        pausedUntil = Date.now() + backoff;
+        backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+      } else {
+        notBefore.set(record.handle, Date.now() + FAILED_REST_MS);
+      }
+    } finally {
+      polling.delete(record.handle);
+    }
+  }
+
+  /** Poll what is due, up to the concurrency, until the role is lost or the server closes. */
+  async function watch(held: AbortSignal): Promise<void> {
+    const inFlight = new Set<Promise<void>>();
+    while (!held.aborted) {
+      if (Date.now() < pausedUntil) {
+        await sleep(pausedUntil - Date.now(), held);
+        continue;
+      }
+      const records = inFlight.size < WATCHER_CONCURRENCY ? await due() : [];
+      for (const record of records.slice(0, WATCHER_CONCURRENCY - inFlight.size)) {
+        const run = poll(record, held).finally(() => inFlight.delete(run));
+        inFlight.add(run);
+      }
+      if (inFlight.size === 0) {
+        if (!started) return; // a probe with nothing waiting: watch from the first tool call
+        await sleep(IDLE_MS, held);
+      } else {
+        await Promise.race([...inFlight, sleep(IDLE_MS, held)]);
+      }
+    }
+    await Promise.allSettled(inFlight);
+  }
+
+  /** Hold the role (or stand by for it) and watch while it is held. */
+  async function run(): Promise<void> {
+    // At start, only a profile that has records is looked at: the key is read then, not before.
+    if (!started && !(await wakeFiles.hasRecordDirectory())) return;
+    while (!stop.signal.aborted) {
+      const claim = await wakeFiles.claimWatcher(token).catch(() => 'busy' as const);
+      if (claim === 'busy') {
+        if (!started) return;
+        await sleep(WATCHER_HEARTBEAT_MS, stop.signal);
+        continue;
+      }
+      emit({ event: 'watcher_started' });
+      const held = new AbortController();
+      const onStop = () => held.abort();
+      stop.signal.addEventListener('abort', onStop, { once: true });
+      const heartbeat = setInterval(() => {
+        wakeFiles.renewWatcher(token).then(
+          (still) => {
+            if (!still) {
+              emit({ event: 'watcher_standby' });
+              held.abort();
+            }
+          },
+          () => undefined, // a transient failure: the next beat tries again
+        );
+      }, WATCHER_HEARTBEAT_MS);
+      heartbeat.unref?.();
+      try {
+        await watch(held.signal);
+      } catch (error) {
+        // The key is gone or unusable, or the store failed: stop until the next tool call.
+        const code = isSessMcpError(error) ? error.code : undefined;
+        emit({ event: 'watcher_stopped', ...(code === undefined ? {} : { code }) });
+        started = false;
+      } finally {
+        clearInterval(heartbeat);
+        stop.signal.removeEventListener('abort', onStop);
+      }
+      if (!started || stop.signal.aborted) {
+        await wakeFiles.releaseWatcher(token).catch(() => undefined);
+        return;
+      }
+    }
+  }
+
+  function kick(reason: 'started' | 'probe'): void {
+    if (reason === 'started') started = true;
+    if (running !== undefined || stop.signal.aborted) return;
+    running = run()
+      .catch(() => undefined)
+      .finally(() => {
+        running = undefined;
+        // A tool call that came while a probe was ending: watch from it.
+        if (started && !stop.signal.aborted) kick('started');
+      });
+  }
+
+  return {
+    kick,
+    async close() {
+      stop.abort();
+      await running;
+      await wakeFiles.releaseWatcher(token).catch(() => undefined);
+    },
+  };
+}
