@@ -16,8 +16,10 @@ import * as v from 'valibot';
 import type { SessMcpError } from '../core/contract/errors.js';
 import type { VersionedRecord } from '../core/contract/ports.js';
 import {
+  INTERACTION_EVENT_TYPES,
   type InteractionRecord,
   type InteractionStateKind,
+  MAX_RECORD_EVENTS,
   READABLE_RECORD_FORMATS,
   RECORD_FORMAT,
   type RecordFormat,
@@ -213,6 +215,14 @@ const format1Record = v.strictObject({
   state: stateSchema(format1States),
 });
 
+/** One event of a record (`events.ts`): a reference only. */
+const recordEvent = v.strictObject({
+  type: v.picklist(INTERACTION_EVENT_TYPES),
+  revision: count,
+  sequence: count,
+  occurredAt: text,
+});
+
 /** A record of {@link RECORD_FORMAT}, the only format this version writes. */
 const format2Record = v.strictObject({
   format: v.literal(RECORD_FORMAT),
@@ -223,6 +233,7 @@ const format2Record = v.strictObject({
   title: v.optional(text),
   expiresAt: v.optional(text),
   state: stateSchema(format2States),
+  events: v.optional(v.pipe(v.array(recordEvent), v.maxLength(MAX_RECORD_EVENTS))),
 });
 
 /** The schema of each format this version reads. */

@@ -19,6 +19,7 @@ import { nodeFileStoreFs } from '../../src/store/file/io.js';
 import { LEASE_GRACE_MS } from '../../src/store/file/lock.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 import { describeHandleStoreContract, listPage, storeFailure } from './contract.js';
+import { describeEventOutboxContract } from './outbox-contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
 import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './spawn-worker.js';
 
@@ -100,6 +101,14 @@ describeHandleStoreContract('file', async () => {
         binding,
       );
     },
+    reopen: async () => createFileHandleStore({ stateDir, profile: 'default' }),
+  };
+});
+
+describeEventOutboxContract('file', async () => {
+  const stateDir = await tempStateDir();
+  return {
+    factory: createFileHandleStore({ stateDir, profile: 'default' }),
     reopen: async () => createFileHandleStore({ stateDir, profile: 'default' }),
   };
 });

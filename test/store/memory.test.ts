@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { describeHandleStoreContract } from './contract.js';
 import { makeRecord, stdioA } from './fixtures.js';
+import { describeEventOutboxContract } from './outbox-contract.js';
 
 describeHandleStoreContract('memory', async () => ({ factory: createMemoryHandleStore() }));
 
@@ -26,3 +27,5 @@ describe('memory store', () => {
     expect((await store.get(record.handle))?.record.updatedAt).not.toBe('changed after create');
   });
 });
+
+describeEventOutboxContract('memory', async () => ({ factory: createMemoryHandleStore() }));

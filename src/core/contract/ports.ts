@@ -19,6 +19,7 @@ import type {
 } from '../model/saved-requests.js';
 import type { Answer, Surface } from '../model/surface.js';
 import type { ErrorCode } from './errors.js';
+import type { EventOutbox } from './outbox.js';
 
 // ---------------------------------------------------------------------------------------------
 // Sess
@@ -531,6 +532,11 @@ export interface ListPage {
 export interface HandleStoreFactory {
   /** The store view of one binding scope. Cheap: call it per tool call. */
   forBinding(binding: Binding): HandleStore;
+  /**
+   * The store's event outbox (`outbox.ts`): every event a record write adds is owed to every sink
+   * until delivered. Optional: a store without it delivers no events.
+   */
+  outbox?(): EventOutbox;
 }
 
 // ---------------------------------------------------------------------------------------------

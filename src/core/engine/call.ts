@@ -6,9 +6,11 @@
  * Deliberately holds no operation: `create.ts`, `response.ts`, `mutate.ts` and `list.ts` decide
  * what to do; this module only gives them one way to read, write, block and observe.
  */
+
 import { isSessMcpError } from '../contract/errors.js';
 import type { CallAuthority, Clock, CreateLimits, DiagnosticEvent } from '../contract/ports.js';
 import { bindingGeneration, bindingScope } from '../contract/ports.js';
+import { withEvent } from '../model/events.js';
 import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../model/record.js';
 import { type InteractionEvent, transition } from '../model/transitions.js';
 import {
@@ -66,7 +68,8 @@ export function nextRecord(
   const next: InteractionRecord = { ...record, format: RECORD_FORMAT, updatedAt: now, state };
   const expiresAt = confirmedExpiry(state) ?? record.expiresAt;
   if (expiresAt !== undefined) next.expiresAt = expiresAt;
-  return next;
+  // The event of this change, if it is one, is part of the same write.
+  return withEvent(record.state, next);
 }
 
 /** Thrown inside a wait to end it as `needs_resume`. */

@@ -224,7 +224,41 @@ export interface InteractionRecord {
   /** When the link (or Ask) expires as last confirmed by Sess; absent before creation and in 0.1.0 records. */
   expiresAt?: string;
   state: InteractionState;
+  /**
+   * The interaction's events (`events.ts`), oldest first, the last {@link MAX_RECORD_EVENTS} kept:
+   * each written in the same store write as the state change it reports. Absent until the first.
+   */
+  events?: RecordEvent[];
 }
+
+/** What made an interaction leave `waiting` (or need its owner), as its event names it. */
+export type InteractionEventType = 'answered' | 'ask.closed' | 'withdrawn' | 'expired' | 'blocked';
+
+/** Every event type, for tests and docs that enumerate them. */
+export const INTERACTION_EVENT_TYPES: readonly InteractionEventType[] = Object.freeze([
+  'answered',
+  'ask.closed',
+  'withdrawn',
+  'expired',
+  'blocked',
+] as const);
+
+/**
+ * One event of a record: a reference only (no answer value, link, receipt or free text). Its id is
+ * derived from the handle and `sequence` (`eventIdOf`), the same across retries and processes.
+ */
+export interface RecordEvent {
+  type: InteractionEventType;
+  /** The revision the interaction was at. */
+  revision: number;
+  /** 1 for the handle's first event, then up by 1: a receiver drops one not newer than it handled. */
+  sequence: number;
+  /** When the state change was saved: the record's `updatedAt` of that write. */
+  occurredAt: string;
+}
+
+/** How many events a record keeps (older ones are long delivered: a handle has a handful). */
+export const MAX_RECORD_EVENTS = 8;
 
 /** Finished: completed, expired, withdrawn, or a closed Ask (no longer counts against the cap). */
 export const FINISHED: ReadonlySet<InteractionStateKind> = new Set([

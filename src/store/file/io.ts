@@ -212,6 +212,8 @@ export class ProfileIo {
   readonly cursorKeyPath: string;
   /** The summary of the record files kept between processes (`summary-file.ts`). */
   readonly summaryPath: string;
+  /** The event outbox (`outbox-file.ts`). */
+  readonly outboxPath: string;
   /** Set once every directory exists and passed its checks (they are private from then on). */
   private checked = false;
   /**
@@ -238,6 +240,7 @@ export class ProfileIo {
     this.genPath = join(profileDir, 'handles.gen');
     this.cursorKeyPath = join(profileDir, 'list-cursor.key');
     this.summaryPath = join(profileDir, 'handles.summary');
+    this.outboxPath = join(profileDir, 'outbox.json');
   }
 
   /** A fresh temp file name in the handles directory (a crash's leftover is swept with the others). */
@@ -482,6 +485,46 @@ export class ProfileIo {
     } catch (error) {
       if (!renamed) await this.fs.unlink(temp).catch(() => undefined);
       throw ioError(error, 'write a record');
+    }
+  }
+
+  /**
+   * Replace the profile file `path` whole (under the lock): temp file, fsync, `fence`, rename,
+   * and with `durable` an fsync of the profile directory. A failure leaves the old file.
+   */
+  async writeProfileFile(
+    path: string,
+    text: string,
+    fence: () => Promise<void>,
+    options: { durable: boolean; doing: string },
+  ): Promise<void> {
+    const temp = this.profileTempPath(path.slice(path.lastIndexOf(sep) + 1));
+    let renamed = false;
+    try {
+      const file = await this.openForWrite(temp, CREATE_NEW_FLAGS, options.doing);
+      try {
+        await file.writeFile(text, { encoding: 'utf8' });
+        await file.sync();
+      } finally {
+        await file.close();
+      }
+      await fence();
+      await this.fs.rename(temp, path);
+      renamed = true;
+      if (options.durable && !IS_WINDOWS) {
+        const dir = await this.fs.open(this.profileDir, 'r');
+        try {
+          await dir.sync().catch((error: unknown) => {
+            const code = errnoCode(error);
+            if (code !== 'EINVAL' && code !== 'ENOTSUP') throw error;
+          });
+        } finally {
+          await dir.close();
+        }
+      }
+    } catch (error) {
+      if (!renamed) await this.fs.unlink(temp).catch(() => undefined);
+      throw ioError(error, options.doing);
     }
   }
 

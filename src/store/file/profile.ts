@@ -473,7 +473,7 @@ export class ProfileFiles {
    * it stops writes nothing and reports `stale_version` (another process may have changed the
    * record meanwhile; reading it again tells).
    */
-  private readonly fence = () => this.lease.confirm(staleVersionError);
+  readonly fence = () => this.lease.confirm(staleVersionError);
 
   /** Remove a record file (in a change) durably. False when there was none. */
   async remove(handle: string): Promise<boolean> {

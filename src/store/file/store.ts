@@ -26,9 +26,11 @@ import {
   staleVersionError,
   storeFullError,
 } from '../../core/store-kit/kit.js';
+import { outboxEventsOf } from '../../core/store-kit/outbox-rules.js';
 import { encodeEnvelope, encodeRecordWithCopy } from '../record-codec.js';
 import { summaryOf } from './cap.js';
 import { profileBusyError } from './lock.js';
+import { addOutboxEvents, FileOutbox } from './outbox-file.js';
 import { type FileHandleStoreOptions, openProfileFiles } from './profile.js';
 
 /** A file store backend of one profile. */
@@ -83,8 +85,10 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
       : undefined;
   }
 
+  const outbox = new FileOutbox(files);
   return {
     directory: files.handlesDir,
+    outbox: () => outbox,
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       if (binding.kind === 'stdio' && binding.profile !== profile) {
@@ -109,6 +113,7 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
               throw principalQuotaError(quota.max);
             }
             const kept = { version: 1, record: copy };
+            await addOutboxEvents(files, outboxEventsOf(record));
             // A create the lease's fence stopped wrote nothing: the profile was busy, try again.
             await files.write(record.handle, encodeEnvelope(1, json), summary, kept).catch((error) => {
               throw isSessMcpError(error) && error.reason === 'stale_version' ? profileBusyError() : error;
@@ -126,6 +131,8 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
             if (current === undefined || current !== expectedVersion) throw staleVersionError();
             const version = current + 1;
             const kept = { version, record: copy };
+            // Its events first (see outbox-file.ts): a crash in between never loses one.
+            await addOutboxEvents(files, outboxEventsOf(record));
             await files.write(record.handle, encodeEnvelope(version, json), summary, kept);
             return { version, record };
           });

@@ -27,7 +27,9 @@ import {
   storeFullError,
 } from '../../core/store-kit/kit.js';
 import { ListingIndex } from '../../core/store-kit/listing-index.js';
+import { outboxEventsOf } from '../../core/store-kit/outbox-rules.js';
 import { processCursorKey } from '../../core/store-kit/process-key.js';
+import { MemoryOutbox } from './memory-outbox.js';
 
 /** Declared in `ports.ts`; exported here too, beside its in-memory implementation. */
 export type { HandleStoreFactory } from '../../core/contract/ports.js';
@@ -83,6 +85,8 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
   const byScope = new Map<string, ScopeEntries>();
   /** How many unfinished records each principal holds over all its scopes (the quota's count). */
   const openByPrincipal = new Map<string, number>();
+  /** The events record writes added, and their deliveries (never part of a record's version). */
+  const outbox = new MemoryOutbox();
 
   /** Count `entry`'s record in (`by` 1) or out of (`by` -1) its principal's open records. */
   function countOpen(principal: string | undefined, entry: MemoryEntry | undefined, by: 1 | -1): void {
@@ -120,6 +124,7 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
   }
 
   return {
+    outbox: () => outbox,
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       const principal = quotaPrincipalOf(binding);
@@ -160,6 +165,7 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
           }
           const entry = entryOf(scope, 1, record, json);
           entries.set(record.handle, entry);
+          outbox.add(outboxEventsOf(record));
           enlist(record.handle, entry);
           countOpen(principal, entry, 1);
           return toVersioned(entry);
@@ -170,6 +176,7 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
           if (current === undefined || current.version !== expectedVersion) throw staleVersionError();
           const entry = entryOf(scope, current.version + 1, record, json);
           entries.set(record.handle, entry);
+          outbox.add(outboxEventsOf(record));
           unlist(record.handle, current);
           enlist(record.handle, entry);
           countOpen(principal, current, -1);
