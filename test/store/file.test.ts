@@ -19,8 +19,8 @@ import { nodeFileStoreFs } from '../../src/store/file/io.js';
 import { LEASE_GRACE_MS } from '../../src/store/file/lock.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 import { describeHandleStoreContract, listPage, storeFailure } from './contract.js';
-import { describeEventOutboxContract } from './outbox-contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
+import { describeEventOutboxContract } from './outbox-contract.js';
 import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './spawn-worker.js';
 
 const tempStateDir = useTempDirs('sess-mcp-store-');

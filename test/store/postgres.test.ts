@@ -37,6 +37,7 @@ import { decodeRecord } from '../../src/store/record-codec.js';
 import { approveSurface, startHarness } from '../engine/harness.js';
 import { describeHandleStoreContract, keyOf, listPage, storeFailure } from './contract.js';
 import { as010, FORMAT_1_KINDS, hostileRecord, httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
+import { describeEventOutboxContract } from './outbox-contract.js';
 import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
 import type { WorkerJob } from './worker.js';
 
@@ -78,8 +79,29 @@ if (url === undefined || url === '') {
 
   afterAll(async () => {
     for (const table of tables)
-      await admin.query(`DROP TABLE IF EXISTS "public"."${table}", "public"."${table}_keys"`);
+      await admin.query(
+        `DROP TABLE IF EXISTS "public"."${table}", "public"."${table}_keys", "public"."${table}_events", "public"."${table}_deliveries"`,
+      );
     await admin.end();
+  });
+
+  describeEventOutboxContract('postgres', async () => {
+    const table = freshTable();
+    const store = createPostgresHandleStore({ connectionString: url, table });
+    await store.migrate();
+    const others: ReturnType<typeof createPostgresHandleStore>[] = [];
+    return {
+      factory: store,
+      async reopen() {
+        const again = createPostgresHandleStore({ connectionString: url, table });
+        others.push(again);
+        return again;
+      },
+      close: async () => {
+        for (const other of others) await other.close();
+        await store.close();
+      },
+    };
   });
 
   // The contract with the store's statements prepared (its own pool's default) and sent unnamed.

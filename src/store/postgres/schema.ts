@@ -26,6 +26,7 @@ import { bindingGeneration, LIST_CURSOR_KEY_BYTES } from '../../core/contract/po
 import { INTERACTION_STATE_KINDS, listGroupOf } from '../../core/model/record.js';
 import { principalOfScope } from '../../core/store-kit/kit.js';
 import { decodeRecordRow, escapeToAscii } from './encoding.js';
+import { outboxMigrationStatements } from './outbox.js';
 import type { PgClientLike, PgConnection, PgQueryableLike } from './pool.js';
 import { keyStatements } from './statements.js';
 
@@ -289,6 +290,7 @@ export function migrate(
       for (const statement of migrationStatements(schema, qualified)) await client.query(statement);
       await fillListingColumns(client, qualified);
       await client.query(keyTableStatement(keys));
+      for (const statement of outboxMigrationStatements(schema, table)) await client.query(statement);
       const key = base64UrlEncode(globalThis.crypto.getRandomValues(new Uint8Array(LIST_CURSOR_KEY_BYTES)));
       await client.query(keyStatements(keys).insertCursorKey, [key]);
       const isFresh = rows[0]?.fresh === true;

@@ -6,9 +6,11 @@
  * Text only: it sends nothing (`pool.ts` does) and decides nothing about what a result
  * means (`view.ts` does). The table itself and `migrate()` are `schema.ts`'s.
  */
+
 import { MAX_UNFINISHED } from '../../core/contract/ports.js';
 import { READABLE_RECORD_FORMATS } from '../../core/model/record.js';
 import { RECORD_TEXT_MARKER } from './encoding.js';
+import { withEventsInsert } from './outbox.js';
 
 /** A statement the store sends as it is, or by name when statements are prepared. */
 export interface Statement {
@@ -70,6 +72,10 @@ export interface TableStatements {
   updateFromDecoded: Statement;
   /** The compare-and-set from any other version, with the format check (`$11`… the text heads). */
   updateChecked: Statement;
+  /** {@link updateFromDecoded} adding the write's events in the same statement (`$11`–`$13`). */
+  updateFromDecodedWithEvents: Statement;
+  /** {@link updateChecked} adding the write's events in the same statement (after the text heads). */
+  updateCheckedWithEvents: Statement;
   /** The create of a finished record (no cap): `$1`…`$10` (`$10` the principal, or null). */
   insertFinished: Statement;
   /** The create of an unfinished record, inserted only while its scope is under the cap. */
@@ -85,7 +91,7 @@ export interface TableStatements {
 }
 
 /** The statements of the table `qualified` (schema and table, quoted). */
-export function tableStatements(qualified: string): TableStatements {
+export function tableStatements(qualified: string, events: string): TableStatements {
   const updateSet = `UPDATE ${qualified}
              SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
                  state_kind = $8, list_group = $9::smallint, generation = $10, written_at = now()
@@ -95,6 +101,18 @@ export function tableStatements(qualified: string): TableStatements {
     selectRow: statement(`SELECT ${COLUMNS} FROM ${qualified} WHERE handle = $1 AND scope = $2`),
     updateFromDecoded: statement(compact(`${updateSet} RETURNING version`)),
     updateChecked: statement(compact(`${updateSet}${FORMAT_CHECK} RETURNING version`)),
+    updateFromDecodedWithEvents: statement(
+      compact(withEventsInsert(`${updateSet} RETURNING version`, events, FIRST_HEAD_PARAMETER)),
+    ),
+    updateCheckedWithEvents: statement(
+      compact(
+        withEventsInsert(
+          `${updateSet}${FORMAT_CHECK} RETURNING version`,
+          events,
+          FIRST_HEAD_PARAMETER + READABLE_RECORD_FORMATS.length,
+        ),
+      ),
+    ),
     insertFinished: statement(
       `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9, $10) ON CONFLICT (handle) DO NOTHING`,
     ),

@@ -20,9 +20,11 @@
  * SQL `statements.ts`, one binding's view `view.ts`, the cache of decoded
  * versions `versions.ts`, the table and `migrate()` `schema.ts`.
  */
+
 import { optionNames, readOptions } from '../../core/contract/options.js';
 import type { HandleStoreFactory } from '../../core/contract/ports.js';
 import type { ValueRule } from '../../core/contract/rules.js';
+import { outboxTablesOf, PostgresOutbox } from './outbox.js';
 import { openConnection, type PoolLike } from './pool.js';
 import { keyTableOf, migrate } from './schema.js';
 import { keyStatements, tableStatements } from './statements.js';
@@ -150,9 +152,10 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     { pool: options.pool, connectionString: options.connectionString },
     prepared,
   );
+  const outbox = new PostgresOutbox(connection, schema, table);
   const context: PgStoreContext = {
     connection,
-    statements: tableStatements(qualified),
+    statements: tableStatements(qualified, outboxTablesOf(schema, table).events),
     keyStatements: keyStatements(keyTableOf(schema, table)),
     versions: createNotedVersions(),
     qualified,
@@ -162,5 +165,6 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     migrate: () => migrate(connection, schema, table, qualified),
     close: () => connection.close(),
     forBinding: (binding) => postgresView(context, binding),
+    outbox: () => outbox,
   };
 }

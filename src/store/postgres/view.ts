@@ -7,6 +7,7 @@
  * It holds no SQL text (`statements.ts`), no pool (`pool.ts`) and no record
  * layout (`encoding.ts`); the write-side checks every store shares are `core/store-kit/kit.ts`'s.
  */
+
 import { base64UrlDecode } from '../../core/codec/base64url.js';
 import { SessMcpError } from '../../core/contract/errors.js';
 import type {
@@ -38,6 +39,7 @@ import {
   storeError,
   storeFullError,
 } from '../../core/store-kit/kit.js';
+import { outboxEventsOf } from '../../core/store-kit/outbox-rules.js';
 import {
   decodeRecordRow,
   encodeRecordColumns,
@@ -45,6 +47,7 @@ import {
   RECORD_TEXT_MARKER_JSON,
   recordTextHead,
 } from './encoding.js';
+import { eventsParameters } from './outbox.js';
 import type { PgConnection } from './pool.js';
 import {
   generationListQuery,
@@ -135,8 +138,17 @@ async function update(
     for (const format of READABLE_RECORD_FORMATS) values.push(recordTextHead(record.handle, format));
   }
   const { statements } = ctx;
+  // The write's events go in with it, in the same statement (`outbox.ts`).
+  const events = outboxEventsOf(record);
+  if (events.length > 0) values.push(...eventsParameters(events));
   const { rows } = await ctx.connection.query(
-    known ? statements.updateFromDecoded : statements.updateChecked,
+    events.length > 0
+      ? known
+        ? statements.updateFromDecodedWithEvents
+        : statements.updateCheckedWithEvents
+      : known
+        ? statements.updateFromDecoded
+        : statements.updateChecked,
     values,
   );
   const updated = rows[0];
