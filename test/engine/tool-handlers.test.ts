@@ -205,19 +205,14 @@ describe('createSessToolHandlers on a 1.x Server', () => {
     expect(created.structuredContent).toMatchObject({ interaction: { revision: 1, state: 'waiting' } });
   });
 
-  it('refuses an unknown option, a missing engine and a bad tool set by name', () => {
+  // A bad tool set or schema form: tool-sets.test.ts and input-schemas.test.ts, with every entry.
+  it('refuses an unknown option and a missing engine by name', () => {
     expect(() => createSessToolHandlers({ engine: {} as never, bogus: 1 } as never)).toThrow(
       new TypeError('createSessToolHandlers: option "bogus" is not an option of createSessToolHandlers.'),
     );
     expect(() => createSessToolHandlers({} as never)).toThrow(
       new TypeError(
         'createSessToolHandlers: option "engine" is required and must be a Sess engine (createSessEngine).',
-      ),
-    );
-    const engine = { call: async () => ({ content: [] }) } as unknown as SessEngine;
-    expect(() => createSessToolHandlers({ engine, tools: 'sess-mcp-tools/4' as never })).toThrow(
-      new TypeError(
-        'createSessToolHandlers: option "tools" must be "sess-mcp-tools/5" or "sess-mcp-tools/6".',
       ),
     );
   });
