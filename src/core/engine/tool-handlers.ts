@@ -63,7 +63,7 @@ export interface SessToolHandlers {
   readonly callTool: (request: CallToolRequestLike, extra?: RequestHandlerExtraLike) => Promise<ToolResult>;
 }
 
-/** JSON-RPC's "Invalid params": what both SDK generations answer a call of an unknown tool with. */
+/** JSON-RPC's "Invalid params": what the 2.x `McpServer` answers a call of an unknown tool with. */
 const INVALID_PARAMS = -32602;
 
 /** The error of a call of a tool outside the set; the SDK sends its `code` and `message`. */
@@ -111,8 +111,7 @@ export function createSessToolHandlers(options: SessToolHandlersOptions): SessTo
   const tools = sessToolsOf('createSessToolHandlers', options);
   const byName = new Map<unknown, SessTool>(tools.map((tool) => [tool.definition.name, tool]));
   return {
-    // A fresh copy each time, as the 2.x McpServer lists them: a host that edits one cannot
-    // change the contract.
+    // A fresh copy each time: a host that edits one cannot change the contract.
     listTools: () => ({ tools: tools.map((tool) => structuredClone(tool.definition)) }),
     callTool: async (request, extra) => {
       const tool = byName.get(request.params.name);
