@@ -2,9 +2,10 @@
  * `@sess.si/mcp`: the transport-agnostic interaction core.
  *
  * What an embedder needs: the engine and its options, the ports (`SessApi`, `HandleStore`,
- * `Authority`) and their types, `registerSessTools` for an existing MCP server, the error table
- * and class, the result and argument types, the tool contract, and the memory store. It imports
- * neither `@modelcontextprotocol/*` nor any `node:` module.
+ * `Authority`) and their types, `registerSessTools` for an existing MCP server (and
+ * `createSessToolHandlers` for a server of the SDK 1.x), the error table and class, the result and
+ * argument types, the tool contract, and the memory store. It imports neither
+ * `@modelcontextprotocol/*` nor any `node:` module.
  *
  * The valibot schemas of the tool contract live in `@sess.si/mcp/schemas`; the Sess client and
  * receipt verifier in `@sess.si/mcp/sess`; the faces in `@sess.si/mcp/stdio` and
@@ -135,16 +136,25 @@ export {
   type WaitGate,
   type WaitGateOptions,
 } from './core/engine/engine.js';
-// Registering the tools on an MCP server the host already runs.
+// Registering the tools on an MCP server the host already runs: a 2.x McpServer, or the
+// low-level Server of the SDK 1.x.
 export {
   type McpServerLike,
-  type RegisterSessToolsOptions,
   registerSessTools,
   type SessToolConfig,
   type StandardSchemaWithJsonLike,
   type ToolAnnotationsLike,
   type ToolHandlerContextLike,
 } from './core/engine/register.js';
+export type { ProgressNotificationLike, RegisterSessToolsOptions } from './core/engine/sess-tools.js';
+export {
+  type CallToolRequestLike,
+  createSessToolHandlers,
+  type ListToolsResultLike,
+  type RequestHandlerExtraLike,
+  type SessToolHandlers,
+  type SessToolHandlersOptions,
+} from './core/engine/tool-handlers.js';
 export {
   type ConfirmedMutation,
   type CreateRequest,

@@ -1,14 +1,17 @@
 /**
  * The JSDoc examples of the root entry (`@sess.si/mcp`): the tool contract, the engine, the memory
- * store and `registerSessTools`. The type check covers this file and `npm run snippets` copies each
- * region into the JSDoc that names it; it is never run.
+ * store, `registerSessTools` and `createSessToolHandlers`. The type check covers this file and
+ * `npm run snippets` copies each region into the JSDoc that names it; it is never run.
  */
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { McpServer } from '@modelcontextprotocol/server';
 import {
   type Authority,
   type Binding,
   createMemoryHandleStore,
   createSessEngine,
+  createSessToolHandlers,
   type InteractionRecord,
   parseToolArguments,
   registerSessTools,
@@ -41,6 +44,19 @@ export function registerExample(): McpServer {
     { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
   );
   registerSessTools(server, { engine: createSessEngine({ authority }) });
+  //#endregion
+  return server;
+}
+
+export function toolHandlersExample(): Server {
+  //#region createSessToolHandlers
+  const server = new Server(
+    { name: 'my-server', version },
+    { capabilities: { tools: {} }, instructions: SERVER_INSTRUCTIONS },
+  );
+  const sess = createSessToolHandlers({ engine: createSessEngine({ authority }) });
+  server.setRequestHandler(ListToolsRequestSchema, sess.listTools);
+  server.setRequestHandler(CallToolRequestSchema, sess.callTool);
   //#endregion
   return server;
 }

@@ -2,8 +2,8 @@
  * The `inputSchemas` option: `'exact'` (the default) lists every tool's input schema exactly as
  * generated, byte for byte; `'flat'` lists the same schemas without any `anyOf`/`oneOf`
  * (`flattenUnions`), for a host that rewrites unions before it validates. One rule
- * (`INPUT_SCHEMAS_RULE`) gives the same verdict through `registerSessTools`, the HTTP handler and
- * `SESS_MCP_INPUT_SCHEMAS`.
+ * (`INPUT_SCHEMAS_RULE`) gives the same verdict through `registerSessTools`,
+ * `createSessToolHandlers`, the HTTP handler and `SESS_MCP_INPUT_SCHEMAS`.
  *
  * A flat schema only widens: every argument the server accepts validates against it (ajv, draft
  * 2020-12, as `json-schema.test.ts` judges the exact schemas), and the server's validation is the
@@ -28,7 +28,9 @@ import {
   toolDefinitionsOf,
 } from '../../src/core/contract/tool-definitions.js';
 import { parseToolArguments } from '../../src/core/contract/validate.js';
+import { createSessEngine } from '../../src/core/engine/engine.js';
 import { registerSessTools } from '../../src/core/engine/register.js';
+import { createSessToolHandlers } from '../../src/core/engine/tool-handlers.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { startHttpHarness } from '../http/harness.js';
@@ -109,6 +111,16 @@ describe('the rule (INPUT_SCHEMAS_RULE) through every entry', () => {
       const server = new McpServer({ name: 'x', version: '0' }, { capabilities: { tools: {} } });
       expect(() => registerSessTools(server, { engine, inputSchemas: value as never })).toThrow(
         new TypeError(`registerSessTools: option "inputSchemas" ${RULE_MESSAGE}`),
+      );
+    },
+  );
+
+  it.each(BAD_VALUES)(
+    'createSessToolHandlers refuses inputSchemas: %j with the option TypeError',
+    (value) => {
+      const engine = createSessEngine({ authority: { resolve: async () => ({}) as never } });
+      expect(() => createSessToolHandlers({ engine, inputSchemas: value as never })).toThrow(
+        new TypeError(`createSessToolHandlers: option "inputSchemas" ${RULE_MESSAGE}`),
       );
     },
   );

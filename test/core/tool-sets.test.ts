@@ -1,6 +1,6 @@
 /**
- * The tool-set option of every face: `registerSessTools({ tools })`, `createSessMcpHttpHandler({
- * tools })` and the stdio server's `SESS_MCP_TOOLS`. With `sess-mcp-tools/5` a client lists exactly
+ * The tool-set option of every face: `registerSessTools({ tools })`, `createSessToolHandlers({
+ * tools })`, `createSessMcpHttpHandler({ tools })` and the stdio server's `SESS_MCP_TOOLS`. With `sess-mcp-tools/5` a client lists exactly
  * the five tools of `/5` (and the instructions for them); by default it lists every tool. A bad
  * value is the factory's `TypeError` (`<factory>: option "tools" <rule>.`), or for stdio a
  * `NOT_CONFIGURED` naming the variable, reported at start and on every call.
@@ -14,7 +14,9 @@ import { describe, expect, it } from 'vitest';
 import { TOOL_SET_RULE, toolsOf } from '../../src/core/contract/rules.js';
 import { TOOL_NAMES, TOOLS_V5 } from '../../src/core/contract/tool-args.js';
 import { serverInstructions, TOOLS_CONTRACT_VERSION } from '../../src/core/contract/tool-definitions.js';
+import { createSessEngine } from '../../src/core/engine/engine.js';
 import { registerSessTools } from '../../src/core/engine/register.js';
+import { createSessToolHandlers } from '../../src/core/engine/tool-handlers.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { startHttpHarness } from '../http/harness.js';
@@ -79,6 +81,18 @@ describe('registerSessTools({ tools })', () => {
     const server = new McpServer({ name: 'x', version: '0' }, { capabilities: { tools: {} } });
     expect(() => registerSessTools(server, { engine, tools: value as never })).toThrow(
       new TypeError('registerSessTools: option "tools" must be "sess-mcp-tools/5" or "sess-mcp-tools/6".'),
+    );
+  });
+});
+
+describe('createSessToolHandlers({ tools })', () => {
+  // What the handlers list for each set is held to registerSessTools's in tool-handlers.test.ts.
+  it.each(BAD_VALUES)('refuses tools: %j with the option TypeError', (value) => {
+    const engine = createSessEngine({ authority: { resolve: async () => ({}) as never } });
+    expect(() => createSessToolHandlers({ engine, tools: value as never })).toThrow(
+      new TypeError(
+        'createSessToolHandlers: option "tools" must be "sess-mcp-tools/5" or "sess-mcp-tools/6".',
+      ),
     );
   });
 });

@@ -3,21 +3,17 @@
  * published types (self-reference through the exports map, so `dist/` from `pretest`'s build), as
  * a user's project would see them.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES, ERROR_TABLE } from '../../src/core/contract/errors.js';
 import { TOOL_NAMES } from '../../src/core/contract/tool-args.js';
 import { TOOLS_CONTRACT_VERSION } from '../../src/core/contract/tool-definitions.js';
+import { tsSamples, typeCheckSamples } from '../support/doc-samples.js';
 import { repoRoot as root } from '../support/repo-files.js';
 
-function samples(markdown: string): string[] {
-  return [...markdown.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
-}
-
 describe('README.md', () => {
-  const found = samples(readFileSync(join(root, 'README.md'), 'utf8'));
+  const found = tsSamples(readFileSync(join(root, 'README.md'), 'utf8'));
 
   it('has TypeScript samples for stdio-free embedding, edge, PostgreSQL and testing', () => {
     expect(found.length).toBeGreaterThanOrEqual(4);
@@ -28,42 +24,7 @@ describe('README.md', () => {
   });
 
   it('samples type-check against the built package', { timeout: 120_000 }, () => {
-    const dir = join(root, '.tmp', 'readme-samples');
-    rmSync(dir, { recursive: true, force: true });
-    mkdirSync(dir, { recursive: true });
-    const files = found.map((code, i) => {
-      const name = `sample-${i + 1}.ts`;
-      // Each sample is its own module.
-      writeFileSync(join(dir, name), `${code}\nexport {};\n`);
-      return name;
-    });
-    writeFileSync(
-      join(dir, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          lib: ['ES2023', 'DOM'],
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: true,
-          types: ['node'],
-          typeRoots: [join(root, 'node_modules/@types')],
-        },
-        files,
-      }),
-    );
-    let output = '';
-    try {
-      execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], {
-        encoding: 'utf8',
-        cwd: dir,
-      });
-    } catch (error) {
-      output = String((error as { stdout?: string }).stdout ?? error);
-    }
-    expect(output).toBe('');
+    expect(typeCheckSamples('readme-samples', found)).toBe('');
   });
 
   it('the tool table is the contract of TOOLS_CONTRACT_VERSION: every tool of TOOL_NAMES, in order', () => {

@@ -11,8 +11,8 @@ import { REWAIT_LINE } from '../../src/core/contract/result.js';
 import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/contract/tool-definitions.js';
 import { registerSessTools, toolCallContextFrom } from '../../src/core/engine/register.js';
-import { useInMemoryMcp } from '../support/in-memory-mcp.js';
-import { approveAnswer, approveSurface, sessionIdOf } from './harness.js';
+import { expectCancelledWait, useInMemoryMcp } from '../support/in-memory-mcp.js';
+import { approveAnswer, approveSurface } from './harness.js';
 
 const mcp = useInMemoryMcp();
 
@@ -95,19 +95,11 @@ describe('registerSessTools', () => {
     const h = await mcp.harness();
     const client = await mcp.connect(h.engine);
     const created = await h.request();
-    const controller = new AbortController();
-    const call = client.callTool(
-      { name: 'sess_response', arguments: { handle: created.handle, revision: 1, wait_ms: 30_000 } },
-      { signal: controller.signal },
-    );
-    call.catch(() => {});
-    await h.sess.whenWaiting(sessionIdOf(h.sess, created.humanUrl));
-    controller.abort();
-    await expect(call).rejects.toThrow();
-    // The server side saw the cancellation: its wait ended and nothing changed.
-    await expect.poll(() => h.sess.pendingWaits()).toBe(0);
-    expect(h.diagnostics).toContainEqual(
-      expect.objectContaining({ event: 'tool_result', state: 'needs_resume' }),
+    await expectCancelledWait(h, created, (signal) =>
+      client.callTool(
+        { name: 'sess_response', arguments: { handle: created.handle, revision: 1, wait_ms: 30_000 } },
+        { signal },
+      ),
     );
     await h.sess.submitAnswer(created.humanUrl, approveAnswer);
     const resumed = await client.callTool({

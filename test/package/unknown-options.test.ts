@@ -48,16 +48,19 @@ interface Call {
   undo?: (made: unknown) => Promise<void> | void;
 }
 
+/** An engine of the built root entry, for the factories that take one. */
+async function anEngine(): Promise<unknown> {
+  const { createSessEngine } = (await entry('.')) as { createSessEngine: AnyFunction };
+  return createSessEngine({ authority: { resolve: async () => ({}) } });
+}
+
 /** How each factory is called validly. A factory missing here fails the coverage test. */
 const VALID: Record<string, () => Promise<Call> | Call> = {
   // '.'
   createSessEngine: () => ({ args: [{ authority: { resolve: async () => ({}) } }], bag: 0 }),
   createWaitGate: () => ({ args: [{ maxConcurrentWaits: 2 }], bag: 0 }),
-  registerSessTools: async () => {
-    const { createSessEngine } = (await entry('.')) as { createSessEngine: AnyFunction };
-    const engine = createSessEngine({ authority: { resolve: async () => ({}) } });
-    return { args: [{ registerTool() {} }, { engine }], bag: 1 };
-  },
+  registerSessTools: async () => ({ args: [{ registerTool() {} }, { engine: await anEngine() }], bag: 1 }),
+  createSessToolHandlers: async () => ({ args: [{ engine: await anEngine() }], bag: 0 }),
   createMemoryHandleStore: () => ({ args: [{}], bag: 0 }),
   // './http'
   createSessMcpHttpHandler: () => ({

@@ -1,26 +1,21 @@
 /**
  * {@link registerSessTools}: adds the tools of `sess-mcp-tools/6` (or, on request, only the five of
- * `sess-mcp-tools/5`) to a host's own MCP server (the `McpServer` of `@modelcontextprotocol/server`),
- * the same way the stdio and HTTP faces do.
+ * `sess-mcp-tools/5`) to a host's own MCP server (the `McpServer` of `@modelcontextprotocol/server`
+ * 2.x), the same way the stdio and HTTP faces do. The `McpServer` of `@modelcontextprotocol/sdk` 1.x
+ * is refused by name: its `registerTool` takes only Zod schemas, so a 1.x server serves the tools
+ * from its low-level `Server` (`tool-handlers.ts`).
  *
  * Typed structurally ({@link McpServerLike}), so the root entry imports no MCP SDK. The SDK would
  * validate arguments against `inputSchema` before the handler and answer with its own error text;
  * to keep the contract's exact error objects, each tool gets a Standard Schema that accepts any
  * arguments (the engine validates them) and publishes the tool's real JSON Schema in `tools/list`.
- * This module maps the SDK's request context onto {@link ToolCallContext}; it decides nothing.
+ * This module maps the SDK's request context onto {@link ToolCallContext}; it decides nothing: the
+ * tools and their calls are `sess-tools.ts`'s, which `createSessToolHandlers` (for the SDK 1.x)
+ * serves too.
  */
 
-import { optionNames, readOptions } from '../contract/options.js';
 import type { ToolResult } from '../contract/result.js';
-import {
-  INPUT_SCHEMAS_RULE,
-  type InputSchemas,
-  TOOL_SET_RULE,
-  type ToolSet,
-  toolsOf,
-} from '../contract/rules.js';
-import { toolDefinitionsOf } from '../contract/tool-definitions.js';
-import type { SessEngine } from './engine.js';
+import { progressTo, type RegisterSessToolsOptions, sessToolsOf } from './sess-tools.js';
 import type { ToolCallContext } from './types.js';
 
 /**
@@ -67,7 +62,8 @@ export interface SessToolConfig {
 
 /**
  * An MCP server that tools can be registered on: `McpServer` of `@modelcontextprotocol/server`
- * 2.x satisfies it.
+ * 2.x satisfies it. (The `McpServer` of `@modelcontextprotocol/sdk` 1.x does not: serve the tools
+ * from its low-level `Server` with `createSessToolHandlers`.)
  */
 export interface McpServerLike {
   registerTool(
@@ -75,28 +71,6 @@ export interface McpServerLike {
     config: SessToolConfig,
     handler: (args: unknown, ctx: ToolHandlerContextLike) => Promise<ToolResult>,
   ): unknown;
-}
-
-/** Options of {@link registerSessTools}. */
-export interface RegisterSessToolsOptions {
-  /** The engine every tool call runs on. */
-  engine: SessEngine;
-  /**
-   * Which tools to list: `'sess-mcp-tools/5'` lists only its five tools (for a host that wants
-   * exactly that set); give the server the same set's instructions, `serverInstructions(set)`.
-   * @default 'sess-mcp-tools/6' (every tool)
-   */
-  tools?: ToolSet;
-  /**
-   * How `tools/list` shows each tool's `inputSchema`: `'exact'`, the schemas as generated, or
-   * `'flat'`, the same schemas without `anyOf`/`oneOf` (each union merged into one schema that
-   * accepts every value of its variants), for a host that rewrites unions before it validates,
-   * such as LangChain.js's `@langchain/mcp-adapters`. The engine validates every call the same
-   * way with either: a flat schema only lets the host pass arguments the server then refuses
-   * with `INVALID_ARGUMENTS`.
-   * @default 'exact'
-   */
-  inputSchemas?: 'exact' | 'flat';
 }
 
 /** A Standard Schema that lets any arguments through and publishes `jsonSchema` in `tools/list`. */
@@ -120,26 +94,31 @@ export function toolCallContextFrom(ctx: ToolHandlerContextLike | undefined): To
   const out: ToolCallContext = {};
   const req = ctx?.mcpReq;
   if (req?.signal !== undefined) out.signal = req.signal;
-  const token = req?._meta?.progressToken;
   const notify = req?.notify;
-  if ((typeof token === 'string' || typeof token === 'number') && typeof notify === 'function') {
-    out.progress = async ({ progress, total, message }) => {
-      const params: Record<string, unknown> = { progressToken: token, progress };
-      if (total !== undefined) params.total = total;
-      if (message !== undefined) params.message = message;
-      await notify.call(req, { method: 'notifications/progress', params });
-    };
-  }
+  const progress = progressTo(
+    req?._meta?.progressToken,
+    typeof notify === 'function' ? (notification) => notify.call(req, notification) : undefined,
+  );
+  if (progress !== undefined) out.progress = progress;
   return out;
 }
 
-/** The option names of {@link RegisterSessToolsOptions}; any other key is refused. */
-const KNOWN_OPTIONS = optionNames<RegisterSessToolsOptions>()('engine', 'tools', 'inputSchemas');
+/**
+ * Whether `server` is the `McpServer` of `@modelcontextprotocol/sdk` 1.x: it still has the `tool()`
+ * method 2.x removed, and its `registerTool` takes only Zod schemas.
+ */
+function isSdkV1McpServer(server: object): boolean {
+  return typeof (server as { tool?: unknown }).tool === 'function';
+}
 
 /**
  * Add the Sess tools to `server` (every tool, or the set named by `options.tools`), with the input
  * schemas `options.inputSchemas` names. Every call runs `engine.call`, so a failure is a tool
  * error result with the contract's `{ code, message, retryable, … }`, never a protocol error.
+ *
+ * `server` is the `McpServer` of `@modelcontextprotocol/server` 2.x. The `McpServer` of
+ * `@modelcontextprotocol/sdk` 1.x is refused with a `TypeError`: serve the tools from its
+ * low-level `Server` with `createSessToolHandlers`, which lists and answers them the same way.
  *
  * @example
  * ```ts source="examples/snippets/core.examples.ts#registerSessTools"
@@ -154,25 +133,21 @@ export function registerSessTools(server: McpServerLike, options: RegisterSessTo
   if (server === null || typeof server !== 'object' || typeof server.registerTool !== 'function') {
     throw new TypeError('registerSessTools: server must have a registerTool() method.');
   }
-  const read = readOptions('registerSessTools', options, { known: KNOWN_OPTIONS });
-  const engine = options.engine as unknown;
-  if (engine === null || typeof engine !== 'object' || typeof (engine as SessEngine).call !== 'function') {
-    read.fail('engine', 'is required and must be a Sess engine (createSessEngine)');
+  if (isSdkV1McpServer(server)) {
+    throw new TypeError(
+      'registerSessTools: server is an McpServer of @modelcontextprotocol/sdk 1.x, whose registerTool() ' +
+        'takes only Zod schemas; serve the tools from its low-level Server with createSessToolHandlers() ' +
+        'instead (docs/embedding.md).',
+    );
   }
-  const tools = toolsOf(read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined);
-  const definitions = toolDefinitionsOf(
-    read.optionalRule('inputSchemas', options.inputSchemas, INPUT_SCHEMAS_RULE) as InputSchemas | undefined,
-  );
-  for (const tool of tools) {
-    const definition = definitions[tool];
+  for (const tool of sessToolsOf('registerSessTools', options)) {
+    const { definition } = tool;
     const config: SessToolConfig = {
       title: definition.title,
       description: definition.description,
       inputSchema: passThroughSchema(definition.inputSchema as Record<string, unknown>),
       annotations: definition.annotations,
     };
-    server.registerTool(definition.name, config, (args, ctx) =>
-      options.engine.call(tool, args, toolCallContextFrom(ctx)),
-    );
+    server.registerTool(definition.name, config, (args, ctx) => tool.call(args, toolCallContextFrom(ctx)));
   }
 }
