@@ -26,6 +26,24 @@ export interface OutboxEvent {
   binding: Binding;
 }
 
+/**
+ * An interaction event as a host receives it (`onEvent`, a webhook's body): a reference only. No
+ * answer value, link, receipt, key or free text; the answer leaves only through `sess_response`
+ * and its checks, so a duplicate or forged event cannot release one. No delivery order is
+ * promised: drop an event whose `sequence` is not newer than one handled for its handle.
+ */
+export interface WakeEvent {
+  /** Stable across retries, processes and restarts (`webhook-id`): deduplicate by it. */
+  eventId: string;
+  type: InteractionEventType;
+  handle: string;
+  revision: number;
+  sequence: number;
+  occurredAt: string;
+  /** HTTP only: an opaque digest of the binding (principal, client, grant), for routing. */
+  scope?: string;
+}
+
 /** An event owed to a sink, with its delivery so far. */
 export interface OwedEvent {
   event: OutboxEvent;
