@@ -32,6 +32,18 @@ export {
 } from './core/contract/errors.js';
 export type { JsonSchemaObject } from './core/contract/json-schema.js';
 export { isUnsafeKey } from './core/contract/limits.js';
+// The event outbox port and the event a host receives (`onEvent`, a webhook's body).
+export type {
+  DueQuery,
+  EventOutbox,
+  OutboxClaim,
+  OutboxDeliveryState,
+  OutboxEntry,
+  OutboxEvent,
+  OutboxSettlement,
+  OwedEvent,
+  WakeEvent,
+} from './core/contract/outbox.js';
 // The ports, and the memory store beside them.
 export {
   type AskRespondentsOptions,
@@ -158,7 +170,9 @@ export {
 export {
   type ConfirmedMutation,
   type CreateRequest,
+  INTERACTION_EVENT_TYPES,
   INTERACTION_STATE_KINDS,
+  type InteractionEventType,
   type InteractionRecord,
   type InteractionState,
   type InteractionStateKind,
@@ -166,6 +180,8 @@ export {
   LIST_STATES,
   type ListState,
   listStateOf,
+  MAX_RECORD_EVENTS,
+  type RecordEvent,
   type SessionRef,
   type VerifiedResponse,
 } from './core/model/record.js';

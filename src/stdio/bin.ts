@@ -12,7 +12,7 @@ import { realpathSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../faces/package-info.js';
 import { isSessMcpError } from '../index.js';
-import { openProfileRecords } from '../store/file/index.js';
+import { createFileHandleStore, openProfileRecords } from '../store/file/index.js';
 import { readStdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
 import { startupNotes } from './env-notes.js';
@@ -87,7 +87,12 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     stderr: process.stderr,
     ...(process.stdin.isTTY && process.stderr.isTTY ? { prompt: ask } : {}),
   };
-  return runRecordsCli(rest, io, openProfileRecords({ stateDir: config.stateDir, profile: config.profile }));
+  const where = { stateDir: config.stateDir, profile: config.profile };
+  const outbox = createFileHandleStore(where).outbox?.();
+  return runRecordsCli(rest, io, {
+    ...openProfileRecords(where),
+    ...(outbox === undefined ? {} : { outbox }),
+  });
 }
 
 /**

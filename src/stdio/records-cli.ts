@@ -9,6 +9,7 @@
  * {@link RecordsAccess}, which the file store provides.
  */
 
+import type { EventOutbox } from '../core/contract/outbox.js';
 import {
   type ErrorCode,
   INTERACTION_STATE_KINDS,
@@ -25,7 +26,15 @@ import { visible } from './visible.js';
  * What the CLI needs from a store: a structural subset of the file store's `ProfileRecords`
  * (`openProfileRecords` in `@sess.si/mcp/store/file`).
  */
-export type RecordsAccess = Pick<ProfileRecords, 'list' | 'read' | 'remove' | 'pathOf'>;
+export type RecordsAccess = Pick<ProfileRecords, 'list' | 'read' | 'remove' | 'pathOf'> & {
+  /** The profile's event outbox (`records events`); without it that command is refused. */
+  outbox?: Pick<EventOutbox, 'entries' | 'resend'>;
+};
+
+/** The sinks a stdio profile delivers to: `webhook` (`SESS_MCP_WEBHOOK_URL`) and `onEvent`. */
+export const EVENT_SINKS = ['webhook', 'onEvent'] as const;
+/** How many events `records events` shows at most. */
+const EVENTS_SHOWN = 200;
 
 /** Where the CLI writes and reads. */
 export interface RecordsCliIo {
@@ -61,6 +70,8 @@ export const USAGE = `Usage:
   sess-mcp records list [--state STATE]    list this profile's records (by state)
   sess-mcp records show HANDLE [--reveal]  show one record (link and answer redacted)
   sess-mcp records retire HANDLE [--yes]   remove one record file after confirmation
+  sess-mcp records events [--sink S] [--resend ID]
+                                           this profile's events and their delivery (S: webhook, onEvent)
   sess-mcp wait HANDLE [--timeout S]       block until HANDLE leaves "waiting" (a result's wake.command)
   sess-mcp local [--port N] [--host H]     run a local Sess for trying the tools by hand
   sess-mcp --help | --version
@@ -101,11 +112,13 @@ export async function runRecordsCli(
         return await show(rest, io, access);
       case 'retire':
         return await retire(rest, io, access);
+      case 'events':
+        return await events(rest, io, access);
       default:
         throw new UsageError(
           command === undefined
-            ? 'records needs a command: list, show or retire.'
-            : 'unknown records command: use list, show or retire.',
+            ? 'records needs a command: list, show, retire or events.'
+            : 'unknown records command: use list, show, retire or events.',
         );
     }
   } catch (error) {
@@ -200,6 +213,70 @@ async function list(args: readonly string[], io: RecordsCliIo, access: RecordsAc
       `\n${unreadable} record file(s) cannot be read: review them by hand, then retire them (see docs/owner-procedure.md).\n`,
     );
   }
+  return 0;
+}
+
+/**
+ * `records events [--sink SINK] [--resend EVENT_ID] [--json]`: the profile's events and where each
+ * stands for one sink (owed, delivered, dead), newest first; `--resend` makes one owed again.
+ */
+async function events(
+  args: readonly string[],
+  io: RecordsCliIo,
+  access: RecordsAccess,
+): Promise<CliExitCode> {
+  const { positional, values } = parse(args, { '--sink': 'value', '--resend': 'value', '--json': 'bool' });
+  if (positional.length > 0) throw new UsageError('records events takes no HANDLE.');
+  const sink = values.get('--sink') ?? 'webhook';
+  if (typeof sink !== 'string' || !(EVENT_SINKS as readonly string[]).includes(sink)) {
+    throw new UsageError(`--sink must be one of ${EVENT_SINKS.join(', ')}.`);
+  }
+  const outbox = access.outbox;
+  if (outbox === undefined) throw new UsageError('this store keeps no events.');
+  const resend = values.get('--resend');
+  if (typeof resend === 'string') {
+    // The id is not echoed when unknown: it is the caller's text.
+    if (!(await outbox.resend(sink, resend, Date.now()))) {
+      io.stderr.write('sess-mcp: no such event in this profile.\n');
+      return 1;
+    }
+    io.stdout.write(`Event ${resend} is owed to ${sink} again; a running server delivers it.\n`);
+    return 0;
+  }
+  const entries = await outbox.entries(sink, EVENTS_SHOWN);
+  if (values.get('--json') === true) {
+    io.stdout.write(
+      `${JSON.stringify(
+        entries.map(({ event, ...rest }) => ({
+          ...rest,
+          event: { ...event, binding: undefined },
+        })),
+        null,
+        2,
+      )}\n`,
+    );
+    return 0;
+  }
+  if (entries.length === 0) {
+    io.stdout.write('No events in this profile.\n');
+    return 0;
+  }
+  const table = entries.map(({ event, state, attempts, reason }) => [
+    event.eventId,
+    event.type,
+    event.handle,
+    String(event.revision),
+    event.occurredAt,
+    state,
+    String(attempts),
+    reason ?? '',
+  ]);
+  io.stdout.write(
+    formatTable([
+      ['EVENT', 'TYPE', 'HANDLE', 'REVISION', 'OCCURRED', 'STATE', 'ATTEMPTS', 'REASON'],
+      ...table,
+    ]),
+  );
   return 0;
 }
 

@@ -17,7 +17,7 @@ import { posixQuote, wakeCommandOf } from '../../src/stdio/wake-command.js';
 import { openProfileRecords } from '../../src/store/file/index.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 import { approveSurface } from '../support/surfaces.js';
-import { connectStdio, interactionOf } from './harness.js';
+import { connectStdio, interactionOf, runBin } from './harness.js';
 
 const stdio = useStdioStack();
 
@@ -92,6 +92,16 @@ describe('the wake command (stdio)', () => {
       await stack.server.callTool('sess_response', { handle, revision: 1, wait_ms: 0 }),
     );
     expect(answered).toMatchObject({ state: 'answered', response: { values: { message }, verified: true } });
+
+    // The owner sees the event, a reference only, owed to the webhook sink (none is configured).
+    const listed = await runBin(['records', 'events'], stack.env);
+    stdio.audit.text(listed.stdout + listed.stderr, 'records events');
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toMatch(new RegExp(`evt_${handle}_1 +answered +${handle} +1 +\\S+ +owed +0`));
+    const unknown = await runBin(['records', 'events', '--resend', 'evt_nothing_here_1'], stack.env);
+    expect(unknown).toMatchObject({ code: 1, stderr: 'sess-mcp: no such event in this profile.\n' });
+    const resent = await runBin(['records', 'events', '--resend', `evt_${handle}_1`], stack.env);
+    expect(resent.code).toBe(0);
   });
 
   it('the server instructions carry the wake rule', async () => {
