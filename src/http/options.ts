@@ -184,19 +184,21 @@ export interface SessMcpHttpHandlerOptions {
    */
   inputSchemas?: 'exact' | 'flat';
   /**
-   * Where diagnostics go: fixed event names, codes and durations only, never a link, token,
-   * header or answer. Besides the engine's own events (`tool_result`, `tool_error`, …) the handler
-   * reports `http.request_done` (with `ms`) for every request and, when it refuses one,
-   * `http.host_rejected`, `http.origin_rejected`, `http.method_rejected`, `http.unauthenticated`,
-   * `http.insufficient_scope`, `http.authenticate_failed`, `http.authenticate_timeout`,
-   * `http.principal_invalid`, `http.body_too_large`, `http.unsupported_media_type`,
-   * `http.body_timeout`, `http.body_failed`, `http.body_consumed` (a body parser mounted before
-   * the handler read the body), `http.unsafe_key`, `http.closed` or
-   * `http.internal_error`; also `http.cancelled`, `http.sdk_error`, `http.store_unavailable` and
-   * `http.store_invalid`. `http.host_rejected` and `http.origin_rejected` name the option to change
-   * (`variable`: `allowedHosts`, `allowedOrigins`); `http.principal_invalid` names the principal's
-   * `field` that `authenticate` got wrong and what it must be (`expected`), never its value. A
-   * sink that throws is ignored.
+   * Where diagnostics go: fixed event names, codes, durations and names, never a link, token,
+   * credential or answer; the one value a request carried that an event holds is the refused
+   * `Host` or `Origin` (`received`, escaped and at most 200 characters). Besides the engine's own
+   * events (`tool_result`, `tool_error`, …) the handler reports `http.request_done` (with `ms`)
+   * for every request and, when it refuses one, `http.host_rejected`, `http.origin_rejected`,
+   * `http.method_rejected`, `http.unauthenticated`, `http.insufficient_scope`,
+   * `http.authenticate_failed`, `http.authenticate_timeout`, `http.principal_invalid`,
+   * `http.body_too_large`, `http.unsupported_media_type`, `http.body_timeout`, `http.body_failed`,
+   * `http.body_consumed` (a body parser mounted before the handler read the body),
+   * `http.unsafe_key`, `http.closed` or `http.internal_error`; also `http.cancelled`,
+   * `http.sdk_error`, `http.store_unavailable` and `http.store_invalid`. `http.host_rejected` and
+   * `http.origin_rejected` name the option to change (`variable`: `allowedHosts`,
+   * `allowedOrigins`) and the value received (`received`); `http.principal_invalid` names the
+   * principal's `field` that `authenticate` got wrong and what it must be (`expected`), never its
+   * value. A sink that throws is ignored.
    */
   diagnostics?: DiagnosticsSink;
 }

@@ -16,7 +16,7 @@ import { readStdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
 import { startupNotes } from './env-notes.js';
 import { type RecordsCliIo, runRecordsCli, USAGE } from './records-cli.js';
-import { visible } from './visible.js';
+import { visible } from '../faces/visible.js';
 
 async function main(argv: readonly string[]): Promise<number | undefined> {
   const [first, ...rest] = argv;

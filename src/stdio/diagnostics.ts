@@ -8,7 +8,7 @@
  */
 
 import { type DiagnosticEvent, type DiagnosticsSink, ERROR_TABLE } from '../index.js';
-import { visible } from './visible.js';
+import { visible } from '../faces/visible.js';
 
 /** Where lines go: `process.stderr` fits. */
 export interface LineWriterLike {

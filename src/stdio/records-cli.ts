@@ -19,7 +19,7 @@ import {
   type VersionedRecord,
 } from '../index.js';
 import type { ProfileRecordSummary, ProfileRecords } from '../store/file/index.js';
-import { visible } from './visible.js';
+import { visible } from '../faces/visible.js';
 
 /**
  * What the CLI needs from a store: a structural subset of the file store's `ProfileRecords`

@@ -546,8 +546,9 @@ export interface Clock {
 export const systemClock: Clock = { now: () => Date.now() };
 
 /**
- * A diagnostic event: a fixed event name and, at most, a code and numbers. Sinks receive nothing
- * else: never a link, key, handle secret, receipt or answer value.
+ * A diagnostic event: a fixed event name and, at most, a code, numbers, names and a received
+ * value that is not a secret. Sinks receive nothing else: never a link, key, handle secret,
+ * receipt or answer value.
  */
 export interface DiagnosticEvent {
   event: string;
@@ -561,6 +562,14 @@ export interface DiagnosticEvent {
   field?: string;
   /** What that field must be, in fixed words (`a non-empty string`, `an array of strings`, …). */
   expected?: string;
+  /**
+   * The value received that the event is about, only where it is not a secret: the `Host` or
+   * `Origin` header of a refused request (`http.host_rejected`, `http.origin_rejected`). At most
+   * 200 characters (a longer value is cut and ends with `…`), with every control character,
+   * bidirectional formatting character, line or paragraph separator and lone surrogate written as
+   * `\uXXXX`.
+   */
+  received?: string;
 }
 
 /** Where diagnostics go (stderr for stdio, the host's sink for HTTP). */
