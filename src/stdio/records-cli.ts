@@ -9,6 +9,7 @@
  * {@link RecordsAccess}, which the file store provides.
  */
 
+import { visible } from '../faces/visible.js';
 import {
   type ErrorCode,
   INTERACTION_STATE_KINDS,
@@ -19,7 +20,6 @@ import {
   type VersionedRecord,
 } from '../index.js';
 import type { ProfileRecordSummary, ProfileRecords } from '../store/file/index.js';
-import { visible } from '../faces/visible.js';
 
 /**
  * What the CLI needs from a store: a structural subset of the file store's `ProfileRecords`
