@@ -1,14 +1,13 @@
 /**
  * Example: the MCP endpoint on Deno, with `Deno.serve`.
  *
- * Run from this repository: `deno run --sloppy-imports --allow-net --allow-env examples/deno-server.ts`
- * (`--sloppy-imports` maps the sources' `.js` imports to `.ts`) with `SESS_API_KEY`,
+ * Run it where `@sess.si/mcp` is installed (a `package.json` that depends on it, and its
+ * `node_modules`): `deno run --sloppy-imports --allow-net --allow-env examples/deno-server.ts`
+ * (`--sloppy-imports` lets Deno take `./fetch-edge.js` for `fetch-edge.ts`) with `SESS_API_KEY`,
  * `MCP_BEARER_TOKEN` and `MCP_ALLOWED_HOST` set (`PORT` defaults to 8787). It serves the same
  * edge module as the Worker example, built once for the process from the environment; the memory
- * store lives as long as the process does.
- *
- * In an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` (through `npm:`
- * specifiers or a `package.json`) instead of the sources.
+ * store lives as long as the process does. The package is imported by its name, as an
+ * application does.
  */
 import edge, { type EdgeEnv } from './fetch-edge.js';
 

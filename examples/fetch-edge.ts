@@ -6,11 +6,11 @@
  * isolate: a hosted deployment supplies a durable store per binding. Nothing here imports a
  * `node:` module.
  *
- * In an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead of the sources.
+ * It imports the package by its name, as an application does.
  */
 
-import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../src/http/index.js';
-import { createMemoryHandleStore } from '../src/index.js';
+import { createMemoryHandleStore } from '@sess.si/mcp';
+import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '@sess.si/mcp/http';
 
 /** The bindings this module reads. */
 export interface EdgeEnv {

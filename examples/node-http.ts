@@ -7,8 +7,8 @@
  * token itself never goes to Sess. The memory store keeps handles for the life of the process
  * only; a hosted deployment supplies a durable store (for example `@sess.si/mcp/store/postgres`).
  *
- * Run it from this repository with a TypeScript runner that maps the `.js` imports to the sources
- * (Bun, or tsx); in an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead:
+ * It imports the package by its name, as an application does. Run it with a TypeScript runner
+ * (Bun, or tsx):
  *
  * ```sh
  * SESS_API_KEY=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) bun examples/node-http.ts
@@ -19,8 +19,8 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
-import { createMemoryHandleStore } from '../src/index.js';
+import { createMemoryHandleStore } from '@sess.si/mcp';
+import { createSessMcpHttpHandler, type SessHttpPrincipal } from '@sess.si/mcp/http';
 
 /** What the example needs to run. */
 export interface NodeHttpExampleOptions {

@@ -23,9 +23,8 @@
  * valid until they expire, so keep their lifetime short), and its memory store keeps handles only
  * for the life of the process.
  *
- * Run it by itself from this repository, bundled (npm packages stay external and resolve from
- * `node_modules`), or with a TypeScript runner that maps the `.js` imports to the sources; in an
- * application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead:
+ * It imports the package by its name, as an application does. Run it by itself bundled (npm
+ * packages stay external and resolve from `node_modules`), or with a TypeScript runner:
  *
  * ```sh
  * npx esbuild examples/oauth-http.ts --bundle --platform=node --format=esm --packages=external \
@@ -46,9 +45,9 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { createMemoryHandleStore, type DiagnosticsSink } from '@sess.si/mcp';
+import { createSessMcpHttpHandler, type SessHttpPrincipal } from '@sess.si/mcp/http';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
-import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
-import { createMemoryHandleStore, type DiagnosticsSink } from '../src/index.js';
 
 /** The scope a token must carry to use the Sess tools. */
 export const SESS_SCOPE = 'sess';

@@ -18,9 +18,8 @@
  *
  * It deliberately does not terminate TLS, balance load or log: a host's proxy and logging do.
  *
- * Run it from this repository with a TypeScript runner that maps the `.js` imports to the sources
- * (Bun, or tsx); in an application, import from `@sess.si/mcp/http` and
- * `@sess.si/mcp/store/postgres` instead:
+ * It imports the package by its name, as an application does. Run it with a TypeScript runner
+ * (Bun, or tsx):
  *
  * ```sh
  * DATABASE_URL=postgres://… SESS_API_KEY=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) \
@@ -32,9 +31,9 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { createSessMcpHttpHandler, type SessHttpPrincipal } from '@sess.si/mcp/http';
+import { createPostgresHandleStore, type PoolLike } from '@sess.si/mcp/store/postgres';
 import pg from 'pg';
-import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
-import { createPostgresHandleStore, type PoolLike } from '../src/store/postgres/index.js';
 
 /** What one instance needs to run. */
 export interface PostgresHttpInstanceOptions {

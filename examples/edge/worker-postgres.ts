@@ -10,12 +10,13 @@
  * Cloudflare Hyperdrive) between the Worker and the database so that stays cheap.
  *
  * The handle table must exist: run the store's `migrate()` once from your deploy step. The
- * bearer-token check stands in for a real OAuth resource server, as in `fetch-edge.ts`. In an
- * application, import from `@sess.si/mcp/http` and `@sess.si/mcp/store/postgres` instead.
+ * bearer-token check stands in for a real OAuth resource server, as in `fetch-edge.ts`. It
+ * imports the package by its name, as an application does.
  */
+
+import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '@sess.si/mcp/http';
+import { createPostgresHandleStore, type PoolLike } from '@sess.si/mcp/store/postgres';
 import pg from 'pg';
-import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../../src/http/index.js';
-import { createPostgresHandleStore, type PoolLike } from '../../src/store/postgres/index.js';
 
 /** The bindings this Worker reads. */
 export interface PgWorkerEnv {
