@@ -45,6 +45,7 @@ export {
   type Clock,
   type CloseAskInput,
   type CompleteInput,
+  type ConnectCause,
   type CreateAskInput,
   type CreateLimits,
   type CreateSessionInput,

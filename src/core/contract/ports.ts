@@ -162,6 +162,23 @@ export type VerificationReason =
   | 'key_refresh_cooldown'
   | 'context_missing';
 
+/**
+ * Why a connection to Sess could not be made (a `not_sent` failure of `notSentKind: 'transport'`),
+ * as one fixed word: the origin's host name does not resolve (`name_not_resolved`), its lookup
+ * failed for now (`name_lookup_failed`), the connection was refused (`connection_refused`), there
+ * is no route to the host (`unreachable`), no connection was made in time (`connect_timeout`), its
+ * TLS certificate is not trusted: expired, not yet valid, self-signed or of an unknown issuer
+ * (`tls_certificate`), or it is for another host name (`tls_name_mismatch`).
+ */
+export type ConnectCause =
+  | 'name_not_resolved'
+  | 'name_lookup_failed'
+  | 'connection_refused'
+  | 'unreachable'
+  | 'connect_timeout'
+  | 'tls_certificate'
+  | 'tls_name_mismatch';
+
 /** Details of a {@link SessApiError}. */
 export interface SessApiErrorDetails {
   status?: number;
@@ -175,6 +192,13 @@ export interface SessApiErrorDetails {
   protocolReason?: string;
   /** For `not_sent`: `configuration` (a deterministic client check) or `transport`. */
   notSentKind?: 'configuration' | 'transport';
+  /** For a `not_sent` transport failure: why no connection was made. */
+  connectCause?: ConnectCause;
+  /**
+   * For a `not_sent` transport failure: the Sess origin the connection was for (scheme, host and
+   * port only; an origin is not a secret).
+   */
+  origin?: string;
   cause?: unknown;
 }
 
@@ -190,6 +214,8 @@ export class SessApiError extends Error {
   readonly reason?: VerificationReason;
   readonly protocolReason?: string;
   readonly notSentKind?: 'configuration' | 'transport';
+  readonly connectCause?: ConnectCause;
+  readonly origin?: string;
 
   constructor(kind: SessApiErrorKind, message: string, details: SessApiErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -202,6 +228,8 @@ export class SessApiError extends Error {
     if (details.reason !== undefined) this.reason = details.reason;
     if (details.protocolReason !== undefined) this.protocolReason = details.protocolReason;
     if (details.notSentKind !== undefined) this.notSentKind = details.notSentKind;
+    if (details.connectCause !== undefined) this.connectCause = details.connectCause;
+    if (details.origin !== undefined) this.origin = details.origin;
   }
 }
 
