@@ -22,7 +22,7 @@
  * (Bun, or tsx):
  *
  * ```sh
- * DATABASE_URL=postgres://… SESS_API_KEY=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) \
+ * DATABASE_URL=postgres://… SESS_API_KEY=… SESS_WORKSPACE_ID=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) \
  *   bun examples/postgres-http.ts      # instances on :8080 and :8081
  * ```
  */
@@ -47,8 +47,11 @@ export interface PostgresHttpInstanceOptions {
   sessOrigin?: string;
   /** Testing only: a local `http://127.0.0.1` Sess runtime. */
   allowInsecureLocalhost?: boolean;
-  /** The Sess workspace the key belongs to (names the binding). @default 'default' */
-  workspaceId?: string;
+  /**
+   * The Sess workspace the key belongs to (its id, as Sess names it: `sess-mcp local` prints its
+   * runtime's). The handler checks the key against it.
+   */
+  workspaceId: string;
   /** The handle table's schema. @default 'public' */
   schema?: string;
   /** The handle table. @default 'sess_mcp_handles' */
@@ -123,7 +126,7 @@ export async function startPostgresHttpInstance(
   }
   // A real host: look the token up with its OAuth server and return that grant's principal.
   const principal: SessHttpPrincipal = {
-    workspaceId: options.workspaceId ?? 'default',
+    workspaceId: options.workspaceId,
     principalId: 'owner',
     clientId: 'example-client',
     grantId: 'example-grant',
@@ -201,14 +204,18 @@ export async function startPostgresHttpExample(options: PostgresHttpExampleOptio
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const connectionString = process.env.DATABASE_URL ?? '';
   const sessApiKey = process.env.SESS_API_KEY ?? '';
+  const workspaceId = process.env.SESS_WORKSPACE_ID ?? '';
   const bearerToken = process.env.MCP_BEARER_TOKEN ?? '';
-  if (connectionString === '' || sessApiKey === '' || bearerToken === '') {
-    process.stderr.write('Set DATABASE_URL, SESS_API_KEY and MCP_BEARER_TOKEN.\n');
+  if (connectionString === '' || sessApiKey === '' || workspaceId === '' || bearerToken === '') {
+    process.stderr.write(
+      'Set DATABASE_URL, SESS_API_KEY, SESS_WORKSPACE_ID (the workspace of that key) and MCP_BEARER_TOKEN.\n',
+    );
     process.exit(1);
   }
   const running = await startPostgresHttpExample({
     connectionString,
     sessApiKey,
+    workspaceId,
     bearerToken,
     ports: [Number(process.env.PORT_A ?? 8080), Number(process.env.PORT_B ?? 8081)],
     ...(process.env.SESS_API_ORIGIN === undefined ? {} : { sessOrigin: process.env.SESS_API_ORIGIN }),

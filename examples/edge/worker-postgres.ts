@@ -23,6 +23,8 @@ export interface PgWorkerEnv {
   /** `postgres://…` of the database (a Hyperdrive binding's `connectionString` fits). */
   DATABASE_URL: string;
   SESS_API_KEY: string;
+  /** The Sess workspace `SESS_API_KEY` belongs to (its id; the handler checks the key against it). */
+  SESS_WORKSPACE_ID: string;
   MCP_BEARER_TOKEN: string;
   /** @default 'https://api.sess.si' */
   SESS_API_ORIGIN?: string;
@@ -84,7 +86,7 @@ function build(env: PgWorkerEnv): SessMcpHttpHandler {
       const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
       if (env.MCP_BEARER_TOKEN.length < 16 || !sameSecret(token, env.MCP_BEARER_TOKEN)) return undefined;
       return {
-        workspaceId: 'default',
+        workspaceId: env.SESS_WORKSPACE_ID,
         principalId: 'owner',
         clientId: 'edge-example',
         grantId: 'edge-grant',

@@ -34,7 +34,14 @@ import { hostParts } from './host-syntax.js';
  * `workspaceId`, `principalId`, `clientId`, `grantId` and `grantGeneration` (and the Sess origin).
  */
 export interface SessHttpPrincipal {
-  /** The Sess workspace the caller acts in. */
+  /**
+   * The Sess workspace the caller acts in: the id of the workspace the key `credential()`
+   * returns belongs to (1–128 of `A–Z a–z 0–9 . _ : -`; `sess-mcp local` prints its runtime's).
+   * Checked, not a label: a Sess answer naming another workspace makes the tool call
+   * `NOT_CONFIGURED` naming `principal.workspaceId`, and before a create the key's workspace is
+   * learnt first, so nothing is created in another workspace. Another value here than a Sess
+   * workspace id is refused as `http.principal_invalid`.
+   */
   workspaceId: string;
   /** The person (or service) the grant belongs to. */
   principalId: string;

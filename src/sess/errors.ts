@@ -19,6 +19,60 @@ export function refuseToSend(what: string, problem: string): SessApiError {
   });
 }
 
+/**
+ * A response that names another workspace than the one the credential must belong to
+ * (`credentialWorkspaceId`: the HTTP principal's `workspaceId`): the API key is of another
+ * workspace. Before Sess carried anything out it is `configuration`, for the owner to fix; on a
+ * create's, publish's, complete's or withdraw's success (`applied`) it is `protocol`, since the
+ * change was made in that other workspace. Both ids passed the Sess id rule, so neither can carry
+ * anything but an id.
+ */
+export function keyOfAnotherWorkspace(
+  what: string,
+  keyWorkspace: string,
+  credentialWorkspace: string,
+  applied: boolean,
+): SessApiError {
+  if (applied) {
+    return protocol(
+      what,
+      'it names another workspace than the one the API key was given for',
+      'workspace_header_other_key',
+    );
+  }
+  return new SessApiError(
+    'configuration',
+    `The Sess API key belongs to workspace ${keyWorkspace}, not to ${credentialWorkspace}, the workspace this caller is configured for (principal.workspaceId over HTTP); nothing was changed.`,
+  );
+}
+
+/**
+ * The failure of the read that learns the key's workspace before a create, as the create's own:
+ * the create was not sent. A key of another workspace and a refused key stay what they are;
+ * an answer that could not be trusted is the client refusing to send; anything else (no
+ * connection, a timeout, a server error) is a transport failure with its origin and cause.
+ */
+export function notSentBeforeCreate(what: string, error: SessApiError): SessApiError {
+  if (error.kind === 'configuration' || error.kind === 'aborted') return error;
+  if (error.kind === 'api' && error.status === 401) return error;
+  if (error.kind === 'protocol') {
+    return refuseToSend(
+      what,
+      `the answer naming the workspace of the API key could not be trusted (${error.protocolReason ?? 'protocol'})`,
+    );
+  }
+  const status = error.status === undefined ? '' : `, HTTP ${error.status}`;
+  return new SessApiError(
+    'not_sent',
+    `The request to ${what} was not sent: the workspace of the API key could not be learnt first (${error.kind}${status}).`,
+    {
+      notSentKind: 'transport',
+      ...(error.connectCause === undefined ? {} : { connectCause: error.connectCause }),
+      ...(error.origin === undefined ? {} : { origin: error.origin }),
+    },
+  );
+}
+
 /** What each verification reason says; never a receipt, a key or a value. */
 const REASON_TEXT: Record<VerificationReason, string> = {
   malformed: 'the receipt is malformed',

@@ -6,6 +6,7 @@
  * stages through both faces.
  */
 import { describe, expect, it } from 'vitest';
+import { SESS_ID_RULE } from '../../src/core/contract/rules.js';
 import { RECEIVED_VALUE_MAX, receivedValue } from '../../src/faces/visible.js';
 import type { BodyRead, IncomingRequest } from '../../src/http/incoming.js';
 import {
@@ -270,7 +271,12 @@ describe('the authentication stage', () => {
       ],
       [
         { ...principal, workspaceId: undefined },
-        { field: 'workspaceId', expected: 'a non-empty string' },
+        { field: 'workspaceId', expected: `a Sess workspace id, ${SESS_ID_RULE.text}` },
+      ],
+      // A label is not a workspace id: the key's workspace is checked against it.
+      [
+        { ...principal, workspaceId: 'Acme Corp' },
+        { field: 'workspaceId', expected: `a Sess workspace id, ${SESS_ID_RULE.text}` },
       ],
       [
         { ...principal, scopes: 'sess' },
