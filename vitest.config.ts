@@ -27,9 +27,10 @@ const APART = [
  * Files whose verdict does not depend on the Node that runs them: `.ci/run` runs them on Node 20
  * only and leaves them out of its runs on the other Nodes (which set `SESS_MCP_OTHER_NODE`). The
  * strict-consumer check is TypeScript's compile of the declarations, and its three compiles are the
- * costliest file of the suite.
+ * costliest file of the suite; the examples' check is a compile too, in a project installed from
+ * the packed tarball.
  */
-const ONE_NODE = ['test/package/strict-consumer.test.ts'];
+const ONE_NODE = ['test/package/strict-consumer.test.ts', 'test/package/examples-compile.test.ts'];
 const OTHER_NODE = process.env.SESS_MCP_OTHER_NODE === '1';
 
 // A renamed file left in a list would run in neither group, or on every Node: refuse it.
@@ -47,6 +48,9 @@ for (const file of [...APART, ...ONE_NODE]) {
 const SIDE_BY_SIDE_WORKERS = 6;
 
 export default defineConfig({
+  // The shipped examples import the package by its name; `paths` in tsconfig.json maps each name
+  // to its entry's source, here as for the type check, esbuild and Bun.
+  resolve: { tsconfigPaths: true },
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,14 +1,14 @@
 /**
  * Example: the MCP endpoint on Deno, with `Deno.serve`.
  *
- * Run from this repository: `deno run --sloppy-imports --allow-net --allow-env examples/deno-server.ts`
- * (`--sloppy-imports` maps the sources' `.js` imports to `.ts`) with `SESS_API_KEY`,
- * `MCP_BEARER_TOKEN` and `MCP_ALLOWED_HOST` set (`PORT` defaults to 8787). It serves the same
+ * Run it where `@sess.si/mcp` is installed (a `package.json` that depends on it, and its
+ * `node_modules`): `deno run --sloppy-imports --allow-net --allow-env examples/deno-server.ts`
+ * (`--sloppy-imports` lets Deno take `./fetch-edge.js` for `fetch-edge.ts`) with `SESS_API_KEY`,
+ * `SESS_WORKSPACE_ID` (the workspace of that key), `MCP_BEARER_TOKEN` and `MCP_ALLOWED_HOST` set
+ * (`PORT` defaults to 8787). It serves the same
  * edge module as the Worker example, built once for the process from the environment; the memory
- * store lives as long as the process does.
- *
- * In an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` (through `npm:`
- * specifiers or a `package.json`) instead of the sources.
+ * store lives as long as the process does. The package is imported by its name, as an
+ * application does.
  */
 import edge, { type EdgeEnv } from './fetch-edge.js';
 
@@ -28,6 +28,7 @@ if (deno === undefined) throw new Error('run this file with Deno');
 const origin = deno.env.get('SESS_API_ORIGIN');
 const env: EdgeEnv = {
   SESS_API_KEY: deno.env.get('SESS_API_KEY') ?? '',
+  SESS_WORKSPACE_ID: deno.env.get('SESS_WORKSPACE_ID') ?? '',
   MCP_BEARER_TOKEN: deno.env.get('MCP_BEARER_TOKEN') ?? '',
   MCP_ALLOWED_HOST: deno.env.get('MCP_ALLOWED_HOST') ?? '127.0.0.1',
   ...(origin === undefined ? {} : { SESS_API_ORIGIN: origin }),

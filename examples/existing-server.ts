@@ -3,15 +3,15 @@
  * health check and the RFC 9728 Protected Resource Metadata document the `401` challenge points
  * to.
  *
- * The token check stands in for a real OAuth resource server (see `node-http.ts`). In an
- * application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead of the sources.
+ * The token check stands in for a real OAuth resource server (see `node-http.ts`). It imports
+ * the package by its name, as an application does.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
-import { createMemoryHandleStore } from '../src/index.js';
+import { createMemoryHandleStore } from '@sess.si/mcp';
+import { createSessMcpHttpHandler, type SessHttpPrincipal } from '@sess.si/mcp/http';
 
 /** What the example needs to run. */
 export interface ExistingServerOptions {

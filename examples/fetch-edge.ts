@@ -6,16 +6,18 @@
  * isolate: a hosted deployment supplies a durable store per binding. Nothing here imports a
  * `node:` module.
  *
- * In an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead of the sources.
+ * It imports the package by its name, as an application does.
  */
 
-import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../src/http/index.js';
-import { createMemoryHandleStore } from '../src/index.js';
+import { createMemoryHandleStore } from '@sess.si/mcp';
+import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '@sess.si/mcp/http';
 
 /** The bindings this module reads. */
 export interface EdgeEnv {
   /** The Sess API key the example's one principal acts with. */
   SESS_API_KEY: string;
+  /** The Sess workspace `SESS_API_KEY` belongs to (its id; the handler checks the key against it). */
+  SESS_WORKSPACE_ID: string;
   /** The bearer token an MCP client must present. */
   MCP_BEARER_TOKEN: string;
   /** The public host name of this endpoint, e.g. `mcp.example.com`. */
@@ -43,7 +45,7 @@ export function createEdgeHandler(env: EdgeEnv): SessMcpHttpHandler {
       const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
       if (env.MCP_BEARER_TOKEN.length < 16 || !sameSecret(token, env.MCP_BEARER_TOKEN)) return undefined;
       return {
-        workspaceId: 'default',
+        workspaceId: env.SESS_WORKSPACE_ID,
         principalId: 'owner',
         clientId: 'edge-example',
         grantId: 'edge-grant',

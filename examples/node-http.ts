@@ -7,11 +7,11 @@
  * token itself never goes to Sess. The memory store keeps handles for the life of the process
  * only; a hosted deployment supplies a durable store (for example `@sess.si/mcp/store/postgres`).
  *
- * Run it from this repository with a TypeScript runner that maps the `.js` imports to the sources
- * (Bun, or tsx); in an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead:
+ * It imports the package by its name, as an application does. Run it with a TypeScript runner
+ * (Bun, or tsx):
  *
  * ```sh
- * SESS_API_KEY=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) bun examples/node-http.ts
+ * SESS_API_KEY=… SESS_WORKSPACE_ID=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) bun examples/node-http.ts
  * ```
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -19,8 +19,8 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
-import { createMemoryHandleStore } from '../src/index.js';
+import { createMemoryHandleStore } from '@sess.si/mcp';
+import { createSessMcpHttpHandler, type SessHttpPrincipal } from '@sess.si/mcp/http';
 
 /** What the example needs to run. */
 export interface NodeHttpExampleOptions {
@@ -32,8 +32,11 @@ export interface NodeHttpExampleOptions {
   sessOrigin?: string;
   /** Testing only: a local `http://127.0.0.1` Sess runtime. */
   allowInsecureLocalhost?: boolean;
-  /** The Sess workspace the key belongs to (names the binding). @default 'default' */
-  workspaceId?: string;
+  /**
+   * The Sess workspace the key belongs to (its id, as Sess names it: `sess-mcp local` prints its
+   * runtime's). The handler checks the key against it.
+   */
+  workspaceId: string;
   /** @default 0 (any free port) */
   port?: number;
   /** @default '127.0.0.1' */
@@ -59,7 +62,7 @@ export async function startNodeHttpExample(options: NodeHttpExampleOptions): Pro
   const hostname = options.hostname ?? '127.0.0.1';
   const stores = createMemoryHandleStore();
   const principal: SessHttpPrincipal = {
-    workspaceId: options.workspaceId ?? 'default',
+    workspaceId: options.workspaceId,
     principalId: 'owner',
     clientId: 'example-client',
     grantId: 'example-grant',
@@ -98,13 +101,17 @@ export async function startNodeHttpExample(options: NodeHttpExampleOptions): Pro
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const sessApiKey = process.env.SESS_API_KEY ?? '';
+  const workspaceId = process.env.SESS_WORKSPACE_ID ?? '';
   const bearerToken = process.env.MCP_BEARER_TOKEN ?? '';
-  if (sessApiKey === '' || bearerToken === '') {
-    process.stderr.write('Set SESS_API_KEY and MCP_BEARER_TOKEN.\n');
+  if (sessApiKey === '' || workspaceId === '' || bearerToken === '') {
+    process.stderr.write(
+      'Set SESS_API_KEY, SESS_WORKSPACE_ID (the workspace of that key) and MCP_BEARER_TOKEN.\n',
+    );
     process.exit(1);
   }
   const running = await startNodeHttpExample({
     sessApiKey,
+    workspaceId,
     bearerToken,
     port: Number(process.env.PORT ?? 8080),
     ...(process.env.SESS_API_ORIGIN === undefined ? {} : { sessOrigin: process.env.SESS_API_ORIGIN }),

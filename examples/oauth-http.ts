@@ -23,9 +23,8 @@
  * valid until they expire, so keep their lifetime short), and its memory store keeps handles only
  * for the life of the process.
  *
- * Run it by itself from this repository, bundled (npm packages stay external and resolve from
- * `node_modules`), or with a TypeScript runner that maps the `.js` imports to the sources; in an
- * application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead:
+ * It imports the package by its name, as an application does. Run it by itself bundled (npm
+ * packages stay external and resolve from `node_modules`), or with a TypeScript runner:
  *
  * ```sh
  * npx esbuild examples/oauth-http.ts --bundle --platform=node --format=esm --packages=external \
@@ -35,7 +34,8 @@
  * ```
  *
  * Environment: `OAUTH_ISSUER` (required), `SESS_API_KEY` (required: in this standalone mode every
- * signed-in person acts with this one key), `SESS_WORKSPACE_ID` (default `default`), `PORT`
+ * signed-in person acts with this one key), `SESS_WORKSPACE_ID` (required: the workspace that key
+ * belongs to, which the handler checks), `PORT`
  * (default 8080), `HOST` (default 127.0.0.1), `MCP_RESOURCE_URL` (the public URL of `/mcp`, when
  * it differs from `http://HOST:PORT/mcp`, e.g. behind a TLS proxy), `SESS_API_ORIGIN`,
  * `SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1` (testing only, for the local Sess runtime) and
@@ -46,9 +46,9 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { createMemoryHandleStore, type DiagnosticsSink } from '@sess.si/mcp';
+import { createSessMcpHttpHandler, type SessHttpPrincipal } from '@sess.si/mcp/http';
 import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
-import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
-import { createMemoryHandleStore, type DiagnosticsSink } from '../src/index.js';
 
 /** The scope a token must carry to use the Sess tools. */
 export const SESS_SCOPE = 'sess';
@@ -59,7 +59,7 @@ const METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
 
 /** A signed-in person's Sess account, as the host keeps it. */
 export interface SessAccount {
-  /** The Sess workspace the person acts in. */
+  /** The Sess workspace the person acts in: the one their key belongs to (the handler checks it). */
   workspaceId: string;
   /** Their Sess API key or token, read from the host's secret store per Sess call. */
   credential(): string | Promise<string>;
@@ -259,11 +259,13 @@ export async function startOAuthHttpExample(options: OAuthHttpExampleOptions): P
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const issuer = process.env.OAUTH_ISSUER ?? '';
   const sessApiKey = process.env.SESS_API_KEY ?? '';
-  if (issuer === '' || sessApiKey === '') {
-    process.stderr.write('Set OAUTH_ISSUER and SESS_API_KEY.\n');
+  const workspaceId = process.env.SESS_WORKSPACE_ID ?? '';
+  if (issuer === '' || sessApiKey === '' || workspaceId === '') {
+    process.stderr.write(
+      'Set OAUTH_ISSUER, SESS_API_KEY and SESS_WORKSPACE_ID (the workspace of that key).\n',
+    );
     process.exit(1);
   }
-  const workspaceId = process.env.SESS_WORKSPACE_ID ?? 'default';
   const env = process.env;
   const running = await startOAuthHttpExample({
     issuer,

@@ -18,12 +18,11 @@
  *
  * It deliberately does not terminate TLS, balance load or log: a host's proxy and logging do.
  *
- * Run it from this repository with a TypeScript runner that maps the `.js` imports to the sources
- * (Bun, or tsx); in an application, import from `@sess.si/mcp/http` and
- * `@sess.si/mcp/store/postgres` instead:
+ * It imports the package by its name, as an application does. Run it with a TypeScript runner
+ * (Bun, or tsx):
  *
  * ```sh
- * DATABASE_URL=postgres://… SESS_API_KEY=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) \
+ * DATABASE_URL=postgres://… SESS_API_KEY=… SESS_WORKSPACE_ID=… MCP_BEARER_TOKEN=$(openssl rand -hex 32) \
  *   bun examples/postgres-http.ts      # instances on :8080 and :8081
  * ```
  */
@@ -32,9 +31,9 @@ import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { createSessMcpHttpHandler, type SessHttpPrincipal } from '@sess.si/mcp/http';
+import { createPostgresHandleStore, type PoolLike } from '@sess.si/mcp/store/postgres';
 import pg from 'pg';
-import { createSessMcpHttpHandler, type SessHttpPrincipal } from '../src/http/index.js';
-import { createPostgresHandleStore, type PoolLike } from '../src/store/postgres/index.js';
 
 /** What one instance needs to run. */
 export interface PostgresHttpInstanceOptions {
@@ -48,8 +47,11 @@ export interface PostgresHttpInstanceOptions {
   sessOrigin?: string;
   /** Testing only: a local `http://127.0.0.1` Sess runtime. */
   allowInsecureLocalhost?: boolean;
-  /** The Sess workspace the key belongs to (names the binding). @default 'default' */
-  workspaceId?: string;
+  /**
+   * The Sess workspace the key belongs to (its id, as Sess names it: `sess-mcp local` prints its
+   * runtime's). The handler checks the key against it.
+   */
+  workspaceId: string;
   /** The handle table's schema. @default 'public' */
   schema?: string;
   /** The handle table. @default 'sess_mcp_handles' */
@@ -124,7 +126,7 @@ export async function startPostgresHttpInstance(
   }
   // A real host: look the token up with its OAuth server and return that grant's principal.
   const principal: SessHttpPrincipal = {
-    workspaceId: options.workspaceId ?? 'default',
+    workspaceId: options.workspaceId,
     principalId: 'owner',
     clientId: 'example-client',
     grantId: 'example-grant',
@@ -202,14 +204,18 @@ export async function startPostgresHttpExample(options: PostgresHttpExampleOptio
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const connectionString = process.env.DATABASE_URL ?? '';
   const sessApiKey = process.env.SESS_API_KEY ?? '';
+  const workspaceId = process.env.SESS_WORKSPACE_ID ?? '';
   const bearerToken = process.env.MCP_BEARER_TOKEN ?? '';
-  if (connectionString === '' || sessApiKey === '' || bearerToken === '') {
-    process.stderr.write('Set DATABASE_URL, SESS_API_KEY and MCP_BEARER_TOKEN.\n');
+  if (connectionString === '' || sessApiKey === '' || workspaceId === '' || bearerToken === '') {
+    process.stderr.write(
+      'Set DATABASE_URL, SESS_API_KEY, SESS_WORKSPACE_ID (the workspace of that key) and MCP_BEARER_TOKEN.\n',
+    );
     process.exit(1);
   }
   const running = await startPostgresHttpExample({
     connectionString,
     sessApiKey,
+    workspaceId,
     bearerToken,
     ports: [Number(process.env.PORT_A ?? 8080), Number(process.env.PORT_B ?? 8081)],
     ...(process.env.SESS_API_ORIGIN === undefined ? {} : { sessOrigin: process.env.SESS_API_ORIGIN }),

@@ -10,10 +10,10 @@
  * `createMemoryHandleStore` with a durable store (for example one backed by a Durable Object or
  * PostgreSQL). This example keeps the memory store so it runs with no account anywhere.
  *
- * In an application, import from `@sess.si/mcp` and `@sess.si/mcp/http` instead of the sources.
+ * It imports the package by its name, as an application does.
  */
 
-import type { SessMcpHttpHandler } from '../src/http/index.js';
+import type { SessMcpHttpHandler } from '@sess.si/mcp/http';
 import { createEdgeHandler, type EdgeEnv } from './fetch-edge.js';
 
 /** The part of a Worker's `ExecutionContext` this module uses. */

@@ -58,6 +58,7 @@ export {
   type Clock,
   type CloseAskInput,
   type CompleteInput,
+  type ConnectCause,
   type CreateAskInput,
   type CreateLimits,
   type CreateSessionInput,

@@ -10,18 +10,21 @@
  * Cloudflare Hyperdrive) between the Worker and the database so that stays cheap.
  *
  * The handle table must exist: run the store's `migrate()` once from your deploy step. The
- * bearer-token check stands in for a real OAuth resource server, as in `fetch-edge.ts`. In an
- * application, import from `@sess.si/mcp/http` and `@sess.si/mcp/store/postgres` instead.
+ * bearer-token check stands in for a real OAuth resource server, as in `fetch-edge.ts`. It
+ * imports the package by its name, as an application does.
  */
+
+import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '@sess.si/mcp/http';
+import { createPostgresHandleStore, type PoolLike } from '@sess.si/mcp/store/postgres';
 import pg from 'pg';
-import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '../../src/http/index.js';
-import { createPostgresHandleStore, type PoolLike } from '../../src/store/postgres/index.js';
 
 /** The bindings this Worker reads. */
 export interface PgWorkerEnv {
   /** `postgres://…` of the database (a Hyperdrive binding's `connectionString` fits). */
   DATABASE_URL: string;
   SESS_API_KEY: string;
+  /** The Sess workspace `SESS_API_KEY` belongs to (its id; the handler checks the key against it). */
+  SESS_WORKSPACE_ID: string;
   MCP_BEARER_TOKEN: string;
   /** @default 'https://api.sess.si' */
   SESS_API_ORIGIN?: string;
@@ -83,7 +86,7 @@ function build(env: PgWorkerEnv): SessMcpHttpHandler {
       const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
       if (env.MCP_BEARER_TOKEN.length < 16 || !sameSecret(token, env.MCP_BEARER_TOKEN)) return undefined;
       return {
-        workspaceId: 'default',
+        workspaceId: env.SESS_WORKSPACE_ID,
         principalId: 'owner',
         clientId: 'edge-example',
         grantId: 'edge-grant',

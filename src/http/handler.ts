@@ -111,17 +111,24 @@ function isHandleStore(value: unknown): value is HandleStore {
 
 /**
  * The authority of one request: resolved on the first tool call, then the same for the rest of
- * the request. Sess calls use only `principal.credential()`.
+ * the request. Sess calls use only `principal.credential()`, whose key must belong to
+ * `principal.workspaceId`.
  */
 function requestAuthority(
   options: ResolvedHttpOptions,
   principal: SessHttpPrincipal,
-  sessClient: (credential: () => string | Promise<string>) => SessApi,
+  sessClient: (
+    credential: () => string | Promise<string>,
+    perCredential: { credentialWorkspaceId: string },
+  ) => SessApi,
 ): Authority {
   const binding = httpBindingOf(options.sessOrigin, principal);
   let resolved: Promise<CallAuthority> | undefined;
   async function open(): Promise<CallAuthority> {
-    const sess = sessClient(() => principal.credential());
+    // The key must belong to the principal's workspace: the client checks every answer's
+    // `Sess-Workspace-Id`, and learns it before a create, so a key of another workspace is
+    // refused (`NOT_CONFIGURED`) before anything is created there.
+    const sess = sessClient(() => principal.credential(), { credentialWorkspaceId: principal.workspaceId });
     let store: unknown;
     try {
       store = await options.handleStore({ ...binding }, principal);

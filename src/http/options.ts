@@ -34,7 +34,14 @@ import { hostParts } from './host-syntax.js';
  * `workspaceId`, `principalId`, `clientId`, `grantId` and `grantGeneration` (and the Sess origin).
  */
 export interface SessHttpPrincipal {
-  /** The Sess workspace the caller acts in. */
+  /**
+   * The Sess workspace the caller acts in: the id of the workspace the key `credential()`
+   * returns belongs to (1–128 of `A–Z a–z 0–9 . _ : -`; `sess-mcp local` prints its runtime's).
+   * Checked, not a label: a Sess answer naming another workspace makes the tool call
+   * `NOT_CONFIGURED` naming `principal.workspaceId`, and before a create the key's workspace is
+   * learnt first, so nothing is created in another workspace. Another value here than a Sess
+   * workspace id is refused as `http.principal_invalid`.
+   */
   workspaceId: string;
   /** The person (or service) the grant belongs to. */
   principalId: string;
@@ -184,19 +191,21 @@ export interface SessMcpHttpHandlerOptions {
    */
   inputSchemas?: 'exact' | 'flat';
   /**
-   * Where diagnostics go: fixed event names, codes and durations only, never a link, token,
-   * header or answer. Besides the engine's own events (`tool_result`, `tool_error`, …) the handler
-   * reports `http.request_done` (with `ms`) for every request and, when it refuses one,
-   * `http.host_rejected`, `http.origin_rejected`, `http.method_rejected`, `http.unauthenticated`,
-   * `http.insufficient_scope`, `http.authenticate_failed`, `http.authenticate_timeout`,
-   * `http.principal_invalid`, `http.body_too_large`, `http.unsupported_media_type`,
-   * `http.body_timeout`, `http.body_failed`, `http.body_consumed` (a body parser mounted before
-   * the handler read the body), `http.unsafe_key`, `http.closed` or
-   * `http.internal_error`; also `http.cancelled`, `http.sdk_error`, `http.store_unavailable` and
-   * `http.store_invalid`. `http.host_rejected` and `http.origin_rejected` name the option to change
-   * (`variable`: `allowedHosts`, `allowedOrigins`); `http.principal_invalid` names the principal's
-   * `field` that `authenticate` got wrong and what it must be (`expected`), never its value. A
-   * sink that throws is ignored.
+   * Where diagnostics go: fixed event names, codes, durations and names, never a link, token,
+   * credential or answer; the one value a request carried that an event holds is the refused
+   * `Host` or `Origin` (`received`, escaped and at most 200 characters). Besides the engine's own
+   * events (`tool_result`, `tool_error`, …) the handler reports `http.request_done` (with `ms`)
+   * for every request and, when it refuses one, `http.host_rejected`, `http.origin_rejected`,
+   * `http.method_rejected`, `http.unauthenticated`, `http.insufficient_scope`,
+   * `http.authenticate_failed`, `http.authenticate_timeout`, `http.principal_invalid`,
+   * `http.body_too_large`, `http.unsupported_media_type`, `http.body_timeout`, `http.body_failed`,
+   * `http.body_consumed` (a body parser mounted before the handler read the body),
+   * `http.unsafe_key`, `http.closed` or `http.internal_error`; also `http.cancelled`,
+   * `http.sdk_error`, `http.store_unavailable` and `http.store_invalid`. `http.host_rejected` and
+   * `http.origin_rejected` name the option to change (`variable`: `allowedHosts`,
+   * `allowedOrigins`) and the value received (`received`); `http.principal_invalid` names the
+   * principal's `field` that `authenticate` got wrong and what it must be (`expected`), never its
+   * value. A sink that throws is ignored.
    */
   diagnostics?: DiagnosticsSink;
 }

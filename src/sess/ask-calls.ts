@@ -11,6 +11,7 @@ import type { AskView, CloseAskInput, CreateAskInput, SessCallOptions } from '..
 import { type ClientContext, sendCreate, sendGet } from './client-context.js';
 import { decodeAsk } from './decode.js';
 import { protocol, refuseToSend } from './errors.js';
+import { learnKeyWorkspace } from './key-workspace.js';
 import { checkExpiresIn, checkId, checkIdempotencyKey, isPositiveInt, reasonBody } from './request-checks.js';
 import { HEADERS, PATHS } from './wire.js';
 
@@ -49,6 +50,7 @@ export async function createAsk(
     respondents: respondentsBody(input, what),
   };
   if (input.expiresIn !== undefined) body.expires_in = input.expiresIn;
+  await learnKeyWorkspace(ctx, what, callOptions);
   const result = await sendCreate(ctx, PATHS.asks, body, idempotencyKey, what, callOptions);
   const view = decodeAsk(result, what, { workspaceId: ctx.expectedWorkspaceId });
   if (view.respondents.length > 0 || view.max !== input.respondents.max) {

@@ -1,7 +1,8 @@
 /**
  * One authenticated call to the Sess API: reads the API key, builds the headers, runs the exchange
  * (`errors.ts`), turns an error body into an `api` error with only Sess's fixed words, checks the
- * `Sess-Workspace-Id` header, and hands back the parsed JSON of a success.
+ * `Sess-Workspace-Id` header (against the workspace the credential must belong to, the expected
+ * one and the one seen before), and hands back the parsed JSON of a success.
  *
  * It knows no endpoint and decodes no view (`client.ts` and `decode.ts` do). The API key is read
  * from `credential()` on every call and never put in an error; neither is any of Sess's free text.
@@ -9,7 +10,7 @@
 import * as v from 'valibot';
 import { SessApiError } from '../core/contract/ports.js';
 import { SESS_ID_RULE } from '../core/contract/rules.js';
-import { protocol, refuseToSend } from './errors.js';
+import { keyOfAnotherWorkspace, protocol, refuseToSend } from './errors.js';
 import { type ResponseHeaders, runExchange, type Transport } from './exchange.js';
 import { ErrorBodySchema, HEADERS } from './wire.js';
 
@@ -54,6 +55,8 @@ export interface CallerSettings {
   /** Sends the requests instead of `fetch` when set (`node-transport.ts`). */
   transport?: Transport | undefined;
   expectedWorkspaceId: string | undefined;
+  /** The workspace the credential must belong to; a response naming another is refused. */
+  credentialWorkspaceId: string | undefined;
   requestTimeoutMs: number;
 }
 
@@ -88,8 +91,11 @@ export function createCaller(settings: CallerSettings): Caller {
     return key;
   }
 
-  /** Check `Sess-Workspace-Id` against the expected and previously seen workspace. */
-  function noteWorkspace(headers: ResponseHeaders, what: string): string | undefined {
+  /**
+   * Check `Sess-Workspace-Id` against the workspace the credential must belong to, the expected
+   * and the previously seen workspace. `applied`: the response is a mutation's success.
+   */
+  function noteWorkspace(headers: ResponseHeaders, what: string, applied: boolean): string | undefined {
     const header = headers.get(HEADERS.workspaceId);
     if (header === null) return undefined;
     if (!SESS_ID_RULE.test(header))
@@ -98,6 +104,8 @@ export function createCaller(settings: CallerSettings): Caller {
         'the Sess-Workspace-Id header is not a workspace id',
         'workspace_header_malformed',
       );
+    const mine = settings.credentialWorkspaceId;
+    if (mine !== undefined && header !== mine) throw keyOfAnotherWorkspace(what, header, mine, applied);
     if (settings.expectedWorkspaceId !== undefined && header !== settings.expectedWorkspaceId) {
       throw protocol(
         what,
@@ -147,7 +155,8 @@ export function createCaller(settings: CallerSettings): Caller {
       signal: call.signal,
       maxBytes: MAX_RESPONSE_BYTES,
     });
-    const workspaceId = noteWorkspace(response.headers, call.what);
+    const applied = call.mutation && response.status >= 200 && response.status < 300;
+    const workspaceId = noteWorkspace(response.headers, call.what, applied);
     if (response.status !== call.expectStatus) {
       if (response.status >= 400) throw apiError(response.status, response.text, call.what);
       throw protocol(call.what, `unexpected HTTP ${response.status}`, 'unexpected_status');

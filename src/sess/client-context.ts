@@ -20,6 +20,8 @@ export interface ClientContext {
   connection: ConnectionSettings;
   /** The workspace the options named, if any. */
   expectedWorkspaceId: string | undefined;
+  /** The workspace the credential must belong to, if given (`key-workspace.ts`). */
+  credentialWorkspaceId: string | undefined;
   receipts: ReceiptVerifier;
   /** The Ask (and name) of each respondent Session this client read, for its receipt's claims. */
   respondents: Map<string, ReceiptAskContext>;

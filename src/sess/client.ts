@@ -55,6 +55,15 @@ export interface SessClientOptions {
    */
   expectedWorkspaceId?: string;
   /**
+   * The workspace `credential` must belong to (1–128 of `A–Z a–z 0–9 . _ : -`): a response whose
+   * `Sess-Workspace-Id` names another is refused as `configuration` (nothing changed), and before
+   * its first create the client reads a Session that does not exist to learn the key's workspace
+   * from that header, so a key of another workspace creates nothing. A Sess that sends no such
+   * header cannot be checked. The HTTP handler gives each request's client the principal's
+   * `workspaceId`. @default no check
+   */
+  credentialWorkspaceId?: string;
+  /**
    * The receipt issuer (`iss`) when it differs from the origin: printable ASCII without spaces, at
    * most 2048 characters. @default origin
    */
@@ -91,6 +100,7 @@ const CLIENT_OPTIONS = optionNames<SessClientOptions>()(
   'credential',
   'fetch',
   'expectedWorkspaceId',
+  'credentialWorkspaceId',
   'receiptIssuer',
   'allowInsecureLocalhost',
   'clock',
@@ -99,8 +109,19 @@ const CLIENT_OPTIONS = optionNames<SessClientOptions>()(
   'requestTimeoutMs',
   'receiptVerifier',
 );
-/** The option names of {@link createSessClientFactory}: the client's, but the credential. */
-const FACTORY_OPTIONS = CLIENT_OPTIONS.filter((name) => name !== 'credential');
+/** The option names of {@link createSessClientFactory}: the client's, but those of one credential. */
+const FACTORY_OPTIONS = CLIENT_OPTIONS.filter(
+  (name) => name !== 'credential' && name !== 'credentialWorkspaceId',
+);
+
+/** The options of one client a {@link createSessClientFactory} makes, besides its credential. */
+export interface SessCredentialOptions {
+  /** As {@link SessClientOptions.credentialWorkspaceId}. @default no check */
+  credentialWorkspaceId?: string;
+}
+
+/** The option names of {@link SessCredentialOptions}. */
+const CREDENTIAL_OPTIONS = optionNames<SessCredentialOptions>()('credentialWorkspaceId');
 
 /**
  * Create a {@link SessApi} bound to one origin and credential.
@@ -119,7 +140,8 @@ const FACTORY_OPTIONS = CLIENT_OPTIONS.filter((name) => name !== 'credential');
  *   plus `requestTimeoutMs`);
  * - `aborted`: the caller's signal ended the call;
  * - `configuration`: no usable API key (the provider failed, returned nothing, or a value that
- *   cannot be a bearer token), or a Surface that is not JSON when verifying;
+ *   cannot be a bearer token), an API key of another workspace than `credentialWorkspaceId`, or
+ *   a Surface that is not JSON when verifying;
  * - `protocol`: a response that is malformed, self-contradictory, of another Session or
  *   workspace, a redirect, or a 4xx without a Sess error body; fail closed;
  * - `verification`: a receipt did not verify (`reason`).
@@ -139,7 +161,22 @@ export function createSessClient(options: SessClientOptions): SessApi {
   const connection = readConnectionOptions(read, options);
   const credential = read.func<() => string | Promise<string>>('credential', options.credential);
   const settings = readClientSettings(read, options, connection);
-  return buildSessClient(settings, credential, options.fetch === undefined ? nodeTransport() : undefined);
+  const credentialWorkspaceId = read.optionalRule(
+    'credentialWorkspaceId',
+    options.credentialWorkspaceId,
+    SESS_ID_RULE,
+  );
+  return buildSessClient(
+    settings,
+    { credential, credentialWorkspaceId },
+    options.fetch === undefined ? nodeTransport() : undefined,
+  );
+}
+
+/** One credential a client speaks for, and the workspace it must belong to. */
+interface ClientCredential {
+  credential: () => string | Promise<string>;
+  credentialWorkspaceId: string | undefined;
 }
 
 /** The options of a client checked once: everything but the credential. */
@@ -181,19 +218,37 @@ function readClientSettings(
  * @throws {TypeError} as `createSessClient` does, naming the option.
  */
 export function createSessClientFactory(
-  options: Omit<SessClientOptions, 'credential'>,
-): (credential: () => string | Promise<string>) => SessApi {
+  options: Omit<SessClientOptions, 'credential' | 'credentialWorkspaceId'>,
+): (credential: () => string | Promise<string>, perCredential?: SessCredentialOptions) => SessApi {
   const read = readOptions('createSessClientFactory', options, { known: FACTORY_OPTIONS });
   const connection = readConnectionOptions(read, options);
   const settings = readClientSettings(read, options, connection);
+  const credentialOf = (
+    credential: () => string | Promise<string>,
+    perCredential: SessCredentialOptions | undefined,
+  ): ClientCredential => {
+    const own = readOptions('createSessClientFactory', perCredential, {
+      known: CREDENTIAL_OPTIONS,
+      allowMissing: true,
+    });
+    return {
+      credential,
+      credentialWorkspaceId: own.optionalRule(
+        'credentialWorkspaceId',
+        perCredential?.credentialWorkspaceId,
+        SESS_ID_RULE,
+      ),
+    };
+  };
   if (options.fetch !== undefined) {
-    return (credential) => buildSessClient(settings, credential, undefined);
+    return (credential, perCredential) =>
+      buildSessClient(settings, credentialOf(credential, perCredential), undefined);
   }
-  return (credential) => {
+  return (credential, perCredential) => {
     const fetchImpl = globalThis.fetch;
     return buildSessClient(
       { ...settings, connection: { ...connection, fetch: (input, init) => fetchImpl(input, init) } },
-      credential,
+      credentialOf(credential, perCredential),
       nodeTransport(),
     );
   };
@@ -202,7 +257,7 @@ export function createSessClientFactory(
 /** A client on `credential`: the operations of `session-calls.ts`, `ask-calls.ts` and `verify-call.ts` over one context. */
 function buildSessClient(
   settings: ClientSettings,
-  credential: () => string | Promise<string>,
+  { credential, credentialWorkspaceId }: ClientCredential,
   transport: Transport | undefined,
 ): SessApi {
   const { connection, expectedWorkspaceId, receipts } = settings;
@@ -213,10 +268,12 @@ function buildSessClient(
       fetch: connection.fetch,
       transport,
       expectedWorkspaceId,
+      credentialWorkspaceId,
       requestTimeoutMs: connection.requestTimeoutMs,
     }),
     connection,
     expectedWorkspaceId,
+    credentialWorkspaceId,
     receipts,
     respondents: new Map(),
   };

@@ -142,6 +142,7 @@ export async function runExchange(request: ExchangeRequest): Promise<ExchangeRes
       timedOut,
       responseStarted,
       what,
+      origin: new URL(request.url).origin,
     });
   } finally {
     clearTimeout(timer);

@@ -15,7 +15,12 @@
  * (`src/core/contract/ports.ts`) and what a failed call means for an interaction
  * (`src/core/engine/sess-errors.ts`).
  */
-export { createSessClient, createSessClientFactory, type SessClientOptions } from './client.js';
+export {
+  createSessClient,
+  createSessClientFactory,
+  type SessClientOptions,
+  type SessCredentialOptions,
+} from './client.js';
 export { DEFAULT_SESS_ORIGIN, type SessOriginOptions, validateSessOrigin } from './origin.js';
 export {
   createReceiptVerifier,

@@ -21,6 +21,7 @@ import type { CallResult } from './calls.js';
 import { type ClientContext, sendCreate, sendGet } from './client-context.js';
 import { decodeSession, regression, toSessionView } from './decode.js';
 import { protocol, refuseToSend } from './errors.js';
+import { learnKeyWorkspace } from './key-workspace.js';
 import { checkExpiresIn, checkId, checkIdempotencyKey, isPositiveInt, reasonBody } from './request-checks.js';
 import { HEADERS, PATHS, SESSION_STATUSES } from './wire.js';
 import type { WireSessionView } from './wire-reader.js';
@@ -136,6 +137,7 @@ export async function createSession(
   checkExpiresIn(input.expiresIn, what, 'expiresIn');
   const body: Record<string, unknown> = { interaction: input.surface };
   if (input.expiresIn !== undefined) body.expires_in = input.expiresIn;
+  await learnKeyWorkspace(ctx, what, callOptions);
   const result = await sendCreate(ctx, PATHS.sessions, body, idempotencyKey, what, callOptions);
   const wire = sessionOf(ctx, result, what);
   if (wire.revision !== 1 || wire.status !== 'active' || wire.responses.length > 0) {

@@ -11,13 +11,13 @@
 import { realpathSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { PACKAGE_NAME, PACKAGE_VERSION } from '../faces/package-info.js';
+import { visible } from '../faces/visible.js';
 import { isSessMcpError } from '../index.js';
 import { createFileHandleStore, openProfileRecords } from '../store/file/index.js';
 import { readStdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
 import { startupNotes } from './env-notes.js';
 import { type RecordsCliIo, runRecordsCli, USAGE } from './records-cli.js';
-import { visible } from './visible.js';
 import { runWaitCommand } from './wait-command.js';
 
 async function main(argv: readonly string[]): Promise<number | undefined> {

@@ -7,8 +7,8 @@
  * stderr. It never writes to stdout, which carries the protocol only.
  */
 
+import { visible } from '../faces/visible.js';
 import { type DiagnosticEvent, type DiagnosticsSink, ERROR_TABLE } from '../index.js';
-import { visible } from './visible.js';
 
 /** Where lines go: `process.stderr` fits. */
 export interface LineWriterLike {

@@ -10,6 +10,7 @@
  */
 
 import type { EventOutbox } from '../core/contract/outbox.js';
+import { visible } from '../faces/visible.js';
 import {
   type ErrorCode,
   INTERACTION_STATE_KINDS,
@@ -20,7 +21,6 @@ import {
   type VersionedRecord,
 } from '../index.js';
 import type { ProfileRecordSummary, ProfileRecords } from '../store/file/index.js';
-import { visible } from './visible.js';
 
 /**
  * What the CLI needs from a store: a structural subset of the file store's `ProfileRecords`

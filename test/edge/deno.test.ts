@@ -1,11 +1,12 @@
 /**
  * `examples/deno-server.ts` on Deno (the `@deno/linux-x64-glibc` binary from the npm registry):
- * Deno runs the TypeScript sources as they are, resolving packages from this repository's
- * node_modules, and serves them with `Deno.serve`; real MCP clients in this process run the full
- * flow against the local Sess runtime.
+ * Deno runs the example's TypeScript as it is and serves it with `Deno.serve`; real MCP clients in
+ * this process run the full flow against the local Sess runtime. The example imports the package
+ * by its name, which Deno resolves as an application's would: through `package.json` `exports`
+ * (here the repository's own, by self-reference) to the built `dist/` (`npm test` builds first),
+ * and its other packages from this repository's node_modules.
  *
- * `--sloppy-imports` lets Deno map the sources' `./x.js` specifiers to `./x.ts`; an application
- * that imports the built package needs no such flag. Deno is looked for at `$SESS_MCP_DENO`, then
+ * `--sloppy-imports` lets Deno take the example's `./fetch-edge.js` for `./fetch-edge.ts`. Deno is looked for at `$SESS_MCP_DENO`, then
  * `.tmp/deno/node_modules/@deno/linux-x64-glibc/deno`, then on `PATH`.
  */
 import { describe } from 'vitest';

@@ -72,6 +72,7 @@ export function workerdConfig(options: {
   const bindings = [
     ...(options.extra ?? []),
     '(name = "SESS_API_KEY", fromEnvironment = "SESS_API_KEY")',
+    '(name = "SESS_WORKSPACE_ID", fromEnvironment = "SESS_WORKSPACE_ID")',
     '(name = "MCP_BEARER_TOKEN", fromEnvironment = "MCP_BEARER_TOKEN")',
     '(name = "SESS_API_ORIGIN", fromEnvironment = "SESS_API_ORIGIN")',
     '(name = "MCP_ALLOWED_HOST", text = "127.0.0.1")',
@@ -221,6 +222,7 @@ export async function startEdgeStack(
   audit.secret(bearer, 'mcp bearer token');
   const server = await start({
     SESS_API_KEY: sess.apiKey,
+    SESS_WORKSPACE_ID: sess.workspaceId,
     MCP_BEARER_TOKEN: bearer,
     SESS_API_ORIGIN: sess.origin,
   });

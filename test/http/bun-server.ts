@@ -1,7 +1,8 @@
 /**
  * Run by Bun (not by vitest): serves `examples/fetch-edge.ts` with `Bun.serve`, so the whole flow
  * runs through `handler.fetch` on a non-Node runtime. Prints `LISTENING <port>` once ready.
- * Configuration comes from the environment (`SESS_API_KEY`, `MCP_BEARER_TOKEN`, `SESS_API_ORIGIN`).
+ * Configuration comes from the environment (`SESS_API_KEY`, `SESS_WORKSPACE_ID`, `MCP_BEARER_TOKEN`,
+ * `SESS_API_ORIGIN`).
  */
 import edge, { type EdgeEnv } from '../../examples/fetch-edge.js';
 
@@ -16,6 +17,7 @@ const bun = (globalThis as unknown as { Bun?: BunLike }).Bun;
 if (bun === undefined) throw new Error('run this file with Bun');
 const env: EdgeEnv = {
   SESS_API_KEY: process.env.SESS_API_KEY ?? '',
+  SESS_WORKSPACE_ID: process.env.SESS_WORKSPACE_ID ?? '',
   MCP_BEARER_TOKEN: process.env.MCP_BEARER_TOKEN ?? '',
   MCP_ALLOWED_HOST: '127.0.0.1',
   ...(process.env.SESS_API_ORIGIN === undefined ? {} : { SESS_API_ORIGIN: process.env.SESS_API_ORIGIN }),

@@ -79,6 +79,7 @@ describe('examples', () => {
     const sess = await runtime();
     const env: EdgeEnv = {
       SESS_API_KEY: sess.apiKey,
+      SESS_WORKSPACE_ID: sess.workspaceId,
       MCP_BEARER_TOKEN: 'edge-bearer-token-0123456789',
       MCP_ALLOWED_HOST: 'mcp.example.test',
       SESS_API_ORIGIN: sess.origin,

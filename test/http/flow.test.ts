@@ -185,6 +185,33 @@ describe('bindings', () => {
     expect(outcome.ok ? 'ok' : outcome.error.code).toBe('HANDLE_NOT_FOUND');
   });
 
+  it("principal.workspaceId is checked against the key's workspace: another workspace's key creates nothing and reads nothing", async () => {
+    const h = await harness();
+    const other = await h.sess.createWorkspace();
+    audits.current.secret(other.apiKey, 'other api key');
+    h.principal('token-a-000000000001');
+    // The host mixed them up: the principal says one workspace, its key belongs to another.
+    h.principal('token-x-000000000001', { workspaceId: h.sess.workspaceId, credential: () => other.apiKey });
+    const client = await connectModern(h.server.url, { authorization: 'Bearer token-x-000000000001' });
+    const created = await call(client, 'sess_request', { interaction: approveSurface });
+    const { handle } = await createdBy(h, 'token-a-000000000001');
+    const read = await call(client, 'sess_response', { handle, revision: 1, wait_ms: 0 });
+    await client.close();
+    for (const outcome of [created, read]) {
+      expect(outcome.ok).toBe(false);
+      if (outcome.ok) continue;
+      expect(outcome.error.code).toBe('NOT_CONFIGURED');
+      expect(outcome.error.retryable).toBe(false);
+      expect(outcome.error.message).toContain('principal.workspaceId');
+    }
+    expect(!created.ok && created.error.message).toContain(
+      `The Sess API key belongs to workspace ${other.workspaceId}, not to ${h.sess.workspaceId}`,
+    );
+    // Only token-a's Session exists; none in the key's workspace.
+    expect(h.sess.stats.of(other.workspaceId).sessionsCreated).toBe(0);
+    expect(h.sess.stats.of().sessionsCreated).toBe(1);
+  });
+
   it('a token refresh (same grant generation) keeps the handles', async () => {
     const h = await harness();
     h.principal('token-a-000000000001');

@@ -6,6 +6,8 @@
  * stages through both faces.
  */
 import { describe, expect, it } from 'vitest';
+import { SESS_ID_RULE } from '../../src/core/contract/rules.js';
+import { RECEIVED_VALUE_MAX, receivedValue } from '../../src/faces/visible.js';
 import type { BodyRead, IncomingRequest } from '../../src/http/incoming.js';
 import {
   resolveHttpOptions,
@@ -99,8 +101,8 @@ describe('the Host stage', () => {
     const { ctx } = contextOf({ headers: { host: 'rebind.example' } });
     const refused = hostStage(ctx);
     expect(summary(refused)).toEqual({ status: 403, event: 'http.host_rejected', close: true });
-    // The diagnostic names the option to change, never the Host it got.
-    expect(refused?.about).toEqual({ variable: 'allowedHosts' });
+    // The diagnostic names the option to change and the Host it got; the answer says neither.
+    expect(refused?.about).toEqual({ variable: 'allowedHosts', received: 'rebind.example' });
     expect(ctx.hostVerdicts.size).toBe(0);
   });
 
@@ -137,13 +139,52 @@ describe('the Origin stage', () => {
     expect(originStage(contextOf({ options, headers }).ctx)).toBeUndefined();
   });
 
-  it('refuses any other Origin with 403', () => {
+  it('refuses any other Origin with 403, naming allowedOrigins and the Origin it got', () => {
     const headers = { host: 'localhost', origin: 'https://evil.example' };
-    expect(summary(originStage(contextOf({ options, headers }).ctx))).toEqual({
+    const refused = originStage(contextOf({ options, headers }).ctx);
+    expect(summary(refused)).toEqual({
       status: 403,
       event: 'http.origin_rejected',
       close: true,
     });
+    expect(refused?.about).toEqual({ variable: 'allowedOrigins', received: 'https://evil.example' });
+  });
+});
+
+describe('the value a refused Host or Origin diagnostic carries', () => {
+  // What a request can carry in a header value (`Headers` refuses NUL, CR and LF), and what the
+  // diagnostic holds for it: controls written as \uXXXX, at most 200 characters.
+  const cases: Array<[string, string, string]> = [
+    [
+      'an escape sequence',
+      'evil\u001b[2J\u001b]0;owned\u0007.example',
+      'evil\\u001b[2J\\u001b]0;owned\\u0007.example',
+    ],
+    ['a one-byte CSI (obs-text)', 'evil\u009b31m.example', 'evil\\u009b31m.example'],
+    ['a tab and DEL', 'evil\t\u007f.example', 'evil\\u0009\\u007f.example'],
+    ['8 000 characters', `${'a'.repeat(8_000)}.example`, `${'a'.repeat(200)}…`],
+  ];
+
+  it.each(cases)('a Host with %s', async (_name, host, received) => {
+    const refused = hostStage(contextOf({ headers: { host } }).ctx);
+    expect(summary(refused)?.status).toBe(403);
+    expect(refused?.about).toEqual({ variable: 'allowedHosts', received });
+    // The answer's body is fixed words: nothing of the Host goes back.
+    expect(await refused?.response.text()).not.toMatch(/evil|aaaa/);
+  });
+
+  it.each(cases)('an Origin with %s', (_name, origin, received) => {
+    const headers = { host: 'localhost', origin };
+    const refused = originStage(contextOf({ headers }).ctx);
+    expect(refused?.about).toEqual({ variable: 'allowedOrigins', received });
+  });
+
+  it('writes bidi controls, separators and lone surrogates visibly, and never cuts a pair', () => {
+    expect(receivedValue('a\u202eb\u2066c\u2028d\u061ce')).toBe('a\\u202eb\\u2066c\\u2028d\\u061ce');
+    expect(receivedValue('x\ud800y\udc00z')).toBe('x\\ud800y\\udc00z');
+    const astral = '😀'.repeat(300);
+    expect(receivedValue(astral)).toBe(`${'😀'.repeat(RECEIVED_VALUE_MAX)}…`);
+    expect(receivedValue('a'.repeat(RECEIVED_VALUE_MAX))).toBe('a'.repeat(RECEIVED_VALUE_MAX));
   });
 });
 
@@ -230,7 +271,12 @@ describe('the authentication stage', () => {
       ],
       [
         { ...principal, workspaceId: undefined },
-        { field: 'workspaceId', expected: 'a non-empty string' },
+        { field: 'workspaceId', expected: `a Sess workspace id, ${SESS_ID_RULE.text}` },
+      ],
+      // A label is not a workspace id: the key's workspace is checked against it.
+      [
+        { ...principal, workspaceId: 'Acme Corp' },
+        { field: 'workspaceId', expected: `a Sess workspace id, ${SESS_ID_RULE.text}` },
       ],
       [
         { ...principal, scopes: 'sess' },

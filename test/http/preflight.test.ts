@@ -12,6 +12,7 @@ import {
   type SessMcpHttpHandler,
   type SessMcpHttpHandlerOptions,
 } from '../../src/http/index.js';
+import type { DiagnosticEvent } from '../../src/index.js';
 import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { INITIALIZE, listen, rawExchange, type TestServer } from './helpers.js';
 
@@ -102,6 +103,40 @@ describe('allowedHosts with a port', () => {
     });
     // Past the Host check, the missing bearer token is what refuses the request.
     expect(seen.status).toBe(allowed ? 401 : 403);
+  });
+});
+
+describe('the diagnostic of a refused Host or Origin, over a real socket', () => {
+  it('names allowedHosts and the Host received, escaped; the 403 body names neither', async () => {
+    const events: DiagnosticEvent[] = [];
+    const server = await start('node', { diagnostics: (event) => events.push(event) });
+    // Node's parser passes bytes 0x80-0xFF in a header value (obs-text) and reads them as
+    // latin1: the head goes out as UTF-8, so U+009B (the one-byte CSI) arrives as C2 9B, `Â` and CSI.
+    const seen = await rawExchange(server.port, head('rebind.example\x9b2J'), {
+      chunks: [new TextEncoder().encode('{}')],
+      maxMs: 3_000,
+    });
+    expect(seen.status).toBe(403);
+    expect(seen.text).not.toContain('rebind');
+    const refused = events.find((e) => e.event === 'http.host_rejected');
+    expect(refused).toMatchObject({ variable: 'allowedHosts', received: 'rebind.example\u00c2\\u009b2J' });
+  });
+
+  it('names allowedOrigins and the Origin received', async () => {
+    const events: DiagnosticEvent[] = [];
+    const server = await start('node', {
+      allowedOrigins: ['https://app.example.com'],
+      diagnostics: (event) => events.push(event),
+    });
+    const seen = await rawExchange(server.port, head('127.0.0.1', '\r\nOrigin: https://evil.example'), {
+      chunks: [new TextEncoder().encode('{}')],
+      maxMs: 3_000,
+    });
+    expect(seen.status).toBe(403);
+    expect(events.find((e) => e.event === 'http.origin_rejected')).toMatchObject({
+      variable: 'allowedOrigins',
+      received: 'https://evil.example',
+    });
   });
 });
 

@@ -1,7 +1,7 @@
 /**
  * The README's install lines run exactly as written, against the packed tarball: the package is
  * packed as npm would publish it and installed into a fresh project (its dependencies from the
- * registry), and there:
+ * registry; `test/support/packed-project.ts`), and there:
  *
  * - the `command` and `args` of the README's client configuration (`npx -y @sess.si/mcp`) are
  *   started by an MCP client, which lists the tools;
@@ -12,8 +12,7 @@
  * The lines are read from README.md, never written here.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/client';
@@ -21,6 +20,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOOL_NAMES } from '../../src/index.js';
 import { requireHost } from '../hosts/matrix.js';
+import { type PackedProject, packedProject } from '../support/packed-project.js';
 import { repoRoot } from '../support/repo-files.js';
 
 const run = promisify(execFile);
@@ -42,7 +42,7 @@ function words(line: string): string[] {
   return line.trim().split(/\s+/);
 }
 
-let dir = '';
+let packed: PackedProject | undefined;
 let project = '';
 let readme = '';
 /** What every command of the fresh project runs with: no key but the test's, a private state. */
@@ -50,28 +50,19 @@ let env: Record<string, string> = {};
 
 beforeAll(async () => {
   readme = await readFile(join(repoRoot, 'README.md'), 'utf8');
-  dir = await mkdtemp(join(tmpdir(), 'sess-mcp-install-'));
-  project = join(dir, 'project');
-  const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
-    cwd: repoRoot,
-  });
-  const [packed] = JSON.parse(stdout) as Array<{ filename: string }>;
-  await run('mkdir', ['-p', project]);
-  await writeFile(join(project, 'package.json'), '{ "name": "fresh-project", "private": true }\n');
-  const install = ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, packed!.filename)];
-  // A registry install can time out once: run it again once.
-  await run('npm', install, { cwd: project }).catch(() => run('npm', install, { cwd: project }));
+  packed = await packedProject('sess-mcp-install-');
+  project = packed.project;
   env = {
     PATH: process.env.PATH!,
-    HOME: join(dir, 'home'),
+    HOME: join(packed.dir, 'home'),
     SESS_API_KEY: KEY,
-    SESS_MCP_STATE_DIR: join(dir, 'state'),
+    SESS_MCP_STATE_DIR: join(packed.dir, 'state'),
   };
   await run('mkdir', ['-p', env.HOME!]);
 }, 240_000);
 
 afterAll(async () => {
-  if (dir !== '') await rm(dir, { recursive: true, force: true });
+  await packed?.remove();
 });
 
 describe("the README's install lines, against the packed tarball in a fresh project", () => {

@@ -27,7 +27,8 @@ import {
 import { createSessEngine } from '../../src/core/engine/engine.js';
 import { defaultRandomId } from '../../src/core/engine/identity.js';
 import { createSessMcpHttpHandler } from '../../src/http/index.js';
-import { createReceiptVerifier, createSessClient } from '../../src/sess/index.js';
+import { principalProblem } from '../../src/http/preflight/auth.js';
+import { createReceiptVerifier, createSessClient, createSessClientFactory } from '../../src/sess/index.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
 import { createFileHandleStore, openProfileRecords } from '../../src/store/file/index.js';
 import { approveSurface, type Harness, startHarness } from '../engine/harness.js';
@@ -71,6 +72,15 @@ const authority = {
 const httpBase = MINIMAL_HTTP_OPTIONS;
 
 const clientBase = { origin: 'https://api.sess.si', credential: () => 'sk_test_not_sent' };
+
+const principalBase = {
+  principalId: 'alice',
+  clientId: 'client_1',
+  grantId: 'grant_1',
+  grantGeneration: '1',
+  scopes: ['sess'],
+  credential: () => 'sk_test_not_sent',
+};
 
 /** One entry of a rule: how it is fed a value, and what its refusal must name. */
 interface Entry<V> {
@@ -192,6 +202,32 @@ describe('the workspace id (SESS_ID_RULE)', () => {
       name: 'createSessClient expectedWorkspaceId',
       names: 'createSessClient: option "expectedWorkspaceId"',
       verdict: (id) => typeErrorVerdict(() => createSessClient({ ...clientBase, expectedWorkspaceId: id })),
+    },
+    {
+      name: 'createSessClient credentialWorkspaceId',
+      names: 'createSessClient: option "credentialWorkspaceId"',
+      verdict: (id) => typeErrorVerdict(() => createSessClient({ ...clientBase, credentialWorkspaceId: id })),
+    },
+    {
+      name: "a createSessClientFactory client's credentialWorkspaceId",
+      names: 'createSessClientFactory: option "credentialWorkspaceId"',
+      verdict: (id) =>
+        typeErrorVerdict(() =>
+          createSessClientFactory({ origin: clientBase.origin })(clientBase.credential, {
+            credentialWorkspaceId: id,
+          }),
+        ),
+    },
+    {
+      // The HTTP principal's workspace, checked against the key's: refused as http.principal_invalid.
+      name: 'the HTTP principal workspaceId',
+      names: 'workspaceId',
+      verdict: (id) => {
+        const problem = principalProblem({ ...principalBase, workspaceId: id });
+        return problem === undefined
+          ? accepted
+          : { ok: false, message: `${problem.field}: ${problem.expected}` };
+      },
     },
   ];
   expectSameVerdicts(SESS_ID_RULE, entries, valid, invalid);

@@ -108,7 +108,18 @@ export async function expectSessError(
   promise: Promise<unknown>,
   kind: SessApiErrorKind,
   details: Partial<
-    Pick<SessApiError, 'status' | 'apiCode' | 'field' | 'limit' | 'length' | 'reason' | 'notSentKind'>
+    Pick<
+      SessApiError,
+      | 'status'
+      | 'apiCode'
+      | 'field'
+      | 'limit'
+      | 'length'
+      | 'reason'
+      | 'notSentKind'
+      | 'connectCause'
+      | 'origin'
+    >
   > = {},
 ): Promise<SessApiError> {
   let thrown: unknown;

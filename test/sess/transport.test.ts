@@ -4,8 +4,10 @@
  * double `fetch` only for what Node cannot show (an edge runtime's code-less network error).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ConnectCause } from '../../src/core/contract/ports.js';
 import { createSessClient } from '../../src/sess/client.js';
-import { isDefinitelyNotSent } from '../../src/sess/errors.js';
+import { connectFailureOf, isDefinitelyNotSent } from '../../src/sess/errors.js';
+import { type MisnamedTlsServer, startMisnamedTlsServer } from '../support/tls-server.js';
 import { closedPort, expectSessError, idemKey, startDoubleServer, surface } from './helpers.js';
 
 describe('not sent', () => {
@@ -70,6 +72,77 @@ describe('not sent', () => {
     ['not an error', 'boom', false],
   ])('%s → definitely not sent: %s', (_name, error, expected) => {
     expect(isDefinitelyNotSent(error)).toBe(expected);
+  });
+});
+
+describe('a connection never made: the origin and why, on real sockets', () => {
+  let tls: MisnamedTlsServer;
+  beforeAll(async () => {
+    tls = await startMisnamedTlsServer();
+  });
+  afterAll(async () => {
+    await tls.close();
+  });
+  const create = (client: ReturnType<typeof createSessClient>) =>
+    client.createSession({ surface: surface(), idempotencyKey: idemKey() });
+
+  it('a host name that does not resolve (.invalid never does) is name_not_resolved, naming the origin', async () => {
+    const origin = 'https://sess-mcp-test.invalid';
+    const error = await expectSessError(
+      create(createSessClient({ origin, credential: () => 'sk_x' })),
+      'not_sent',
+      {
+        notSentKind: 'transport',
+        connectCause: 'name_not_resolved',
+        origin,
+      },
+    );
+    expect(error.message).toBe(
+      `Could not connect to Sess at ${origin} to create a Session (ENOTFOUND); nothing was sent.`,
+    );
+  });
+
+  it('a refused port on 127.0.0.1 is connection_refused', async () => {
+    const origin = `http://127.0.0.1:${await closedPort()}`;
+    const client = createSessClient({ origin, credential: () => 'sk_x', allowInsecureLocalhost: true });
+    await expectSessError(client.getSession('ses_1'), 'not_sent', {
+      notSentKind: 'transport',
+      connectCause: 'connection_refused',
+      origin,
+    });
+  });
+
+  it('a self-signed certificate for another name is tls_certificate, and no request reaches the server', async () => {
+    const client = createSessClient({ origin: tls.origin, credential: () => 'sk_x' });
+    const error = await expectSessError(create(client), 'not_sent', {
+      notSentKind: 'transport',
+      connectCause: 'tls_certificate',
+      origin: tls.origin,
+    });
+    expect(error.message).toContain('(DEPTH_ZERO_SELF_SIGNED_CERT)');
+    expect(tls.requests()).toBe(0);
+  });
+
+  it.each<[string, ConnectCause]>([
+    ['ENOTFOUND', 'name_not_resolved'],
+    ['EAI_NONAME', 'name_not_resolved'],
+    ['EAI_FAIL', 'name_not_resolved'],
+    ['EAI_AGAIN', 'name_lookup_failed'],
+    ['ECONNREFUSED', 'connection_refused'],
+    ['EHOSTUNREACH', 'unreachable'],
+    ['ENETUNREACH', 'unreachable'],
+    ['EADDRNOTAVAIL', 'unreachable'],
+    ['UND_ERR_CONNECT_TIMEOUT', 'connect_timeout'],
+    ['CERT_HAS_EXPIRED', 'tls_certificate'],
+    ['CERT_NOT_YET_VALID', 'tls_certificate'],
+    ['DEPTH_ZERO_SELF_SIGNED_CERT', 'tls_certificate'],
+    ['SELF_SIGNED_CERT_IN_CHAIN', 'tls_certificate'],
+    ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'tls_certificate'],
+    ['UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'tls_certificate'],
+    ['ERR_TLS_CERT_ALTNAME_INVALID', 'tls_name_mismatch'],
+  ])('%s on cause is %s', (code, cause) => {
+    const error = Object.assign(new TypeError('fetch failed'), { cause: { code } });
+    expect(connectFailureOf(error)).toEqual({ code, cause });
   });
 });
 

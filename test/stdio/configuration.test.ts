@@ -1,7 +1,9 @@
 /**
  * Configuration over a real stdio child: the key is read on the first tool call (missing →
  * `NOT_CONFIGURED` naming the variable), a bad variable gets a specific `NOT_CONFIGURED` at the
- * call while the server still starts, a rotated key makes earlier handles `BINDING_MISMATCH`,
+ * call while the server still starts, an origin it cannot reach for a reason that looks like
+ * configuration (a name that does not resolve, a certificate for another name) is `NOT_CONFIGURED`
+ * naming the origin and the cause, a rotated key makes earlier handles `BINDING_MISMATCH`,
  * another profile or origin sees `HANDLE_NOT_FOUND`, and the key is never written to disk.
  */
 import { spawn } from 'node:child_process';
@@ -10,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TOOL_NAMES } from '../../src/index.js';
 import { useStdioStack } from '../support/stdio-stack.js';
+import { startMisnamedTlsServer } from '../support/tls-server.js';
 import { buildSessMcpBin, errorOf, interactionOf } from './harness.js';
 
 const stdio = useStdioStack();
@@ -116,6 +119,42 @@ describe('configuration of the stdio server', () => {
     expect(error.message).toContain('SESS_API_ORIGIN');
     expect(stack.sess.stats.of().sessionsCreated).toBe(0);
   });
+
+  it.each([
+    ['a host name that does not resolve', 'https://sess-mcp-test.invalid', 'its host name does not resolve'],
+    [
+      'a TLS certificate it trusts (NODE_EXTRA_CA_CERTS) but for another name',
+      'tls',
+      'its TLS certificate is for another host name',
+    ],
+  ])(
+    'an origin with %s: NOT_CONFIGURED naming it and the cause, with "do not retry"',
+    async (_name, given, cause) => {
+      const tls = given === 'tls' ? await startMisnamedTlsServer() : undefined;
+      try {
+        const origin = tls?.origin ?? given;
+        const stack = await stdio.start({
+          client: 'v1',
+          env: {
+            SESS_API_ORIGIN: origin,
+            ...(tls === undefined ? {} : { NODE_EXTRA_CA_CERTS: tls.certFile }),
+          },
+        });
+        const result = await stack.server.callTool('sess_request', { interaction: surface });
+        const error = errorOf(result);
+        expect(error.code).toBe('NOT_CONFIGURED');
+        expect(error.retryable).toBe(false);
+        expect(error.message).toContain(
+          `Sess at ${origin} could not be reached while creating the link: ${cause}`,
+        );
+        expect(error.message).toContain('SESS_API_ORIGIN');
+        expect((result.structuredContent as { next: string }).next).toMatch(/^Do not retry/);
+        expect(tls?.requests() ?? 0).toBe(0);
+      } finally {
+        await tls?.close();
+      }
+    },
+  );
 
   it('passes SESS_EXPECTED_WORKSPACE_ID to the client for a runtime without Sess-Workspace-Id', async () => {
     const stack = await stdio.start({ client: 'v1', sess: { workspaceHeader: false } });

@@ -163,6 +163,23 @@ export type VerificationReason =
   | 'key_refresh_cooldown'
   | 'context_missing';
 
+/**
+ * Why a connection to Sess could not be made (a `not_sent` failure of `notSentKind: 'transport'`),
+ * as one fixed word: the origin's host name does not resolve (`name_not_resolved`), its lookup
+ * failed for now (`name_lookup_failed`), the connection was refused (`connection_refused`), there
+ * is no route to the host (`unreachable`), no connection was made in time (`connect_timeout`), its
+ * TLS certificate is not trusted: expired, not yet valid, self-signed or of an unknown issuer
+ * (`tls_certificate`), or it is for another host name (`tls_name_mismatch`).
+ */
+export type ConnectCause =
+  | 'name_not_resolved'
+  | 'name_lookup_failed'
+  | 'connection_refused'
+  | 'unreachable'
+  | 'connect_timeout'
+  | 'tls_certificate'
+  | 'tls_name_mismatch';
+
 /** Details of a {@link SessApiError}. */
 export interface SessApiErrorDetails {
   status?: number;
@@ -176,6 +193,13 @@ export interface SessApiErrorDetails {
   protocolReason?: string;
   /** For `not_sent`: `configuration` (a deterministic client check) or `transport`. */
   notSentKind?: 'configuration' | 'transport';
+  /** For a `not_sent` transport failure: why no connection was made. */
+  connectCause?: ConnectCause;
+  /**
+   * For a `not_sent` transport failure: the Sess origin the connection was for (scheme, host and
+   * port only; an origin is not a secret).
+   */
+  origin?: string;
   cause?: unknown;
 }
 
@@ -191,6 +215,8 @@ export class SessApiError extends Error {
   readonly reason?: VerificationReason;
   readonly protocolReason?: string;
   readonly notSentKind?: 'configuration' | 'transport';
+  readonly connectCause?: ConnectCause;
+  readonly origin?: string;
 
   constructor(kind: SessApiErrorKind, message: string, details: SessApiErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -203,6 +229,8 @@ export class SessApiError extends Error {
     if (details.reason !== undefined) this.reason = details.reason;
     if (details.protocolReason !== undefined) this.protocolReason = details.protocolReason;
     if (details.notSentKind !== undefined) this.notSentKind = details.notSentKind;
+    if (details.connectCause !== undefined) this.connectCause = details.connectCause;
+    if (details.origin !== undefined) this.origin = details.origin;
   }
 }
 
@@ -552,8 +580,9 @@ export interface Clock {
 export const systemClock: Clock = { now: () => Date.now() };
 
 /**
- * A diagnostic event: a fixed event name and, at most, a code and numbers. Sinks receive nothing
- * else: never a link, key, handle secret, receipt or answer value.
+ * A diagnostic event: a fixed event name and, at most, a code, numbers, names and a received
+ * value that is not a secret. Sinks receive nothing else: never a link, key, handle secret,
+ * receipt or answer value.
  */
 export interface DiagnosticEvent {
   event: string;
@@ -567,6 +596,14 @@ export interface DiagnosticEvent {
   field?: string;
   /** What that field must be, in fixed words (`a non-empty string`, `an array of strings`, …). */
   expected?: string;
+  /**
+   * The value received that the event is about, only where it is not a secret: the `Host` or
+   * `Origin` header of a refused request (`http.host_rejected`, `http.origin_rejected`). At most
+   * 200 characters (a longer value is cut and ends with `…`), with every control character,
+   * bidirectional formatting character, line or paragraph separator and lone surrogate written as
+   * `\uXXXX`.
+   */
+  received?: string;
 }
 
 /** Where diagnostics go (stderr for stdio, the host's sink for HTTP). */

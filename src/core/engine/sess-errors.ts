@@ -4,10 +4,11 @@
  * acts on (remove the intent, record `create_unknown`, keep a request saved, block, or resume).
  *
  * Messages are written here, never copied from the failure: a Sess error's text could carry
- * something the caller must not see, so only codes, statuses and fixed words pass through.
+ * something the caller must not see, so only codes, statuses, fixed words and the origin the
+ * client was configured with (never a secret) pass through.
  */
 import { SessMcpError } from '../contract/errors.js';
-import { SessApiError } from '../contract/ports.js';
+import { type ConnectCause, SessApiError } from '../contract/ports.js';
 
 /** Any failure, made a {@link SessApiError}. A foreign throw counts as a lost outcome. */
 export function asSessApiError(error: unknown): SessApiError {
@@ -42,7 +43,6 @@ function notConfigured(err: SessApiError): SessMcpError {
 }
 
 /**
-/**
  * Sess answered something this server cannot trust. For a read nothing changed; for a mutation
  * (`tool`) Sess may have applied it, and its saved request waits for the identical repeat.
  * `reason` is a fixed word for the check that failed: the client's word for a `protocol` error,
@@ -60,13 +60,53 @@ function protocolError(err: SessApiError, tool?: string): SessMcpError {
   );
 }
 
-function unavailable(
-  what: string,
-  err: SessApiError,
-  next = 'nothing changed. Try again later.',
-): SessMcpError {
+/**
+ * What each {@link ConnectCause} says after "Sess at <origin> could not be reached while …:", and
+ * whether it looks like the owner's configuration rather than an outage: a host name that does
+ * not resolve or a TLS certificate that is not trusted or names another host comes back the same
+ * on every retry (a typo in the origin, a proxy or a private certificate authority), so the agent
+ * is told not to retry (`NOT_CONFIGURED`); a refused or unreachable connection, a lookup that
+ * failed for now and a connect timeout are what an outage looks like (`SESS_UNAVAILABLE`).
+ */
+const CONNECT_CAUSES: Readonly<Record<ConnectCause, { text: string; configuration: boolean }>> = {
+  name_not_resolved: { text: 'its host name does not resolve (DNS)', configuration: true },
+  name_lookup_failed: { text: 'its host name could not be looked up just now (DNS)', configuration: false },
+  connection_refused: { text: 'the connection was refused', configuration: false },
+  unreachable: { text: 'there is no route to its host', configuration: false },
+  connect_timeout: { text: 'no connection was made in time', configuration: false },
+  tls_certificate: {
+    text: 'its TLS certificate is not trusted (expired, not yet valid, self-signed or of an unknown issuer)',
+    configuration: true,
+  },
+  tls_name_mismatch: { text: 'its TLS certificate is for another host name', configuration: true },
+};
+
+/**
+ * Sess was not reached while `what`, or answered that it cannot serve now. A connection that was
+ * never made names the origin and why ({@link CONNECT_CAUSES}); one whose cause looks like
+ * configuration is `NOT_CONFIGURED` (not retryable), every other `SESS_UNAVAILABLE` (retryable).
+ * For a mutation (`tool`) nothing was applied and its saved request waits for the identical call.
+ */
+function unavailable(what: string, err: SessApiError, tool?: string): SessMcpError {
   const status = err.status === undefined ? '' : ` (HTTP ${err.status})`;
-  return new SessMcpError('SESS_UNAVAILABLE', `Sess could not be reached while ${what}${status}; ${next}`);
+  const connect = err.connectCause === undefined ? undefined : CONNECT_CAUSES[err.connectCause];
+  const where = err.origin === undefined ? 'Sess' : `Sess at ${err.origin}`;
+  const why = connect === undefined ? '' : `: ${connect.text}`;
+  if (connect?.configuration === true) {
+    const outcome =
+      tool === undefined
+        ? 'Nothing was sent'
+        : `Nothing was applied and the request stays saved: repeat the identical ${tool} call once it is fixed`;
+    return new SessMcpError(
+      'NOT_CONFIGURED',
+      `${where} could not be reached while ${what}${why}. That looks like a configuration mistake, not an outage, so trying again will not help. ${outcome}. Ask the owner to check the Sess origin (SESS_API_ORIGIN for the stdio server, sessOrigin over HTTP).`,
+    );
+  }
+  const next = tool === undefined ? 'nothing changed. Try again later.' : stillSaved(tool);
+  return new SessMcpError(
+    'SESS_UNAVAILABLE',
+    `${where} could not be reached while ${what}${status}${why}; ${next}`,
+  );
 }
 
 /** Sess's own `503 unavailable` error body: the request was refused before anything was done. */
@@ -254,7 +294,7 @@ export function classifyMutationFailure(
       if (err.notSentKind === 'configuration') return { kind: 'block', reason: 'not_sent_configuration' };
       return {
         kind: 'pending',
-        error: unavailable(`sending ${tool}`, err, stillSaved(tool)),
+        error: unavailable(`sending ${tool}`, err, tool),
       };
     case 'api': {
       const status = err.status ?? 0;
@@ -262,14 +302,13 @@ export function classifyMutationFailure(
       if (status === 429 || status === 408) {
         return {
           kind: 'pending',
-          error: unavailable(`sending ${tool}`, err, stillSaved(tool)),
+          error: unavailable(`sending ${tool}`, err, tool),
         };
       }
       // A rejected key did nothing: the request stays saved for after the owner fixed the key.
       if (status === 401) return { kind: 'pending', error: notConfigured(err) };
       if (status >= 400 && status < 500) return { kind: 'block', reason: err.apiCode ?? `http_${status}` };
-      if (saysNothingDone(err))
-        return { kind: 'pending', error: unavailable(`sending ${tool}`, err, stillSaved(tool)) };
+      if (saysNothingDone(err)) return { kind: 'pending', error: unavailable(`sending ${tool}`, err, tool) };
       return unknown();
     }
     case 'transport':

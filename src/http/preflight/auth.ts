@@ -6,6 +6,7 @@
  * It verifies no credential itself (the host's `authenticate` does) and never echoes what the
  * host returned or threw: every refusal is a fixed answer.
  */
+import { SESS_ID_RULE } from '../../core/contract/rules.js';
 import type { SessHttpPrincipal } from '../options.js';
 import * as answer from '../responses.js';
 import { type PreflightContext, type Refusal, refusal, requestOf } from './context.js';
@@ -65,15 +66,19 @@ export function isPrincipal(value: unknown): value is SessHttpPrincipal {
 }
 
 /** The identity fields of a principal, each a non-empty string. */
-const PRINCIPAL_STRINGS = ['workspaceId', 'principalId', 'clientId', 'grantId', 'grantGeneration'] as const;
+const PRINCIPAL_STRINGS = ['principalId', 'clientId', 'grantId', 'grantGeneration'] as const;
 
 /**
  * The first field of `value` that a principal cannot have, with what it must be; `undefined` for
- * a principal. Names only: never a value, which may be a token's claim.
+ * a principal. Names only: never a value, which may be a token's claim. `workspaceId` is a Sess
+ * workspace id, checked against the one the API key belongs to at the first Sess call.
  */
 export function principalProblem(value: unknown): { field: string; expected: string } | undefined {
   if (value === null || typeof value !== 'object') return { field: 'principal', expected: 'an object' };
   const p = value as Record<string, unknown>;
+  if (!SESS_ID_RULE.test(p.workspaceId)) {
+    return { field: 'workspaceId', expected: `a Sess workspace id, ${SESS_ID_RULE.text}` };
+  }
   for (const field of PRINCIPAL_STRINGS) {
     if (!isNonEmptyString(p[field])) return { field, expected: 'a non-empty string' };
   }

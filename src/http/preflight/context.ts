@@ -40,8 +40,12 @@ export interface Refusal {
   response: Response;
   /** A fixed event name (`http.host_rejected`, …): never anything the client sent. */
   event: string;
-  /** What the event is about, by name only: the option to change, the field that is wrong. */
-  about?: Pick<DiagnosticEvent, 'variable' | 'field' | 'expected'>;
+  /**
+   * What the event is about: the option to change, the field that is wrong and what it must be,
+   * by name only; for a refused `Host` or `Origin`, also the value received (never a secret),
+   * escaped and bounded by `receivedValue`.
+   */
+  about?: Pick<DiagnosticEvent, 'variable' | 'field' | 'expected' | 'received'>;
   /** True when the body was not (fully) read, so the connection cannot serve another request. */
   closeConnection: boolean;
 }

@@ -7,6 +7,7 @@
  * does, at construction).
  */
 
+import { receivedValue } from '../../faces/visible.js';
 import { hostParts } from '../host-syntax.js';
 import * as answer from '../responses.js';
 import { type PreflightContext, type Refusal, refusal } from './context.js';
@@ -53,7 +54,10 @@ function rememberedVerdict(
   return verdict;
 }
 
-/** Refuses a request whose Host is missing or not allowed (`403`, `http.host_rejected`). */
+/**
+ * Refuses a request whose Host is missing or not allowed (`403`, `http.host_rejected`, naming
+ * `allowedHosts` and the Host received). The answer's body stays fixed words.
+ */
 export function hostStage(ctx: PreflightContext): Refusal | undefined {
   const { incoming } = ctx;
   const host = incoming.headers.get('host') ?? incoming.host ?? null;
@@ -63,7 +67,11 @@ export function hostStage(ctx: PreflightContext): Refusal | undefined {
     ctx.options.allowedHosts,
     defaultPortOf(incoming.url),
   );
-  return allowed
-    ? undefined
-    : refusal(answer.hostRejected(), 'http.host_rejected', true, { variable: 'allowedHosts' });
+  if (allowed) return undefined;
+  // The Host received is no secret and the diagnostic names it, so the owner sees what to allow.
+  const about =
+    host === null
+      ? { variable: 'allowedHosts' }
+      : { variable: 'allowedHosts', received: receivedValue(host) };
+  return refusal(answer.hostRejected(), 'http.host_rejected', true, about);
 }

@@ -5,6 +5,7 @@
  * It does not check `Host` (`host.ts`) and does not normalise the allowlist (the option check
  * does, at construction).
  */
+import { receivedValue } from '../../faces/visible.js';
 import * as answer from '../responses.js';
 import { type PreflightContext, type Refusal, refusal } from './context.js';
 
@@ -14,8 +15,15 @@ export function originAllowed(originHeader: string | null, allowedOrigins: Reado
   return allowedOrigins.has(originHeader.toLowerCase());
 }
 
-/** Refuses a request with an `Origin` not allowed (`403`, `http.origin_rejected`). */
+/**
+ * Refuses a request with an `Origin` not allowed (`403`, `http.origin_rejected`, naming
+ * `allowedOrigins` and the Origin received). The answer's body stays fixed words.
+ */
 export function originStage(ctx: PreflightContext): Refusal | undefined {
-  if (originAllowed(ctx.incoming.headers.get('origin'), ctx.options.allowedOrigins)) return undefined;
-  return refusal(answer.originRejected(), 'http.origin_rejected', true, { variable: 'allowedOrigins' });
+  const origin = ctx.incoming.headers.get('origin');
+  if (originAllowed(origin, ctx.options.allowedOrigins)) return undefined;
+  return refusal(answer.originRejected(), 'http.origin_rejected', true, {
+    variable: 'allowedOrigins',
+    received: receivedValue(origin ?? ''),
+  });
 }
