@@ -15,6 +15,7 @@
  */
 import type { EventOutbox, OutboxEvent, WakeEvent } from '../contract/outbox.js';
 import { bindingScope, type Clock, type DiagnosticsSink, systemClock } from '../contract/ports.js';
+import type { EngineHooks } from './types.js';
 
 /** How one attempt of a sink ended. */
 export type SinkOutcome =
@@ -50,6 +51,8 @@ export interface EventDeliveryOptions {
   batch?: number;
   clock?: Clock;
   diagnostics?: DiagnosticsSink;
+  /** Test-only: awaited at `event.after_delivered` (a sink took it, its mark not yet written). */
+  hooks?: EngineHooks;
 }
 
 /** A delivery loop. */
@@ -122,6 +125,7 @@ export function createEventDelivery(options: EventDeliveryOptions): EventDeliver
     }
     const now = clock.now();
     if (outcome.kind === 'delivered') {
+      await options.hooks?.onStep?.('event.after_delivered');
       await options.outbox.settle(claim, { kind: 'delivered' }, now);
       emit({ event: 'event_delivered', state: sink.name });
       return;

@@ -9,14 +9,21 @@ import type { InteractionResult } from '../contract/result.js';
 import type { Surface } from '../model/surface.js';
 import type { WaitGate } from './wait-gate.js';
 
-/** The named durable steps {@link EngineHooks.onStep} is called at. */
-export type DurableStep = `${'create' | 'publish' | 'complete' | 'withdraw'}.${
-  | 'before_intent_saved'
-  | 'after_intent_saved'
-  | 'after_request_sent'
-  | 'after_response'
-  | 'before_record_saved'
-  | 'after_record_saved'}`;
+/**
+ * The named durable steps {@link EngineHooks.onStep} is called at. `event.after_state_saved`: a
+ * state change that wrote an event was saved (`events.ts`); `event.after_delivered`: a sink took
+ * an event and its delivery is not marked yet (the delivery loop's hook).
+ */
+export type DurableStep =
+  | `${'create' | 'publish' | 'complete' | 'withdraw'}.${
+      | 'before_intent_saved'
+      | 'after_intent_saved'
+      | 'after_request_sent'
+      | 'after_response'
+      | 'before_record_saved'
+      | 'after_record_saved'}`
+  | 'event.after_state_saved'
+  | 'event.after_delivered';
 
 /** Test-only hooks (crash tests). Leave unset in production. */
 export interface EngineHooks {
