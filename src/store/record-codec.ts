@@ -17,7 +17,6 @@ import type { SessMcpError } from '../core/contract/errors.js';
 import type { VersionedRecord } from '../core/contract/ports.js';
 import {
   INTERACTION_EVENT_TYPES,
-  INTERACTION_STATE_KINDS,
   type InteractionRecord,
   type InteractionStateKind,
   MAX_RECORD_EVENTS,
@@ -347,36 +346,6 @@ export function decodeRecord(value: unknown, handle: string): InteractionRecord 
 }
 
 /** The text of a file-store file: the envelope around one record at `version`. */
-/**
- * What a listing needs of a record file, read without the full check (the summary of a profile's
- * files decodes thousands at an opening): the record's binding, state kind and `createdAt`, when
- * the envelope, the handle, the format, the binding's fields and the kind have the right shape;
- * otherwise `undefined`. The record is checked in full when it is read; a file this lets through
- * and that check refuses is dropped from the summary then (see `profile.ts`).
- */
-export function peekRecordHead(
-  textContent: string,
-  handle: string,
-): Pick<InteractionRecord, 'binding' | 'createdAt' | 'state'> | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(textContent);
-  } catch {
-    return undefined;
-  }
-  if (!isObject(parsed) || !isObject(parsed.record) || typeof parsed.version !== 'number') return undefined;
-  if ('format' in parsed && parsed.format !== FILE_ENVELOPE_FORMAT) return undefined;
-  const record = parsed.record;
-  if (record.handle !== handle || !isReadableFormat(record.format) || typeof record.createdAt !== 'string') {
-    return undefined;
-  }
-  if (!v.is(binding, record.binding)) return undefined;
-  const state = record.state;
-  if (!isObject(state) || !(INTERACTION_STATE_KINDS as readonly unknown[]).includes(state.kind))
-    return undefined;
-  return record as unknown as Pick<InteractionRecord, 'binding' | 'createdAt' | 'state'>;
-}
-
 export function encodeEnvelope(version: number, recordJson: string): string {
   return `{"format":${FILE_ENVELOPE_FORMAT},"version":${version},"record":${recordJson}}\n`;
 }

@@ -17,9 +17,9 @@ import {
   type VersionedRecord,
 } from '../../core/contract/ports.js';
 import { DEFAULT_PROFILE, PROFILE_NAME_RULE, profileDirectory } from '../../core/contract/rules.js';
-import { type InteractionRecord, isUnfinished } from '../../core/model/record.js';
+import { isUnfinished } from '../../core/model/record.js';
 import { staleVersionError, storeError, storeReasonOf } from '../../core/store-kit/kit.js';
-import { decodeEnvelope, peekRecordHead } from '../record-codec.js';
+import { decodeEnvelope } from '../record-codec.js';
 import {
   CapIndex,
   type DecodedFile,
@@ -299,19 +299,10 @@ export class ProfileFiles {
     const key = fileKey(stat);
     const cached = this.summarised.get(handle, key);
     if (cached !== undefined) return cached;
-    const value = this.decoded.get(handle, key);
-    let summary: FileSummary | null;
-    if (value !== undefined) {
-      summary = value instanceof SessMcpError ? null : summaryOf(value.record);
-    } else {
-      // Only the fields a listing needs (the opening of a large profile reads thousands): the
-      // record is checked in full when it is read, and one that fails is dropped then.
-      const text = await this.io.readText(handle);
-      if (text === undefined) return undefined;
-      const head = peekRecordHead(text, handle);
-      summary = head === undefined ? null : summaryOf(head as InteractionRecord);
-    }
+    const value = this.decoded.get(handle, key) ?? (await this.decode(handle));
+    if (value === undefined) return undefined;
     this.decodes += 1;
+    const summary = value instanceof SessMcpError ? null : summaryOf(value.record);
     this.summarised.set(handle, key, summary);
     return summary;
   }
