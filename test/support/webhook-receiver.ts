@@ -19,7 +19,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 
@@ -109,6 +109,44 @@ export async function startWebhookReceiver(
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A raw TCP server on 127.0.0.1, for receivers that misbehave below HTTP (tarpits). */
+export interface RawReceiver {
+  /** `http://127.0.0.1:<port>/hook`. */
+  readonly url: string;
+  /** Connections accepted so far. */
+  connections(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * Start a raw TCP server on 127.0.0.1 that hands each connection to `onSocket` (to hold it, or
+ * write bytes slowly); every socket is destroyed on close.
+ */
+export async function startRawReceiver(onSocket: (socket: Socket) => void): Promise<RawReceiver> {
+  const sockets = new Set<Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+    onSocket(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  let accepted = 0;
+  server.on('connection', () => {
+    accepted += 1;
+  });
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    connections: () => accepted,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
   };

@@ -68,7 +68,10 @@ describe('nextAttemptDelay', () => {
 
 describe('createWebhookSchedule', () => {
   it('takes other times and a scale', () => {
-    expect(createWebhookSchedule({ spanMs: 72 * HOUR })).toEqual({ ...WEBHOOK_SCHEDULE_DEFAULTS, spanMs: 72 * HOUR });
+    expect(createWebhookSchedule({ spanMs: 72 * HOUR })).toEqual({
+      ...WEBHOOK_SCHEDULE_DEFAULTS,
+      spanMs: 72 * HOUR,
+    });
     expect(createWebhookSchedule({ scale: 0.001 })).toEqual({
       baseDelayMs: 5,
       maxDelayMs: 3_600,

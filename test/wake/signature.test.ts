@@ -43,8 +43,13 @@ describe('signing', () => {
     const secret = newSecret();
     const body = wakeEventBody(EVENT);
     const headers = await createWebhookSigner([secret]).sign(EVENT.eventId, now(), body);
-    const verify = (b: string, h: Record<string, string>, s = secret) => () => new Webhook(s).verify(b, h);
-    expect(verify(body.replace('"revision":3', '"revision":4'), { ...headers })).toThrow(/No matching signature/);
+    const verify =
+      (b: string, h: Record<string, string>, s = secret) =>
+      () =>
+        new Webhook(s).verify(b, h);
+    expect(verify(body.replace('"revision":3', '"revision":4'), { ...headers })).toThrow(
+      /No matching signature/,
+    );
     expect(verify(body, { ...headers, 'webhook-id': 'evt_other' })).toThrow(/No matching signature/);
     expect(verify(body, { ...headers }, newSecret())).toThrow(/No matching signature/);
   });
