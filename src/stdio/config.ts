@@ -7,6 +7,7 @@
  * This module deliberately does not read `SESS_API_KEY`: the key is read by the authority on each
  * tool call, never at start-up. It touches no file either; it only computes paths.
  */
+
 import { homedir as osHomedir } from 'node:os';
 import { posix as posixPath, win32 as win32Path } from 'node:path';
 import {
@@ -22,6 +23,7 @@ import {
 } from '../core/contract/rules.js';
 import { SessApiError, SessMcpError, type ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
+import { readWebhookEnv, type WebhookConfig } from '../wake/webhook-config.js';
 
 /** The environment variables the stdio server reads, by name. */
 export const STDIO_ENV = {
@@ -79,6 +81,11 @@ export interface StdioConfig {
    * otherwise undefined.
    */
   crashAt?: string;
+  /**
+   * Where events are delivered as Standard Webhooks (`SESS_MCP_WEBHOOK_URL`,
+   * `SESS_MCP_WEBHOOK_SECRET`, `SESS_MCP_WEBHOOK_ALLOW_PRIVATE`); unset: no webhook.
+   */
+  webhook?: WebhookConfig;
 }
 
 /** Platform facts the defaults depend on; tests pass their own. */
@@ -224,6 +231,8 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
     }
     config.crashAt = crashAt;
   }
+  const webhook = readWebhookEnv(env, { allowInsecureLocalhost, notConfigured });
+  if (webhook !== undefined) config.webhook = webhook;
   return config;
 }
 

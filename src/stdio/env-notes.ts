@@ -7,13 +7,17 @@
  * Names only: it never prints a value. It decides nothing: the configuration is `config.ts`'s,
  * and an unknown variable is only a warning (another tool may read it).
  */
+import { WEBHOOK_ENV } from '../wake/webhook-config.js';
 import { type EnvLike, isUnexpandedPlaceholder, PLACEHOLDER_KEY_MESSAGE, STDIO_ENV } from './config.js';
 
 /** Every `SESS_*` variable this package reads. */
 const KNOWN: ReadonlySet<string> = new Set([
   ...Object.values(STDIO_ENV),
-  // Tests only: the file store's lease (`src/store/file/lock.ts`).
+  ...Object.values(WEBHOOK_ENV),
+  // Tests only: the file store's lease (`src/store/file/lock.ts`) and the watcher's heartbeat
+  // (`src/store/file/wake-files.ts`).
   'SESS_MCP_TEST_LEASE_MS',
+  'SESS_MCP_TEST_WAKE_STALE_MS',
 ]);
 
 /** Words people use for an origin. */

@@ -9,6 +9,14 @@
  */
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { optionNames, readOptions } from '../core/contract/options.js';
+import type { WakeEvent } from '../core/contract/outbox.js';
+import type { DiagnosticsSink } from '../core/contract/ports.js';
+import {
+  createEventDelivery,
+  DEFAULT_CLAIM_HOLD_MS,
+  type EventDelivery,
+  type EventSink,
+} from '../core/engine/event-delivery.js';
 import { createSessMcpServer } from '../faces/sess-server.js';
 import {
   type Authority,
@@ -21,6 +29,9 @@ import {
 } from '../index.js';
 import { createFileHandleStore } from '../store/file/index.js';
 import { ProfileWakeFiles } from '../store/file/wake-files.js';
+import { claimHoldMs, DEFAULT_WEBHOOK_SCHEDULE, nextAttemptDelay } from '../wake/webhook-schedule.js';
+import { createWebhookSender } from '../wake/webhook-sender.js';
+import { createWebhookSink } from '../wake/webhook-sink.js';
 import { createStdioAuthority } from './authority.js';
 import { configVariableOf, type EnvLike, readStdioConfig, type StdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
@@ -50,6 +61,14 @@ export interface SessMcpStdioOptions {
    * @default none (results carry no `wake`)
    */
   wakeProgram?: readonly [node: string, bin: string];
+  /**
+   * Called at least once per interaction event of the profile (an answer arrived, the question
+   * was withdrawn or expired, an Ask closed, the owner is needed): a reference only, never an
+   * answer value or link. A resolved promise marks the event delivered; a rejection is retried on
+   * the webhook schedule. Deduplicate by `eventId`; call `sess_response` to read the answer.
+   * @default none
+   */
+  onEvent?: (event: WakeEvent) => void | Promise<void>;
 }
 
 /** A running stdio server. */
@@ -109,9 +128,15 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
       return resolved;
     },
   };
+  const delivery =
+    config instanceof Error ? undefined : eventDeliveryOf(config, options.onEvent, diagnostics, crashAt);
   const engine = createSessEngine({
     authority: watched,
-    diagnostics,
+    // A tool call (or the watcher's poll) may have saved an event: deliver it now.
+    diagnostics: (event) => {
+      diagnostics(event);
+      if (event.event === 'tool_result') delivery?.kick();
+    },
     ...(config instanceof Error || config.maxWaitMs === undefined ? {} : { maxWaitMs: config.maxWaitMs }),
     ...(crashAt === undefined ? {} : { hooks: { onStep: crashHook(crashAt) } }),
     ...(wake === undefined ? {} : { wakeCommand: (handle: string) => wakeCommandOf(wake, handle) }),
@@ -126,6 +151,7 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
     });
     watcher.kick('probe');
   }
+  delivery?.start(DELIVERY_INTERVAL_MS);
 
   const tools = config instanceof Error ? undefined : config.tools;
   const inputSchemas = config instanceof Error ? undefined : config.inputSchemas;
@@ -143,6 +169,7 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
   return {
     async close() {
       await watcher?.close();
+      await delivery?.stop();
       await handle.close();
       diagnostics({ event: 'server_closed' });
     },
@@ -150,7 +177,59 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
 }
 
 /** The option names of {@link SessMcpStdioOptions}; any other key is refused. */
-const KNOWN_OPTIONS = optionNames<SessMcpStdioOptions>()('env', 'stdin', 'stdout', 'stderr', 'wakeProgram');
+const KNOWN_OPTIONS = optionNames<SessMcpStdioOptions>()(
+  'env',
+  'stdin',
+  'stdout',
+  'stderr',
+  'wakeProgram',
+  'onEvent',
+);
+
+/** How often the delivery loop looks at the profile's outbox (a tool call's event goes at once). */
+const DELIVERY_INTERVAL_MS = 1_000;
+
+/**
+ * The delivery loop of the profile's events, to the webhook (`SESS_MCP_WEBHOOK_URL`) and to
+ * `onEvent`; `undefined` when neither is set.
+ */
+function eventDeliveryOf(
+  config: StdioConfig,
+  onEvent: SessMcpStdioOptions['onEvent'],
+  diagnostics: DiagnosticsSink,
+  crashAt: string | undefined,
+): EventDelivery | undefined {
+  const sinks: EventSink[] = [];
+  if (config.webhook !== undefined) {
+    const { endpoint, allowPrivate, allowedHosts, timeoutMs } = config.webhook;
+    const sender = createWebhookSender({
+      allowPrivate,
+      allowInsecureLocalhost: config.allowInsecureLocalhost,
+      ...(allowedHosts === undefined ? {} : { allowedHosts }),
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+    sinks.push(createWebhookSink(sender, () => endpoint));
+  }
+  if (onEvent !== undefined) {
+    sinks.push({
+      name: 'onEvent',
+      async deliver(event) {
+        await onEvent(event);
+        return { kind: 'delivered' };
+      },
+    });
+  }
+  if (sinks.length === 0) return undefined;
+  return createEventDelivery({
+    outbox: createFileHandleStore({ stateDir: config.stateDir, profile: config.profile }).outbox!(),
+    sinks,
+    retryDelay: (attempts, first, now) => nextAttemptDelay(attempts, first, now, Math.random),
+    spanMs: DEFAULT_WEBHOOK_SCHEDULE.spanMs,
+    holdMs: claimHoldMs(DEFAULT_CLAIM_HOLD_MS),
+    diagnostics,
+    ...(crashAt === undefined ? {} : { hooks: { onStep: crashHook(crashAt) } }),
+  });
+}
 
 /** Where a result's wake command waits: only for the full tool set and a program to run. */
 function wakeOf(
@@ -171,6 +250,9 @@ function checkOptions(options: SessMcpStdioOptions): void {
     read.fail('stdin', 'must be a readable stream');
   }
   const program = options.wakeProgram as unknown;
+  if (options.onEvent !== undefined && typeof options.onEvent !== 'function') {
+    read.fail('onEvent', 'must be a function');
+  }
   if (
     program !== undefined &&
     !(

@@ -8,36 +8,17 @@
  * This module defines the event, its checks and its one body (the JSON a webhook carries). It
  * does not store, claim or order events (the outbox does) and does not send them.
  */
+import type { WakeEvent } from '../core/contract/outbox.js';
+import { INTERACTION_EVENT_TYPES, type InteractionEventType } from '../core/model/record.js';
 
-/** Why an interaction's waiter is woken. */
-export type WakeEventType = 'answered' | 'ask.closed' | 'withdrawn' | 'expired' | 'blocked';
+/** Why an interaction's waiter is woken: the core's event types (`src/core/model/record.ts`). */
+export type WakeEventType = InteractionEventType;
 
-/** One wake event, as the outbox stores it and a webhook delivers it. */
-export interface WakeEvent {
-  /** Unique per event and stable across its attempts: the `webhook-id` a receiver dedupes on. */
-  eventId: string;
-  /** What happened. */
-  type: WakeEventType;
-  /** The interaction's handle, the argument of the `sess_response` call the runtime makes. */
-  handle: string;
-  /** The record's revision the event is about. */
-  revision: number;
-  /** The event's place in its outbox's order (a receiver may drop an older one it sees later). */
-  sequence: number;
-  /** When it happened: ISO 8601 in UTC, e.g. `2025-01-31T12:00:00.000Z`. */
-  occurredAt: string;
-  /** The binding scope of the interaction, when the outbox delivers for more than one. */
-  scope?: string;
-}
+/** One wake event, as the outbox hands it to a sink and a webhook delivers it (the core's type). */
+export type { WakeEvent };
 
 /** Every {@link WakeEventType}, in the order the docs list them. */
-export const WAKE_EVENT_TYPES: readonly WakeEventType[] = [
-  'answered',
-  'ask.closed',
-  'withdrawn',
-  'expired',
-  'blocked',
-];
+export const WAKE_EVENT_TYPES: readonly WakeEventType[] = INTERACTION_EVENT_TYPES;
 
 /** The longest `eventId`, `handle` or `scope` an event carries, in characters. */
 export const MAX_WAKE_REFERENCE_LENGTH = 256;

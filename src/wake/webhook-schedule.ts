@@ -77,6 +77,15 @@ function scaled(schedule: WebhookSchedule, scale: number): WebhookSchedule {
   };
 }
 
+/**
+ * How long a delivery claim holds an event (`DEFAULT_CLAIM_HOLD_MS` of the delivery loop), scaled
+ * like the schedule when a test sets `SESS_MCP_TEST_WEBHOOK_SCALE`, but never under 2 s: a test's
+ * killed holder is taken over in seconds, and a live attempt to a local receiver still ends first.
+ */
+export function claimHoldMs(holdMs: number): number {
+  return TEST_SCALE === undefined ? holdMs : Math.max(2_000, Math.round(holdMs * TEST_SCALE));
+}
+
 /** The default schedule, scaled by `SESS_MCP_TEST_WEBHOOK_SCALE` when a test sets it. */
 export const DEFAULT_WEBHOOK_SCHEDULE: WebhookSchedule = scaled(WEBHOOK_SCHEDULE_DEFAULTS, TEST_SCALE ?? 1);
 
