@@ -32,11 +32,13 @@ export function createSessMcpServer(
   tools?: ToolSet,
   only?: string,
   inputSchemas?: 'exact' | 'flat',
+  claudeChannel = false,
 ): McpServer {
   const server = new McpServer(
     { name: PACKAGE_NAME, version: PACKAGE_VERSION },
     {
-      capabilities: { tools: {} },
+      // Claude Code's channel (opt-in, stdio): events pushed as `notifications/claude/channel`.
+      capabilities: claudeChannel ? { tools: {}, experimental: { 'claude/channel': {} } } : { tools: {} },
       ...(engine === undefined ? {} : { instructions: serverInstructions(tools) }),
     },
   );

@@ -38,6 +38,7 @@ export const STDIO_ENV = {
   inputSchemas: 'SESS_MCP_INPUT_SCHEMAS',
   allowInsecureLocalhost: 'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST',
   crashAt: 'SESS_MCP_TEST_CRASH_AT',
+  claudeChannel: 'SESS_MCP_CLAUDE_CHANNEL',
 } as const;
 
 /** The environment shape the server reads (`process.env` fits). */
@@ -86,6 +87,11 @@ export interface StdioConfig {
    * `SESS_MCP_WEBHOOK_SECRET`, `SESS_MCP_WEBHOOK_ALLOW_PRIVATE`); unset: no webhook.
    */
   webhook?: WebhookConfig;
+  /**
+   * Opt-in (`SESS_MCP_CLAUDE_CHANNEL=1`): declare Claude Code's `claude/channel` capability and
+   * send each event to the connected client as `notifications/claude/channel`.
+   */
+  claudeChannel: boolean;
 }
 
 /** Platform facts the defaults depend on; tests pass their own. */
@@ -162,6 +168,7 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
     stateDir,
     profileDir: profileDirectory(path.join, stateDir, profile),
     allowInsecureLocalhost,
+    claudeChannel: readFlag(env, STDIO_ENV.claudeChannel),
   };
 
   const maxWait = optional(env, STDIO_ENV.maxWaitMs);

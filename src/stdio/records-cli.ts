@@ -31,8 +31,11 @@ export type RecordsAccess = Pick<ProfileRecords, 'list' | 'read' | 'remove' | 'p
   outbox?: Pick<EventOutbox, 'entries' | 'resend'>;
 };
 
-/** The sinks a stdio profile delivers to: `webhook` (`SESS_MCP_WEBHOOK_URL`) and `onEvent`. */
-export const EVENT_SINKS = ['webhook', 'onEvent'] as const;
+/**
+ * The sinks a stdio profile delivers to: `webhook` (`SESS_MCP_WEBHOOK_URL`), `onEvent`, and
+ * `claudeChannel` (`SESS_MCP_CLAUDE_CHANNEL=1`).
+ */
+export const EVENT_SINKS = ['webhook', 'onEvent', 'claudeChannel'] as const;
 /** How many events `records events` shows at most. */
 const EVENTS_SHOWN = 200;
 
@@ -71,7 +74,7 @@ export const USAGE = `Usage:
   sess-mcp records show HANDLE [--reveal]  show one record (link and answer redacted)
   sess-mcp records retire HANDLE [--yes]   remove one record file after confirmation
   sess-mcp records events [--sink S] [--resend ID]
-                                           this profile's events and their delivery (S: webhook, onEvent)
+                                           this profile's events and their delivery (S: webhook, onEvent, claudeChannel)
   sess-mcp wait HANDLE [--timeout S]       block until HANDLE leaves "waiting" (a result's wake.command)
   sess-mcp local [--port N] [--host H]     run a local Sess for trying the tools by hand
   sess-mcp --help | --version

@@ -7,6 +7,8 @@
  * It decides nothing about interactions itself (the engine does) and reads no file but through
  * the file store and the credential key.
  */
+
+import type { McpServer } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { optionNames, readOptions } from '../core/contract/options.js';
 import type { WakeEvent } from '../core/contract/outbox.js';
@@ -33,6 +35,7 @@ import { claimHoldMs, DEFAULT_WEBHOOK_SCHEDULE, nextAttemptDelay } from '../wake
 import { createWebhookSender } from '../wake/webhook-sender.js';
 import { createWebhookSink } from '../wake/webhook-sink.js';
 import { createStdioAuthority } from './authority.js';
+import { createClaudeChannelSink } from './claude-channel.js';
 import { configVariableOf, type EnvLike, readStdioConfig, type StdioConfig } from './config.js';
 import { createStderrDiagnostics } from './diagnostics.js';
 import { type WakeCommandTarget, wakeCommandOf } from './wake-command.js';
@@ -128,8 +131,19 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
       return resolved;
     },
   };
+  // The server of the connected client: the Claude channel sink sends through it.
+  let served: McpServer | undefined;
+  const claudeChannel = !(config instanceof Error) && config.claudeChannel;
   const delivery =
-    config instanceof Error ? undefined : eventDeliveryOf(config, options.onEvent, diagnostics, crashAt);
+    config instanceof Error
+      ? undefined
+      : eventDeliveryOf(
+          config,
+          options.onEvent,
+          diagnostics,
+          crashAt,
+          claudeChannel ? () => served : undefined,
+        );
   const engine = createSessEngine({
     authority: watched,
     // A tool call (or the watcher's poll) may have saved an event: deliver it now.
@@ -156,7 +170,10 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
   const tools = config instanceof Error ? undefined : config.tools;
   const inputSchemas = config instanceof Error ? undefined : config.inputSchemas;
   const handle: StdioServerHandle = serveStdio(
-    () => createSessMcpServer(engine, tools, undefined, inputSchemas),
+    () => {
+      served = createSessMcpServer(engine, tools, undefined, inputSchemas, claudeChannel);
+      return served;
+    },
     {
       ...(options.stdin !== undefined || options.stdout !== undefined
         ? { transport: new StdioServerTransport(options.stdin, options.stdout) }
@@ -198,8 +215,10 @@ function eventDeliveryOf(
   onEvent: SessMcpStdioOptions['onEvent'],
   diagnostics: DiagnosticsSink,
   crashAt: string | undefined,
+  channelServer: (() => McpServer | undefined) | undefined,
 ): EventDelivery | undefined {
   const sinks: EventSink[] = [];
+  if (channelServer !== undefined) sinks.push(createClaudeChannelSink(channelServer));
   if (config.webhook !== undefined) {
     const { endpoint, allowPrivate, allowedHosts, timeoutMs } = config.webhook;
     const sender = createWebhookSender({
