@@ -197,11 +197,8 @@ export function readAllowedHosts(read: OptionReader, option: string, value: unkn
  * every failure is the factory's `TypeError` naming `<option>.<key>`, and never holds the value.
  * `undefined` when the option is absent.
  *
- * @example
- * ```ts
- * const read = readOptions('createSessMcpHttpHandler', options, { known });
- * const webhook = readWebhookOptions(read, 'webhook', options.webhook, { allowInsecureLocalhost: false });
- * ```
+ * A face reads its bag with `readOptions` first, then hands this the reader and its `webhook`
+ * value: `readWebhookOptions(read, 'webhook', options.webhook)`.
  */
 export function readWebhookOptions(
   read: OptionReader,

@@ -130,11 +130,8 @@ export function addressClass(ip: string): AddressClass {
  * documentation and relay addresses (6to4, Teredo) never, and neither is anything that is not an
  * address.
  *
- * @example
- * ```ts
- * isForbiddenAddress('169.254.169.254'); // true
- * isForbiddenAddress('10.0.0.7', { allowPrivate: true }); // false
- * ```
+ * `isForbiddenAddress('169.254.169.254')` is true; `isForbiddenAddress('10.0.0.7', { allowPrivate:
+ * true })` is false.
  */
 export function isForbiddenAddress(ip: string, policy: AddressPolicy = {}): boolean {
   switch (addressClass(ip)) {

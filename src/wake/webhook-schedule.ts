@@ -144,11 +144,8 @@ export function createWebhookSchedule(options: WebhookScheduleOptions = {}): Web
  * @param firstAttemptAt When the first attempt started (ms since the epoch).
  * @param now The current time (ms since the epoch).
  * @param random A draw in [0, 1), e.g. `Math.random`.
- * @example
- * ```ts
- * const delay = nextAttemptDelay(3, firstAttemptAt, Date.now(), Math.random);
- * if (delay === 'dead') deadLetter(event); else retryAt(Date.now() + delay);
- * ```
+ * After the third failed attempt, `nextAttemptDelay(3, firstAttemptAt, Date.now(), Math.random)`
+ * is a delay of 1 to 20 s, or `'dead'` once the span is over.
  */
 export function nextAttemptDelay(
   attempt: number,

@@ -85,12 +85,9 @@ const SENDER_OPTIONS = optionNames<WebhookSenderOptions>()(
 /** Delivers wake events to endpoints, one attempt per call. */
 export interface WebhookSender {
   /**
-   * One attempt to deliver `event` to `endpoint`. Never rejects: every end is an outcome.
-   * @example
-   * ```ts
-   * const outcome = await sender.send(event, { url: 'https://hooks.example.com/sess', secrets });
-   * if (outcome.kind === 'retry') retryAt(Date.now() + nextAttemptDelay(attempts, firstAt, Date.now(), Math.random));
-   * ```
+   * One attempt to deliver `event` to `endpoint`. Never rejects: every end is an outcome. On
+   * `retry` the caller asks `nextAttemptDelay` when to call again; on `gone` it disables the
+   * endpoint; on `refused` it dead-letters the event.
    */
   send(event: WakeEvent, endpoint: WebhookEndpoint): Promise<WebhookOutcome>;
   /** The transport in use: `node` (addresses judged at connect time) or `fetch` (allowlist). */
@@ -146,11 +143,8 @@ function chooseTransport(
  *
  * @throws TypeError `createWebhookSender: option "<name>" …`; on a runtime that cannot see
  *   addresses (or with `fetch`), when `allowedHosts` is missing.
- * @example
- * ```ts
- * const sender = createWebhookSender();
- * const outcome = await sender.send(event, { url: 'https://hooks.example.com/sess', secrets: [secret] });
- * ```
+ * `createWebhookSender().send(event, { url: 'https://hooks.example.com/sess', secrets: [secret] })`
+ * delivers one event once.
  */
 export function createWebhookSender(options: WebhookSenderOptions = {}): WebhookSender {
   const read = readOptions(FACTORY, options, { known: SENDER_OPTIONS, allowMissing: true });

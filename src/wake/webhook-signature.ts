@@ -64,11 +64,8 @@ function base64(bytes: Uint8Array): string {
 /** Signs attempts with one set of secrets; the keys are imported once, on first use. */
 export interface WebhookSigner {
   /**
-   * The three headers for `body` sent as event `id` at `timestampSeconds`.
-   * @example
-   * ```ts
-   * const headers = await signer.sign(event.eventId, Math.floor(Date.now() / 1000), body);
-   * ```
+   * The three headers for `body` sent as event `id` at `timestampSeconds` (the current second
+   * of each attempt).
    */
   sign(id: string, timestampSeconds: number, body: string): Promise<WebhookSignatureHeaders>;
 }

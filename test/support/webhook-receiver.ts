@@ -69,7 +69,7 @@ export const NO_CONTENT = ({ res }: ReceiverExchange): void => {
  * `tls`, over HTTPS.
  */
 export async function startWebhookReceiver(
-  reply: (exchange: ReceiverExchange) => void | Promise<void> = NO_CONTENT,
+  reply: (exchange: ReceiverExchange) => unknown = NO_CONTENT,
   tls?: TestCertificate,
 ): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];

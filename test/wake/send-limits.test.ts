@@ -41,7 +41,7 @@ function sender(transport: WebhookSenderOptions, options: WebhookSenderOptions =
   return createWebhookSender({ allowInsecureLocalhost: true, timeoutMs: 5_000, ...transport, ...options });
 }
 
-async function receiver(reply?: (exchange: ReceiverExchange) => void | Promise<void>) {
+async function receiver(reply?: (exchange: ReceiverExchange) => unknown) {
   const started = await startWebhookReceiver(reply);
   open.push(started);
   return started;

@@ -35,7 +35,7 @@ function localSender(options: WebhookSenderOptions = {}) {
   return createWebhookSender({ allowInsecureLocalhost: true, timeoutMs: 5_000, ...options });
 }
 
-async function receiver(reply?: (exchange: ReceiverExchange) => void) {
+async function receiver(reply?: (exchange: ReceiverExchange) => unknown) {
   const started = await startWebhookReceiver(reply);
   open.push(started);
   return started;
