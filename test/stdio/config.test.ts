@@ -40,6 +40,7 @@ describe('readStdioConfig', () => {
       stateDir: '/home/me/.local/state/sess-mcp',
       profileDir: '/home/me/.local/state/sess-mcp/profiles/default',
       allowInsecureLocalhost: false,
+      claudeChannel: false,
     });
   });
 
