@@ -12,7 +12,9 @@
  *   take over when its heartbeat stops. It renews the heartbeat while it runs, also while no
  *   record waits, so `sess-mcp wait` knows a server is there.
  * - At most {@link WATCHER_CONCURRENCY} polls run at once, fewer than the gate's per-binding cap,
- *   so the watcher never takes every slot a tool call needs. `SESS_UNAVAILABLE` (a `429` with
+ *   so the watcher never takes every slot a tool call needs. Up to that many records each have a
+ *   long-poll of their own; more take turns with shorter waits ({@link rotationWaitMs}), so the
+ *   upstream calls stay bounded however many records wait. `SESS_UNAVAILABLE` (a `429` with
  *   `Retry-After`, an outage) backs every poll off, doubling up to a minute.
  *
  * It decides nothing about answers and writes nothing itself: the engine does.
@@ -39,6 +41,23 @@ const BACKOFF_MIN_MS = 1_000;
 const BACKOFF_MAX_MS = 60_000;
 /** How long a record whose poll failed for good (it is blocked, retired…) rests. */
 const FAILED_REST_MS = 60_000;
+
+/** The shortest wait of one poll when many records take turns. */
+const MIN_ROTATION_WAIT_MS = 1_000;
+
+/**
+ * One poll's wait when `watched` records share {@link WATCHER_CONCURRENCY} polls: the whole wait
+ * while each has a poll of its own, else shorter in proportion (at least a second), so every record
+ * has its turn about once per `waitMs` and the upstream calls stay at about `WATCHER_CONCURRENCY`
+ * per `waitMs`, however many records wait.
+ */
+export function rotationWaitMs(waitMs: number, watched: number): number {
+  if (watched <= WATCHER_CONCURRENCY) return waitMs;
+  return Math.max(
+    Math.min(MIN_ROTATION_WAIT_MS, waitMs),
+    Math.floor((waitMs * WATCHER_CONCURRENCY) / watched),
+  );
+}
 
 /** Options of {@link createStdioWatcher}. */
 export interface StdioWatcherOptions {
@@ -83,6 +102,8 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
   /** When each handle may be polled next, and the ones being polled now. */
   const notBefore = new Map<string, number>();
   const polling = new Set<string>();
+  /** When each handle's last poll ended: the records take turns, longest unpolled first. */
+  const lastPolled = new Map<string, number>();
   let pausedUntil = 0;
   let backoff = BACKOFF_MIN_MS;
   let running: Promise<void> | undefined;
@@ -101,17 +122,22 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
     const { binding, store } = await authority.resolve();
     const generation = bindingGeneration(binding);
     const now = Date.now();
-    return (await store.listUnfinished()).filter(
-      ({ record }) =>
-        (record.state.kind === 'waiting' || record.state.kind === 'ask_open') &&
-        bindingGeneration(record.binding) === generation &&
-        !polling.has(record.handle) &&
-        (notBefore.get(record.handle) ?? 0) <= now,
-    );
+    const unfinished = await store.listUnfinished();
+    const live = new Set(unfinished.map(({ record }) => record.handle));
+    for (const handle of lastPolled.keys()) if (!live.has(handle)) lastPolled.delete(handle);
+    return unfinished
+      .filter(
+        ({ record }) =>
+          (record.state.kind === 'waiting' || record.state.kind === 'ask_open') &&
+          bindingGeneration(record.binding) === generation &&
+          !polling.has(record.handle) &&
+          (notBefore.get(record.handle) ?? 0) <= now,
+      )
+      .sort((a, b) => (lastPolled.get(a.record.handle) ?? 0) - (lastPolled.get(b.record.handle) ?? 0));
   }
 
   /** One poll of one record through `sess_response`; the engine saves what it learns. */
-  async function poll(current: VersionedRecord, signal: AbortSignal): Promise<void> {
+  async function poll(current: VersionedRecord, signal: AbortSignal, waitMs: number): Promise<void> {
     const { record } = current;
     const state = record.state;
     const revision = state.kind === 'waiting' ? state.revision : 1;
@@ -121,7 +147,7 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
         {
           handle: record.handle,
           revision,
-          ...(state.kind === 'waiting' ? { wait_ms: options.waitMs } : {}),
+          ...(state.kind === 'waiting' ? { wait_ms: waitMs } : {}),
         },
         { signal },
       );
@@ -138,6 +164,7 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
       }
     } finally {
       polling.delete(record.handle);
+      lastPolled.set(record.handle, Date.now());
     }
   }
 
@@ -150,8 +177,9 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
         continue;
       }
       const records = inFlight.size < WATCHER_CONCURRENCY ? await due() : [];
+      const waitMs = rotationWaitMs(options.waitMs, records.length + inFlight.size);
       for (const record of records.slice(0, WATCHER_CONCURRENCY - inFlight.size)) {
-        const run = poll(record, held).finally(() => inFlight.delete(run));
+        const run = poll(record, held, waitMs).finally(() => inFlight.delete(run));
         inFlight.add(run);
       }
       if (inFlight.size === 0) {
