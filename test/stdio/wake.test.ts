@@ -259,4 +259,26 @@ describe('the wake command (stdio)', () => {
       await other.kill();
     }
   });
+
+  it('twelve waiting at once: the answer to the one asked last is saved within its turn', async () => {
+    const stack = await stdio.start({ env: { SESS_MCP_MAX_WAIT_MS: '2000' } });
+    const asked: { handle: string; humanUrl: string }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const created = interactionOf(
+        await stack.server.callTool('sess_request', { interaction: approveSurface }),
+      );
+      stdio.audit.url(created.humanUrl!, 'sess link');
+      asked.push({ handle: created.handle, humanUrl: created.humanUrl! });
+    }
+    const last = asked.at(-1)!;
+    const waited = await stack.server.callTool('sess_response', {
+      handle: last.handle,
+      revision: 1,
+      wait_ms: 0,
+    });
+    const wait = run(wakeOf(waited));
+    await stack.sess.submitAnswer(last.humanUrl, { action: 'approve', values: { message: 'fine by me' } });
+    // Twelve share four polls of 2000 × 4 / 12 ms: the last one asked has its turn too.
+    expect((await wait.exited).stdout).toBe(lineOf(last.handle, 'answered'));
+  });
 });
