@@ -19,6 +19,7 @@ import { isRepeatedRun, runRepeatedly, sendRows } from './lib/repeat.js';
 import { summarizeRuns } from './lib/summary.js';
 import { type Row, renderTable } from './lib/table.js';
 import { concurrentWaits } from './lib/waits.js';
+import { wakeBench } from './lib/wake.js';
 
 type Measure = (args: BenchArgs) => Promise<Row[]>;
 const measures: Record<string, [string, Measure]> = {
@@ -30,6 +31,7 @@ const measures: Record<string, [string, Measure]> = {
   6: ['postgres store', () => postgresStore()],
   7: ['idle HTTP requests', (args) => idleHttpRequests(args.httpWaits)],
   8: ['sess_list', () => listBench()],
+  9: ['wake-up', () => wakeBench()],
 };
 
 /** The command line, or exit 2 with the refusal and the usage. */
