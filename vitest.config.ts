@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { frameworksFrom } from './test/recipes/frameworks.js';
 import { LongPolesFirst } from './test/support/long-poles-first.js';
 
 /**
@@ -33,6 +34,16 @@ const APART = [
 const ONE_NODE = ['test/package/strict-consumer.test.ts', 'test/package/examples-compile.test.ts'];
 const OTHER_NODE = process.env.SESS_MCP_OTHER_NODE === '1';
 
+/**
+ * The hosted-agent wake recipes (`examples/wake-*.ts`, tested in `test/recipes/`) drive agent
+ * frameworks, one of which (the OpenAI Agents SDK) needs Node 22 and is installed under
+ * `.tmp/recipes` rather than as a devDependency (`test/recipes/frameworks.ts`). They never run in
+ * the default projects: `.ci/run` runs them in a step of their own on Node 22, with
+ * `SESS_MCP_RECIPES=1`, which makes the `recipes` project the only one.
+ */
+const RECIPES = 'test/recipes/**/*.test.ts';
+const RECIPES_RUN = process.env.SESS_MCP_RECIPES === '1';
+
 // A renamed file left in a list would run in neither group, or on every Node: refuse it.
 for (const file of [...APART, ...ONE_NODE]) {
   if (!existsSync(new URL(file, import.meta.url))) {
@@ -61,26 +72,35 @@ export default defineConfig({
     // test/package/shared-workers.test.ts checks.
     isolate: false,
     sequence: { sequencer: LongPolesFirst },
-    projects: [
-      {
-        extends: true,
-        test: {
-          name: 'side-by-side',
-          include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...APART, ...(OTHER_NODE ? ONE_NODE : [])],
-          maxWorkers: SIDE_BY_SIDE_WORKERS,
-          sequence: { groupOrder: 0 },
-        },
-      },
-      {
-        extends: true,
-        test: {
-          name: 'apart',
-          include: APART,
-          maxWorkers: 1,
-          sequence: { groupOrder: 1 },
-        },
-      },
-    ],
+    projects: RECIPES_RUN
+      ? [
+          {
+            extends: true,
+            // The Node 22 frameworks resolve from `.tmp/recipes`.
+            plugins: [frameworksFrom()],
+            test: { name: 'recipes', include: [RECIPES], maxWorkers: 3 },
+          },
+        ]
+      : [
+          {
+            extends: true,
+            test: {
+              name: 'side-by-side',
+              include: ['test/**/*.test.ts'],
+              exclude: [...configDefaults.exclude, RECIPES, ...APART, ...(OTHER_NODE ? ONE_NODE : [])],
+              maxWorkers: SIDE_BY_SIDE_WORKERS,
+              sequence: { groupOrder: 0 },
+            },
+          },
+          {
+            extends: true,
+            test: {
+              name: 'apart',
+              include: APART,
+              maxWorkers: 1,
+              sequence: { groupOrder: 1 },
+            },
+          },
+        ],
   },
 });

@@ -8,13 +8,9 @@
  * The adapter rewrites every union of a tool's input schema before it validates, so the server
  * runs with `inputSchemas: 'flat'`, as the docs tell a LangChain.js app to; a second, short run
  * proves the default exact schemas are still refused by this adapter version, and a third builds
- * the tools from the exact schemas itself.
+ * the tools from the exact schemas itself. The chat model is `scripted-chat-model.ts`.
  */
-import type { CallbackManagerForLLMRun } from '@langchain/core/callbacks/manager';
-import { BaseChatModel } from '@langchain/core/language_models/chat_models';
-import { AIMessage, type BaseMessage } from '@langchain/core/messages';
-import type { ChatResult } from '@langchain/core/outputs';
-import { DynamicStructuredTool, type StructuredToolInterface } from '@langchain/core/tools';
+import { DynamicStructuredTool } from '@langchain/core/tools';
 import { createReactAgent } from '@langchain/langgraph/prebuilt';
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
@@ -39,23 +35,14 @@ import {
   writeHostResult,
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
-import { FLOWS, type FlowName, nextStep, promptFor } from './script.js';
+import { FLOWS, type FlowName, promptFor } from './script.js';
+import { contentText, ScriptedChatModel } from './scripted-chat-model.js';
 import type { StandInLog } from './stand-in-log.js';
 
 const cleanup = useCleanupStack();
 
 async function adapterVersions(): Promise<string> {
   return `@langchain/mcp-adapters ${await packageVersion('@langchain/mcp-adapters')}, @langchain/core ${await packageVersion('@langchain/core')}, @langchain/langgraph ${await packageVersion('@langchain/langgraph')}`;
-}
-
-function contentText(content: BaseMessage['content']): string {
-  if (typeof content === 'string') return content;
-  return content
-    .map((block) => {
-      const b = block as { type?: string; text?: string };
-      return b.type === 'text' ? (b.text ?? '') : JSON.stringify(block);
-    })
-    .join('\n');
 }
 
 type Agent = ReturnType<typeof createReactAgent>;
@@ -96,66 +83,6 @@ function adapterClient(server: HostHttpServer): MultiServerMCPClient {
   });
   cleanup.push(() => client.close());
   return client;
-}
-
-/** A chat model double whose every answer comes from the script. */
-class ScriptedChatModel extends BaseChatModel {
-  private tools: StructuredToolInterface[] = [];
-
-  constructor(private readonly log: StandInLog) {
-    super({});
-  }
-
-  _llmType(): string {
-    return 'scripted';
-  }
-
-  override bindTools(tools: StructuredToolInterface[]): this {
-    const bound = new ScriptedChatModel(this.log);
-    bound.tools = tools;
-    return bound as this;
-  }
-
-  async _generate(
-    messages: BaseMessage[],
-    _options: this['ParsedCallOptions'],
-    _run?: CallbackManagerForLLMRun,
-  ): Promise<ChatResult> {
-    const texts: string[] = [];
-    const toolResults: string[] = [];
-    for (const message of messages) {
-      const type = message.getType();
-      if (type === 'tool') toolResults.push(contentText(message.content));
-      else if (type === 'human' || type === 'system') texts.push(contentText(message.content));
-    }
-    const toolNames = this.tools.map((t) => t.name);
-    const step = nextStep({ promptText: texts.join('\n'), toolNames, toolResults });
-    this.log.requests.push({
-      api: '_generate',
-      body: JSON.stringify({
-        messages: messages.map((m) => ({ type: m.getType(), content: m.content })),
-        tools: this.tools.map((t) => ({ name: t.name, description: t.description })),
-      }),
-      toolNames,
-      toolResults,
-      step,
-    });
-    const message =
-      step.kind === 'tool'
-        ? new AIMessage({
-            content: '',
-            tool_calls: [
-              {
-                id: `call_${this.log.requests.length}`,
-                name: step.name,
-                args: step.arguments,
-                type: 'tool_call',
-              },
-            ],
-          })
-        : new AIMessage(step.text);
-    return { generations: [{ message, text: step.kind === 'text' ? step.text : '' }] };
-  }
 }
 
 describe('LangChain.js (@langchain/mcp-adapters + LangGraph ReAct agent)', () => {

@@ -1,14 +1,15 @@
 /**
- * A stand-in for the OpenAI Responses API (`POST …/responses`, streamed as server-sent events) on
- * 127.0.0.1, for driving Codex CLI with no model: each turn answers with the script's next tool
- * call as a `function_call` output item, or a final assistant message. Every request is logged.
+ * A stand-in for the OpenAI Responses API (`POST …/responses`, streamed as server-sent events, or
+ * one JSON response when the request says `stream: false`) on 127.0.0.1, for driving Codex CLI and
+ * the OpenAI Agents SDK with no model: each turn answers with the script's next tool call as a
+ * `function_call` output item, or a final assistant message. Every request is logged.
  *
  * It is a named double for the model only; the host, the MCP server and Sess are real.
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { listen, readBody } from '../http/helpers.js';
-import { nextStep, type ScriptStep } from './script.js';
+import { nextStep, type ScriptInput, type ScriptStep } from './script.js';
 import { createStandInLog, type StandInLog } from './stand-in-log.js';
 
 interface InputItem {
@@ -22,6 +23,7 @@ interface InputItem {
 
 interface ResponsesBody {
   model?: string;
+  stream?: boolean;
   instructions?: string;
   input?: string | InputItem[];
   tools?: Array<{ type?: string; name?: string; tools?: Array<{ name?: string }> }>;
@@ -71,9 +73,10 @@ export function offeredTools(body: ResponsesBody): Map<string, { name: string; n
 function send(
   res: ServerResponse,
   step: ScriptStep,
-  model: string,
+  body: ResponsesBody,
   target: { name: string; namespace?: string } | undefined,
 ): void {
+  const model = body.model ?? 'stand-in';
   const id = `resp_${randomUUID().replaceAll('-', '')}`;
   const item =
     step.kind === 'tool'
@@ -100,6 +103,11 @@ function send(
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: 15,
   };
+  const completed = { id, object: 'response', model, status: 'completed', output: [item], usage };
+  if (body.stream === false) {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completed));
+    return;
+  }
   const events: Array<Record<string, unknown>> = [
     {
       type: 'response.created',
@@ -107,10 +115,7 @@ function send(
     },
     { type: 'response.output_item.added', output_index: 0, item },
     { type: 'response.output_item.done', output_index: 0, item },
-    {
-      type: 'response.completed',
-      response: { id, object: 'response', model, status: 'completed', output: [item], usage },
-    },
+    { type: 'response.completed', response: completed },
   ];
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   for (const event of events) res.write(`event: ${event.type as string}\ndata: ${JSON.stringify(event)}\n\n`);
@@ -127,8 +132,10 @@ export interface ResponsesStandIn {
   close(): Promise<void>;
 }
 
-/** Start the stand-in on 127.0.0.1. */
-export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
+/** Start the stand-in on 127.0.0.1; `next` picks each step (the host matrix's script by default). */
+export async function startResponsesStandIn(
+  next: (input: ScriptInput) => ScriptStep = nextStep,
+): Promise<ResponsesStandIn> {
   const log = createStandInLog();
   const unserved: string[] = [];
   const server = await listen((req, res) => {
@@ -152,10 +159,10 @@ export async function startResponsesStandIn(): Promise<ResponsesStandIn> {
       const { promptText, toolResults } = readInput(body);
       const offersSess = toolNames.some((n) => n.includes('sess_'));
       const step: ScriptStep = offersSess
-        ? nextStep({ promptText, toolNames, toolResults })
+        ? next({ promptText, toolNames, toolResults })
         : { kind: 'text', text: 'Host matrix' };
       log.requests.push({ api: path, body: raw, toolNames, toolResults, ...(offersSess ? { step } : {}) });
-      send(res, step, body.model ?? 'stand-in', step.kind === 'tool' ? tools.get(step.name) : undefined);
+      send(res, step, body, step.kind === 'tool' ? tools.get(step.name) : undefined);
     })().catch(() => {
       if (!res.headersSent) res.writeHead(500).end();
     });
