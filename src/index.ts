@@ -83,6 +83,7 @@ export {
   STORE_ERROR_REASONS,
   type StdioBinding,
   type StoreErrorReason,
+  systemClock,
   type VerificationReason,
   type VerifiedReceipt,
   type VerifyResponseInput,
@@ -149,6 +150,15 @@ export {
   type WaitGate,
   type WaitGateOptions,
 } from './core/engine/engine.js';
+// Event delivery over an outbox: what the faces run, for a host's own sinks too.
+export {
+  createEventDelivery,
+  DEFAULT_CLAIM_HOLD_MS,
+  type EventDelivery,
+  type EventDeliveryOptions,
+  type EventSink,
+  type SinkOutcome,
+} from './core/engine/event-delivery.js';
 // Registering the tools on an MCP server the host already runs: a 2.x McpServer, or the
 // low-level Server of the SDK 1.x.
 export {
@@ -205,4 +215,5 @@ export type {
   SurfaceComponent,
   TextComponent,
 } from './core/model/surface.js';
+export { isStoreHandle } from './core/store-kit/kit.js';
 export { createMemoryHandleStore } from './store/memory/memory-store.js';

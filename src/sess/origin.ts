@@ -19,11 +19,9 @@ export interface SessOriginOptions {
 /** The default Sess API origin. */
 export const DEFAULT_SESS_ORIGIN = 'https://api.sess.si';
 
-/**
- * Host names plain HTTP is allowed for under `allowInsecureLocalhost`, as `URL` normalises them
- * (the wake webhook's destination rule reads the same list).
- */
-export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+import { LOOPBACK_HOSTS } from '../core/contract/rules.js';
+
+export { LOOPBACK_HOSTS };
 
 // scheme "://" authority, then at most one "/". No userinfo, path, query, fragment, backslash or
 // whitespace: checked on the raw text because `URL` silently drops `?`, `#`, `/.` and empty userinfo.

@@ -10,8 +10,7 @@
  * connected.
  */
 import type { McpServer } from '@modelcontextprotocol/server';
-import type { WakeEvent } from '../core/contract/outbox.js';
-import type { EventSink } from '../core/engine/event-delivery.js';
+import type { EventSink, WakeEvent } from '../index.js';
 
 /** The sink name channel deliveries are kept under in the outbox. */
 export const CLAUDE_CHANNEL_SINK = 'claudeChannel';

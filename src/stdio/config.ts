@@ -21,9 +21,9 @@ import {
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
 } from '../core/contract/rules.js';
+import { readWebhookEnv, type WebhookConfig } from '../faces/wake/webhook-config.js';
 import { SessApiError, SessMcpError, type ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
-import { readWebhookEnv, type WebhookConfig } from '../wake/webhook-config.js';
 
 /** The environment variables the stdio server reads, by name. */
 export const STDIO_ENV = {

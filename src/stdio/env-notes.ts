@@ -7,7 +7,7 @@
  * Names only: it never prints a value. It decides nothing: the configuration is `config.ts`'s,
  * and an unknown variable is only a warning (another tool may read it).
  */
-import { WEBHOOK_ENV } from '../wake/webhook-config.js';
+import { WEBHOOK_ENV } from '../faces/wake/webhook-config.js';
 import { type EnvLike, isUnexpandedPlaceholder, PLACEHOLDER_KEY_MESSAGE, STDIO_ENV } from './config.js';
 
 /** Every `SESS_*` variable this package reads. */

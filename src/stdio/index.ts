@@ -9,6 +9,8 @@
  * `sess-mcp` command itself (`bin.ts`). Not here: the file store it serves over
  * (`src/store/file/`), the server it serves (`src/faces/`) and the engine (`src/core/engine/`).
  */
+
+export type { WebhookConfig, WebhookEndpoint } from '../faces/wake/webhook-config.js';
 export { createStdioAuthority, type StdioAuthorityOptions, type StdioStoreFactory } from './authority.js';
 export {
   DEFAULT_PROFILE,

@@ -9,10 +9,10 @@
  * {@link RecordsAccess}, which the file store provides.
  */
 
-import type { EventOutbox } from '../core/contract/outbox.js';
 import { visible } from '../faces/visible.js';
 import {
   type ErrorCode,
+  type EventOutbox,
   INTERACTION_STATE_KINDS,
   type InteractionRecord,
   type InteractionStateKind,

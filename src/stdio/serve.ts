@@ -11,29 +11,26 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { optionNames, readOptions } from '../core/contract/options.js';
-import type { WakeEvent } from '../core/contract/outbox.js';
-import type { DiagnosticsSink } from '../core/contract/ports.js';
-import {
-  createEventDelivery,
-  DEFAULT_CLAIM_HOLD_MS,
-  type EventDelivery,
-  type EventSink,
-} from '../core/engine/event-delivery.js';
 import { createSessMcpServer } from '../faces/sess-server.js';
+import { claimHoldMs, DEFAULT_WEBHOOK_SCHEDULE, nextAttemptDelay } from '../faces/wake/webhook-schedule.js';
+import { createWebhookSender } from '../faces/wake/webhook-sender.js';
+import { createWebhookSink } from '../faces/wake/webhook-sink.js';
 import {
   type Authority,
+  createEventDelivery,
   createSessEngine,
+  DEFAULT_CLAIM_HOLD_MS,
+  type DiagnosticsSink,
   type DurableStep,
+  type EventDelivery,
+  type EventSink,
   isSessMcpError,
   SessMcpError,
   TOOLS_CONTRACT_VERSION,
   WAIT_CEILING_MS,
+  type WakeEvent,
 } from '../index.js';
-import { createFileHandleStore } from '../store/file/index.js';
-import { ProfileWakeFiles } from '../store/file/wake-files.js';
-import { claimHoldMs, DEFAULT_WEBHOOK_SCHEDULE, nextAttemptDelay } from '../wake/webhook-schedule.js';
-import { createWebhookSender } from '../wake/webhook-sender.js';
-import { createWebhookSink } from '../wake/webhook-sink.js';
+import { createFileHandleStore, ProfileWakeFiles } from '../store/file/index.js';
 import { createStdioAuthority } from './authority.js';
 import { createClaudeChannelSink } from './claude-channel.js';
 import { configVariableOf, type EnvLike, readStdioConfig, type StdioConfig } from './config.js';

@@ -9,10 +9,8 @@
  * and saves the answer. stdout carries the one line, stderr fixed words only: never a value, a
  * link or a key (a record's answer is never read out of it here).
  */
-import { isUnfinished, listStateOf } from '../core/model/record.js';
-import { isStoreHandle } from '../core/store-kit/kit.js';
-import { openProfileRecords } from '../store/file/index.js';
-import { ProfileWakeFiles } from '../store/file/wake-files.js';
+import { isStoreHandle, isUnfinished, listStateOf } from '../index.js';
+import { openProfileRecords, ProfileWakeFiles } from '../store/file/index.js';
 
 /** The exit codes of `sess-mcp wait`, documented in docs/wake.md. */
 export const WAIT_EXIT = {

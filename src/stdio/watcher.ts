@@ -28,7 +28,7 @@ import {
   type SessEngine,
   type VersionedRecord,
 } from '../index.js';
-import { type ProfileWakeFiles, WATCHER_HEARTBEAT_MS } from '../store/file/wake-files.js';
+import { type ProfileWakeFiles, WATCHER_HEARTBEAT_MS } from '../store/file/index.js';
 
 /** How many polls the watcher runs at once (the gate's default per-binding cap is 8). */
 export const WATCHER_CONCURRENCY = 4;

@@ -3,9 +3,9 @@
  * so the checked-in API reports (`api/*.api.md`) really are the surface they need. Any relative
  * import from them that leaves its own folder must land on an entry of package.json `exports`.
  *
- * The faces may also use the two modules every factory shares by design, which are no API: the one
- * option-checking helper and the one source of value rules (so a face cannot state a rule anew),
- * and the code the two faces share (`src/faces/`).
+ * The faces may also use the modules every factory shares by design, which are no API: the one
+ * option-checking helper, the one source of value rules (so a face cannot state a rule anew) and the
+ * one base64url codec, and the code the two faces share (`src/faces/`).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -25,8 +25,15 @@ const ENTRY_SOURCES = new Set([
   'package.json',
 ]);
 
-/** What only the faces may import besides the public entries. */
-const FACE_SHARED = new Set(['src/core/contract/options.ts', 'src/core/contract/rules.ts']);
+/**
+ * What only the faces may import besides the public entries: the option helper, the value rules,
+ * and the one base64url codec (the webhook signature's base64 is that codec's, not a second one).
+ */
+const FACE_SHARED = new Set([
+  'src/core/contract/options.ts',
+  'src/core/contract/rules.ts',
+  'src/core/codec/base64url.ts',
+]);
 
 /** The modules below `dir`. */
 const files = (dir: string) => repoFiles(dir, /\.(ts|mts|mjs)$/);

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { SessMcpError } from '../../src/core/contract/errors.js';
 import { readOptions } from '../../src/core/contract/options.js';
+import { readWebhookEnv, readWebhookOptions } from '../../src/faces/wake/webhook-config.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
-import { readWebhookEnv, readWebhookOptions } from '../../src/wake/webhook-config.js';
 import { newSecret } from '../support/webhook-receiver.js';
 
 const SECRET = newSecret();

@@ -3,7 +3,7 @@
  * private destinations allowed), and the URL rules.
  */
 import { describe, expect, it } from 'vitest';
-import { checkWebhookDestination, isForbiddenAddress } from '../../src/wake/webhook-destination.js';
+import { checkWebhookDestination, isForbiddenAddress } from '../../src/faces/wake/webhook-destination.js';
 
 /** [address, forbidden by default, forbidden with allowPrivate] */
 const ADDRESSES: readonly [string, boolean, boolean][] = [

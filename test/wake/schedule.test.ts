@@ -12,7 +12,7 @@ import {
   nextAttemptDelay,
   WEBHOOK_SCHEDULE_DEFAULTS,
   webhookTestScale,
-} from '../../src/wake/webhook-schedule.js';
+} from '../../src/faces/wake/webhook-schedule.js';
 import { bundleForNode } from '../support/bundle.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 
@@ -119,7 +119,7 @@ describe('the test scale', () => {
   const tempDir = useTempDirs('sess-mcp-wake-scale-');
   it('scales the default schedule of a process started with SESS_MCP_TEST_WEBHOOK_SCALE', async () => {
     const dir = await tempDir();
-    const script = await bundleForNode('src/wake/webhook-schedule.ts', join(dir, 'schedule.mjs'), {
+    const script = await bundleForNode('src/faces/wake/webhook-schedule.ts', join(dir, 'schedule.mjs'), {
       footer: { js: 'console.log(JSON.stringify(DEFAULT_WEBHOOK_SCHEDULE));' },
     });
     const run = (scale: string) =>

@@ -7,10 +7,10 @@
 import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import type { WakeEvent } from '../../src/wake/event.js';
-import { createWebhookSchedule, nextAttemptDelay } from '../../src/wake/webhook-schedule.js';
-import type { WebhookOutcome } from '../../src/wake/webhook-send.js';
-import { createWebhookSender, type WebhookSenderOptions } from '../../src/wake/webhook-sender.js';
+import type { WakeEvent } from '../../src/faces/wake/event.js';
+import { createWebhookSchedule, nextAttemptDelay } from '../../src/faces/wake/webhook-schedule.js';
+import type { WebhookOutcome } from '../../src/faces/wake/webhook-send.js';
+import { createWebhookSender, type WebhookSenderOptions } from '../../src/faces/wake/webhook-sender.js';
 import { useCleanup } from '../support/cleanup.js';
 import {
   newSecret,

@@ -6,8 +6,8 @@
  * literal, plain HTTP), HTTPS with a certificate made for the test.
  */
 import { describe, expect, it } from 'vitest';
-import type { WakeEvent } from '../../src/wake/event.js';
-import { createWebhookSender, type WebhookSenderOptions } from '../../src/wake/webhook-sender.js';
+import type { WakeEvent } from '../../src/faces/wake/event.js';
+import { createWebhookSender, type WebhookSenderOptions } from '../../src/faces/wake/webhook-sender.js';
 import { useCleanup } from '../support/cleanup.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 import {

@@ -5,8 +5,8 @@
  */
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { type WakeEvent, wakeEventBody, wakeEventProblem } from '../../src/wake/event.js';
-import { createWebhookSigner, WEBHOOK_SECRET_RULE } from '../../src/wake/webhook-signature.js';
+import { type WakeEvent, wakeEventBody, wakeEventProblem } from '../../src/faces/wake/event.js';
+import { createWebhookSigner, WEBHOOK_SECRET_RULE } from '../../src/faces/wake/webhook-signature.js';
 import { newSecret } from '../support/webhook-receiver.js';
 
 const EVENT: WakeEvent = {

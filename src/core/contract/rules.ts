@@ -37,6 +37,12 @@ export type WaitCap = keyof typeof WAIT_CAP_RANGES;
 export const WAIT_CEILING_MS = 45_000;
 
 /**
+ * Host names plain HTTP is allowed for under `allowInsecureLocalhost`, as `URL` normalises them:
+ * the Sess origin's rule and the wake webhook's destination rule read this one list.
+ */
+export const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
  * A wait bound: a whole number of milliseconds from 0 to {@link WAIT_CEILING_MS}. `0` means
  * `sess_response` never waits, for hosts whose tool calls must return at once.
  */

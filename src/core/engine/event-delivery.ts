@@ -49,7 +49,9 @@ export interface EventDeliveryOptions {
   holdMs?: number;
   /** How many events one pass claims per sink. @default 32 */
   batch?: number;
+  /** The time claims and schedules are read from. @default the system clock */
   clock?: Clock;
+  /** Fixed event names only (`event_delivered`, `event_retry`, `event_dead_lettered`). */
   diagnostics?: DiagnosticsSink;
   /** Test-only: awaited at `event.after_delivered` (a sink took it, its mark not yet written). */
   hooks?: EngineHooks;

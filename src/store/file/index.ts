@@ -34,3 +34,9 @@ export type { ProfileRecordSummary, ProfileRecords } from './records.js';
 export { openProfileRecords } from './records.js';
 export type { FileHandleStore } from './store.js';
 export { createFileHandleStore } from './store.js';
+export {
+  ProfileWakeFiles,
+  WATCHER_HEARTBEAT_MS,
+  WATCHER_STALE_MS,
+  type WatcherClaim,
+} from './wake-files.js';

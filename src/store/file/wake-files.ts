@@ -70,6 +70,7 @@ export type WatcherClaim = 'held' | 'busy';
 
 /** The wake files of one profile. */
 export class ProfileWakeFiles {
+  /** The path of `wake.watcher`. */
   readonly watcherPath: string;
 
   private constructor(private readonly io: ProfileIo) {

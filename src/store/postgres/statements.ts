@@ -7,10 +7,10 @@
  * means (`view.ts` does). The table itself and `migrate()` are `schema.ts`'s.
  */
 
+import type { OutboxEvent } from '../../core/contract/outbox.js';
 import { MAX_UNFINISHED } from '../../core/contract/ports.js';
 import { READABLE_RECORD_FORMATS } from '../../core/model/record.js';
 import { RECORD_TEXT_MARKER } from './encoding.js';
-import { withEventsInsert } from './outbox.js';
 
 /** A statement the store sends as it is, or by name when statements are prepared. */
 export interface Statement {
@@ -214,4 +214,27 @@ export function generationListQuery(
     }
   }
   return { text: `SELECT * FROM (${ranges.join(' UNION ALL ')}) AS page ${order}`, values };
+}
+
+/**
+ * The part of a record update that adds its events in the same statement: wrap the update
+ * (`RETURNING version`) as `upd`, and insert the events given as three arrays at parameters
+ * `first`, `first + 1`, `first + 2` (ids, texts, times) only when the update happened.
+ */
+export function withEventsInsert(update: string, events: string, first: number): string {
+  return `WITH upd AS (${update}),
+    ev AS (INSERT INTO ${events} (event_id, event_text, occurred_ms)
+           SELECT id, body, at FROM unnest($${first}::text[], $${first + 1}::text[], $${first + 2}::bigint[]) AS e(id, body, at)
+           WHERE EXISTS (SELECT 1 FROM upd)
+           ON CONFLICT (event_id) DO NOTHING)
+    SELECT version FROM upd`;
+}
+
+/** The three arrays {@link withEventsInsert} takes, of `events`. */
+export function eventsParameters(events: readonly OutboxEvent[]): [string[], string[], number[]] {
+  return [
+    events.map((e) => e.eventId),
+    events.map((e) => JSON.stringify(e)),
+    events.map((e) => Date.parse(e.occurredAt)),
+  ];
 }

@@ -47,9 +47,9 @@ import {
   RECORD_TEXT_MARKER_JSON,
   recordTextHead,
 } from './encoding.js';
-import { eventsParameters } from './outbox.js';
 import type { PgConnection } from './pool.js';
 import {
+  eventsParameters,
   generationListQuery,
   type KeyStatements,
   type ListFrom,

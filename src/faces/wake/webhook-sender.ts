@@ -13,8 +13,8 @@
  * Not here: when to retry (`webhook-schedule.ts`), where events are kept (the outbox), the
  * configuration's sources (`webhook-config.ts`).
  */
-import { optionNames, readOptions } from '../core/contract/options.js';
-import { type Clock, systemClock } from '../core/contract/ports.js';
+import { optionNames, readOptions } from '../../core/contract/options.js';
+import { type Clock, systemClock } from '../../index.js';
 import { type WakeEvent, wakeEventBody, wakeEventProblem } from './event.js';
 import { readAllowedHosts, type WebhookEndpoint } from './webhook-config.js';
 import {

@@ -12,8 +12,8 @@
  * module loads, as the file store reads `SESS_MCP_TEST_LEASE_MS`) multiplies every time of the
  * default schedule, so a whole day of retries runs in seconds.
  */
-import { optionNames, readOptions } from '../core/contract/options.js';
-import type { ValueRule } from '../core/contract/rules.js';
+import { optionNames, readOptions } from '../../core/contract/options.js';
+import type { ValueRule } from '../../core/contract/rules.js';
 
 /** The times of a schedule, in milliseconds. */
 export interface WebhookSchedule {

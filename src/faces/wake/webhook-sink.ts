@@ -11,8 +11,7 @@
  *
  * It knows no outbox and no schedule; the loop does.
  */
-import type { OutboxEvent } from '../core/contract/outbox.js';
-import type { EventSink, SinkOutcome } from '../core/engine/event-delivery.js';
+import type { EventSink, OutboxEvent, SinkOutcome } from '../../index.js';
 import type { WebhookEndpoint } from './webhook-config.js';
 import type { WebhookSender } from './webhook-sender.js';
 

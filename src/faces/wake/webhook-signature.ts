@@ -10,8 +10,8 @@
  * anew with its clock's current second, so a retry hours later still verifies within a
  * receiver's tolerance) and never writes a secret into a message.
  */
-import { base64UrlDecode, base64UrlEncode } from '../core/codec/base64url.js';
-import type { ValueRule } from '../core/contract/rules.js';
+import { base64UrlDecode, base64UrlEncode } from '../../core/codec/base64url.js';
+import type { ValueRule } from '../../core/contract/rules.js';
 
 /** The prefix of a Standard Webhooks secret. */
 export const WEBHOOK_SECRET_PREFIX = 'whsec_';

@@ -8,8 +8,7 @@
  * This module defines the event, its checks and its one body (the JSON a webhook carries). It
  * does not store, claim or order events (the outbox does) and does not send them.
  */
-import type { WakeEvent } from '../core/contract/outbox.js';
-import { INTERACTION_EVENT_TYPES, type InteractionEventType } from '../core/model/record.js';
+import { INTERACTION_EVENT_TYPES, type InteractionEventType, type WakeEvent } from '../../index.js';
 
 /** Why an interaction's waiter is woken: the core's event types (`src/core/model/record.ts`). */
 export type WakeEventType = InteractionEventType;

@@ -10,8 +10,9 @@
  * secret. It imports no `node:` module and reads no environment of its own: the stdio side hands
  * it the environment and the testing switch it has already read.
  */
-import { SessMcpError } from '../core/contract/errors.js';
-import { type OptionReader, optionNames } from '../core/contract/options.js';
+
+import { type OptionReader, optionNames } from '../../core/contract/options.js';
+import { SessMcpError } from '../../index.js';
 import {
   checkWebhookDestination,
   isAllowedHostEntry,

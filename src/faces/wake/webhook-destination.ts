@@ -10,7 +10,7 @@
  * attempt, which cannot see them, relies on the allowlist. No message here repeats a URL: one may
  * carry a token in its path or query.
  */
-import { LOOPBACK_HOSTS } from '../sess/origin.js';
+import { LOOPBACK_HOSTS } from '../../core/contract/rules.js';
 
 /** What an address is, for the rules: reachable on the internet, or one of the special kinds. */
 export type AddressClass = 'public' | 'loopback' | 'private' | 'never';
