@@ -240,7 +240,7 @@ export class ProfileIo {
     this.genPath = join(profileDir, 'handles.gen');
     this.cursorKeyPath = join(profileDir, 'list-cursor.key');
     this.summaryPath = join(profileDir, 'handles.summary');
-    this.outboxPath = join(profileDir, 'outbox.json');
+    this.outboxPath = join(profileDir, 'handles.outbox');
   }
 
   /** A fresh temp file name in the handles directory (a crash's leftover is swept with the others). */

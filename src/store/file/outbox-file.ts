@@ -1,5 +1,5 @@
 /**
- * The file store's event outbox: `outbox.json` in the profile directory, beside `handles/`. It
+ * The file store's event outbox: `handles.outbox` in the profile directory, beside `handles/`. It
  * holds the events record writes added and each one's delivery per sink, apart from the record
  * files, so a claim or a mark never changes a record's version.
  *
@@ -35,7 +35,7 @@ import {
 } from '../../core/store-kit/outbox-rules.js';
 import type { ProfileIo } from './io.js';
 
-/** The format of `outbox.json`. */
+/** The format of `handles.outbox`. */
 const OUTBOX_FORMAT = 1;
 /** How many events the file keeps, newest last. */
 export const MAX_OUTBOX_EVENTS = 2_000;
