@@ -15,6 +15,7 @@ import {
   COMPLETED_NEXT,
   REWAIT_LINE,
   SHOW_LINK_NEXT,
+  WAKE_NEXT,
   WITHDRAWN_NEXT,
 } from '../../src/core/contract/result.js';
 import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
@@ -231,7 +232,9 @@ describe.skipIf(claude === undefined)(`Claude Code ${VERSION}`, () => {
       // reach it; `next` carries the same guidance: the link line, the re-wait line, complete next,
       // and that a withdrawn question needs nothing more.
       expect(result.reachesModel).toBe('structuredContent');
-      for (const sentence of [SHOW_LINK_NEXT, REWAIT_LINE, ANSWERED_NEXT, COMPLETED_NEXT, WITHDRAWN_NEXT]) {
+      // Over stdio a waiting result carries `wake.command`, and its `next` is the wake sequence.
+      const rewait = transport === 'stdio' ? WAKE_NEXT : REWAIT_LINE;
+      for (const sentence of [SHOW_LINK_NEXT, rewait, ANSWERED_NEXT, COMPLETED_NEXT, WITHDRAWN_NEXT]) {
         expect(nexts).toContain(sentence);
       }
       // The scheduling guidance and the host's scheduling tool, in one request to the model.
