@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { repoRoot } from '../support/repo-files.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 
@@ -62,6 +63,17 @@ const VALID: Record<string, () => Promise<Call> | Call> = {
   registerSessTools: async () => ({ args: [{ registerTool() {} }, { engine: await anEngine() }], bag: 1 }),
   createSessToolHandlers: async () => ({ args: [{ engine: await anEngine() }], bag: 0 }),
   createMemoryHandleStore: () => ({ args: [{}], bag: 0 }),
+  createEventDelivery: () => ({
+    args: [
+      {
+        outbox: createMemoryHandleStore().outbox!(),
+        sinks: [],
+        retryDelay: () => 1_000,
+        spanMs: 86_400_000,
+      },
+    ],
+    bag: 0,
+  }),
   // './http'
   createSessMcpHttpHandler: () => ({
     args: [{ authenticate: () => undefined, handleStore: () => ({}), allowedHosts: ['mcp.example.com'] }],

@@ -10,7 +10,7 @@
 import { isSessMcpError } from '../contract/errors.js';
 import type { CallAuthority, Clock, CreateLimits, DiagnosticEvent } from '../contract/ports.js';
 import { bindingGeneration, bindingScope } from '../contract/ports.js';
-import { eventsAddedBy, withEvent } from '../model/events.js';
+import { lastSequence, withEvent } from '../model/events.js';
 import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../model/record.js';
 import { type InteractionEvent, transition } from '../model/transitions.js';
 import {
@@ -131,7 +131,8 @@ export class Call {
   async save(loaded: Loaded, state: InteractionState): Promise<Loaded> {
     const record = nextRecord(loaded.record, state, this.nowIso());
     const saved = await this.store(() => this.auth.store.update(record, loaded.version));
-    if (eventsAddedBy(record).length > 0) await this.step('event.after_state_saved');
+    // A new event is a new last sequence (two writes in one millisecond share an `updatedAt`).
+    if (lastSequence(record) !== lastSequence(loaded.record)) await this.step('event.after_state_saved');
     return saved as Loaded;
   }
 

@@ -13,6 +13,8 @@
  *
  * It knows no transport: a sink says how an attempt ended.
  */
+
+import { optionNames, readOptions } from '../contract/options.js';
 import type { EventOutbox, OutboxEvent, WakeEvent } from '../contract/outbox.js';
 import { bindingScope, type Clock, type DiagnosticsSink, systemClock } from '../contract/ports.js';
 import type { EngineHooks } from './types.js';
@@ -69,6 +71,22 @@ export interface EventDelivery {
   stop(): Promise<void>;
 }
 
+/** The option names of {@link EventDeliveryOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<EventDeliveryOptions>()(
+  'outbox',
+  'sinks',
+  'retryDelay',
+  'spanMs',
+  'holdMs',
+  'batch',
+  'clock',
+  'diagnostics',
+  'hooks',
+);
+
+/** The longest retry span or claim: 30 days. */
+const MAX_SPAN_MS = 30 * 86_400_000;
+
 /** The default time a claim holds an event: above the longest attempt (a webhook's 15 s). */
 export const DEFAULT_CLAIM_HOLD_MS = 60_000;
 
@@ -99,6 +117,19 @@ export async function wakeEventOf(event: OutboxEvent): Promise<WakeEvent> {
 
 /** Build a delivery loop over one outbox. */
 export function createEventDelivery(options: EventDeliveryOptions): EventDelivery {
+  const read = readOptions('createEventDelivery', options, { known: KNOWN_OPTIONS });
+  if (typeof options.outbox?.due !== 'function')
+    read.fail('outbox', 'must be an event outbox (HandleStoreFactory.outbox())');
+  if (
+    !Array.isArray(options.sinks) ||
+    options.sinks.some((s) => typeof s?.deliver !== 'function' || typeof s.name !== 'string')
+  ) {
+    read.fail('sinks', 'must be a list of sinks, each with a name and a deliver() method');
+  }
+  read.func('retryDelay', options.retryDelay);
+  read.integer('spanMs', options.spanMs, { min: 1, max: MAX_SPAN_MS });
+  read.optionalInteger('holdMs', options.holdMs, { min: 1, max: MAX_SPAN_MS });
+  read.optionalInteger('batch', options.batch, { min: 1, max: 1_000 });
   const clock = options.clock ?? systemClock;
   const holdMs = options.holdMs ?? DEFAULT_CLAIM_HOLD_MS;
   const batch = options.batch ?? 32;

@@ -68,7 +68,16 @@ export function withEvent(previous: InteractionState, next: InteractionRecord): 
   return { ...next, events: [...events, event].slice(-MAX_RECORD_EVENTS) };
 }
 
-/** The events the write of `record` added: the ones at its `updatedAt`. */
+/** The sequence of `record`'s last event, 0 before the first. */
+export function lastSequence(record: InteractionRecord): number {
+  return record.events?.at(-1)?.sequence ?? 0;
+}
+
+/**
+ * The events the write of `record` added: the ones at its `updatedAt`. A later write within the
+ * same millisecond names an event again; the outboxes add an event id once, so it is never owed
+ * twice.
+ */
 export function eventsAddedBy(record: InteractionRecord): RecordEvent[] {
   return (record.events ?? []).filter((event) => event.occurredAt === record.updatedAt);
 }
