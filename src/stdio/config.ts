@@ -39,6 +39,7 @@ export const STDIO_ENV = {
   allowInsecureLocalhost: 'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST',
   crashAt: 'SESS_MCP_TEST_CRASH_AT',
   claudeChannel: 'SESS_MCP_CLAUDE_CHANNEL',
+  watch: 'SESS_MCP_WATCH',
 } as const;
 
 /** The environment shape the server reads (`process.env` fits). */
@@ -92,6 +93,11 @@ export interface StdioConfig {
    * send each event to the connected client as `notifications/claude/channel`.
    */
   claudeChannel: boolean;
+  /**
+   * Whether the server watches its profile's waiting interactions between tool calls
+   * (`SESS_MCP_WATCH`; `0` turns it off, and then results carry no `wake`). @default true
+   */
+  watch: boolean;
 }
 
 /** Platform facts the defaults depend on; tests pass their own. */
@@ -169,6 +175,7 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
     profileDir: profileDirectory(path.join, stateDir, profile),
     allowInsecureLocalhost,
     claudeChannel: readFlag(env, STDIO_ENV.claudeChannel),
+    watch: readWatch(env),
   };
 
   const maxWait = optional(env, STDIO_ENV.maxWaitMs);
@@ -241,6 +248,14 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
   const webhook = readWebhookEnv(env, { allowInsecureLocalhost, notConfigured });
   if (webhook !== undefined) config.webhook = webhook;
   return config;
+}
+
+/** `SESS_MCP_WATCH`: on unless `0`. */
+function readWatch(env: EnvLike): boolean {
+  const value = optional(env, STDIO_ENV.watch);
+  if (value === undefined || value === '1') return true;
+  if (value === '0') return false;
+  throw notConfigured(STDIO_ENV.watch, `${STDIO_ENV.watch} must be 0, 1 or unset.`);
 }
 
 function readFlag(env: EnvLike, name: string): boolean {

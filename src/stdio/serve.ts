@@ -152,7 +152,7 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
     ...(crashAt === undefined ? {} : { hooks: { onStep: crashHook(crashAt) } }),
     ...(wake === undefined ? {} : { wakeCommand: (handle: string) => wakeCommandOf(wake, handle) }),
   });
-  if (!(config instanceof Error)) {
+  if (!(config instanceof Error) && config.watch) {
     watcher = createStdioWatcher({
       engine,
       authority,
@@ -252,7 +252,8 @@ function wakeOf(
   config: StdioConfig | SessMcpError,
   program: SessMcpStdioOptions['wakeProgram'],
 ): WakeCommandTarget | undefined {
-  if (config instanceof Error || program === undefined) return undefined;
+  // `wait` needs a watcher: without one, no result offers the command.
+  if (config instanceof Error || program === undefined || !config.watch) return undefined;
   if ((config.tools ?? TOOLS_CONTRACT_VERSION) !== TOOLS_CONTRACT_VERSION) return undefined;
   return { program: [program[0], program[1]], stateDir: config.stateDir, profile: config.profile };
 }

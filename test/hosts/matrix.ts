@@ -354,6 +354,9 @@ export function hostStdioServer(sess: LocalSess, home: string): HostStdioServer 
       SESS_API_ORIGIN: sess.origin,
       SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: '1',
       SESS_MCP_STATE_DIR: join(home, 'sess-state'),
+      // The flows count the upstream waits of the host's own calls (the person answers during the
+      // second): no background watcher adds its own. The wake cell runs with one.
+      SESS_MCP_WATCH: '0',
       HOST_MATRIX_TAP: tap,
     },
     tap,

@@ -41,6 +41,7 @@ describe('readStdioConfig', () => {
       profileDir: '/home/me/.local/state/sess-mcp/profiles/default',
       allowInsecureLocalhost: false,
       claudeChannel: false,
+      watch: true,
     });
   });
 

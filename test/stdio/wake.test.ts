@@ -281,4 +281,16 @@ describe('the wake command (stdio)', () => {
     // Twelve share four polls of 2000 × 4 / 12 ms: the last one asked has its turn too.
     expect((await wait.exited).stdout).toBe(lineOf(last.handle, 'answered'));
   });
+
+  it('SESS_MCP_WATCH=0: no watcher, and no result offers a wake command', async () => {
+    const stack = await startShortWaits({ SESS_MCP_WATCH: '0' });
+    const created = await stack.server.callTool('sess_request', { interaction: approveSurface });
+    stdio.audit.url(interactionOf(created).humanUrl!, 'sess link');
+    const waited = await stack.server.callTool('sess_response', {
+      handle: interactionOf(created).handle,
+      revision: 1,
+    });
+    expect(waited.structuredContent?.wake).toBeUndefined();
+    expect(existsSync(join(stack.stateDir, 'profiles', 'default', 'wake.watcher'))).toBe(false);
+  });
 });
