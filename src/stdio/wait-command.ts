@@ -96,13 +96,19 @@ function line(handle: string, state: string, revision: number): string {
   return `sess-mcp: ${handle} is ${state}; call ${call}\n`;
 }
 
+/**
+ * Sleep `ms`, or until `signal` aborts. Each sleep takes its abort listener off again: a wait
+ * polls for hours, and listeners left on the one signal pile up (Node warns on stderr at eleven).
+ */
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
+    const done = () => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
       resolve();
-    });
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
 
 /** Run `sess-mcp wait <args>` (the words after `wait`); resolves the exit code. */

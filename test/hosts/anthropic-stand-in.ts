@@ -9,13 +9,14 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { listen, readBody, type TestServer } from '../http/helpers.js';
-import { nextStep, type ScriptStep } from './script.js';
+import { type HostToolCall, nextStep, type ScriptStep } from './script.js';
 import { createStandInLog, type StandInLog } from './stand-in-log.js';
 
 interface Block {
   type: string;
   id?: string;
   name?: string;
+  input?: Record<string, unknown>;
   text?: string;
   content?: string | Block[];
   tool_use_id?: string;
@@ -36,16 +37,41 @@ function textOf(content: string | Block[] | undefined): string {
 }
 
 /**
+ * Claude Code's notice that a background command finished, in a user text of the conversation:
+ * `<task-notification>` with the call's `<tool-use-id>`, `<output-file>` and `<status>`.
+ */
+const TASK_NOTIFICATION = /<task-notification>([\s\S]*?)<\/task-notification>/g;
+
+/** One tag's text inside a task notification. */
+function tagOf(notification: string, tag: string): string | undefined {
+  return new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(notification)?.[1];
+}
+
+/** Mark the calls whose background command the host said finished, with their output file. */
+function markFinished(texts: readonly string[], calls: readonly HostToolCall[]): void {
+  for (const text of texts)
+    for (const [, notification] of text.matchAll(TASK_NOTIFICATION)) {
+      const call = calls.find((c) => c.id === tagOf(notification!, 'tool-use-id'));
+      if (call === undefined || tagOf(notification!, 'status') !== 'completed') continue;
+      const outputFile = tagOf(notification!, 'output-file');
+      call.finished = outputFile === undefined ? {} : { outputFile };
+    }
+}
+
+/**
  * The texts of a Messages request, the results of its sess tool calls (other tools' results,
- * such as the host's tool search, are left out) and how often the host's tool search ran.
+ * such as the host's tool search, are left out), the calls of the host's own tools with their
+ * results and finish notices, and how often the host's tool search ran.
  */
 export function readMessages(body: MessagesBody): {
   promptText: string;
   toolResults: string[];
+  hostCalls: HostToolCall[];
   searches: number;
 } {
   const texts: string[] = [textOf(body.system)];
   const toolResults: string[] = [];
+  const hostCalls: HostToolCall[] = [];
   const names = new Map<string, string>();
   let searches = 0;
   for (const message of body.messages ?? []) {
@@ -58,13 +84,19 @@ export function readMessages(body: MessagesBody): {
       if (block.type === 'tool_use' && block.id !== undefined) {
         names.set(block.id, block.name ?? '');
         if (block.name === TOOL_SEARCH) searches += 1;
+        else if (!(block.name ?? '').includes('sess_'))
+          hostCalls.push({ id: block.id, name: block.name ?? '', input: block.input ?? {} });
       }
-      if (block.type === 'tool_result' && (names.get(block.tool_use_id ?? '') ?? '').includes('sess_')) {
-        toolResults.push(textOf(block.content));
+      if (block.type === 'tool_result') {
+        if ((names.get(block.tool_use_id ?? '') ?? '').includes('sess_'))
+          toolResults.push(textOf(block.content));
+        const call = hostCalls.find((c) => c.id === block.tool_use_id);
+        if (call !== undefined) call.result = textOf(block.content);
       }
     }
   }
-  return { promptText: texts.join('\n'), toolResults, searches };
+  markFinished(texts, hostCalls);
+  return { promptText: texts.join('\n'), toolResults, hostCalls, searches };
 }
 
 /** Claude Code's tool that loads deferred tools (MCP tools among them). */
@@ -168,10 +200,10 @@ export async function startAnthropicStandIn(): Promise<AnthropicStandIn> {
       // A deferred MCP tool is named in the request's text only (behind the host's ToolSearch).
       const deferred = [...raw.matchAll(/mcp__[A-Za-z0-9-]+__sess_[a-z]+/g)].map((m) => m[0]);
       const toolNames = [...new Set([...offeredTools, ...deferred])];
-      const { promptText, toolResults, searches } = readMessages(body);
+      const { promptText, toolResults, hostCalls, searches } = readMessages(body);
       const offersSess = toolNames.some((n) => n.includes('sess_')) || toolNames.includes(TOOL_SEARCH);
       let step: ScriptStep = offersSess
-        ? nextStep({ promptText, toolNames, toolResults })
+        ? nextStep({ promptText, toolNames, toolResults, hostCalls })
         : { kind: 'text', text: 'Host matrix' };
       // No sess tool named yet (the host may still be connecting its MCP servers): search for it,
       // as the host's prompt tells a model to do for deferred tools.

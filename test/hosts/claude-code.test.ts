@@ -25,6 +25,7 @@ import { createSecretsAudit } from '../support/audit.js';
 import { type AnthropicStandIn, readMessages, startAnthropicStandIn } from './anthropic-stand-in.js';
 import {
   BEARER,
+  claudeMcpAddStdio,
   expectFullRun,
   type FlowOutcome,
   type HostPlace,
@@ -107,21 +108,7 @@ async function matrixRun(transport: Transport) {
   const env = { cwd: where.project, env: hostEnv(where, standIn) };
   if (transport === 'stdio') {
     const server = hostStdioServer(sess, where.home);
-    await run(
-      claude!,
-      [
-        'mcp',
-        'add',
-        '--scope',
-        'local',
-        'sess',
-        ...Object.entries(server.env).flatMap(([name, value]) => ['-e', `${name}=${value}`]),
-        '--',
-        server.command,
-        ...server.args,
-      ],
-      env,
-    );
+    await run(claude!, claudeMcpAddStdio(server), env);
     tapped = () => readStdioTap(server.tap);
   } else {
     const server = await startHostHttpServer(sess);

@@ -237,6 +237,11 @@ export interface HostResult {
   toolDescriptions: string;
   flows: FlowOutcome[];
   notes: string[];
+  /**
+   * Whether a late answer wakes the agent (see docs/wake.md): measured only by the wake suite;
+   * `render.mjs` shows "unknown" where it is missing.
+   */
+  wakes?: string;
 }
 
 /** Write a host's result to `.tmp/hosts/<slug>.json`. */
@@ -252,6 +257,25 @@ export async function packageVersion(name: string): Promise<string> {
     version: string;
   };
   return pkg.version;
+}
+
+/**
+ * Poll `read` every `intervalMs` until it returns a value; rejects naming `what` after
+ * `timeoutMs`. `read` may throw to give up at once (a host showing a dialog nobody will answer).
+ */
+export async function pollUntil<T>(
+  read: () => T | undefined | Promise<T | undefined>,
+  timeoutMs: number,
+  what: string,
+  intervalMs = 200,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
 }
 
 /** A stack of clean-ups run in reverse order after the file's tests. */
@@ -341,11 +365,26 @@ export interface HostStdioServer {
   env: Record<string, string>;
   /** Where the tap logs what the host sent (read it with {@link readStdioTap}). */
   tap: string;
+  /** Where the tap copies the server's stderr, when asked for (`stderr: true`). */
+  stderr?: string;
+}
+
+/** What a suite adds to the stdio server a host configures. */
+export interface HostStdioServerOptions {
+  /** More server variables (`SESS_MCP_MAX_WAIT_MS`, …). */
+  env?: Record<string, string>;
+  /** Copy the server's stderr to a file under `home` too (it still goes to the host). */
+  stderr?: boolean;
 }
 
 /** The `sess-mcp` server a stdio host configures, bound to `sess`, its state and tap under `home`. */
-export function hostStdioServer(sess: LocalSess, home: string): HostStdioServer {
+export function hostStdioServer(
+  sess: LocalSess,
+  home: string,
+  options: HostStdioServerOptions = {},
+): HostStdioServer {
   const tap = join(home, 'tap.jsonl');
+  const stderr = options.stderr === true ? join(home, 'server-stderr.log') : undefined;
   return {
     command: process.execPath,
     args: [join(ROOT, 'test/hosts/stdio-tap.mjs'), builtBin()],
@@ -355,12 +394,30 @@ export function hostStdioServer(sess: LocalSess, home: string): HostStdioServer 
       SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: '1',
       SESS_MCP_STATE_DIR: join(home, 'sess-state'),
       // The flows count the upstream waits of the host's own calls (the person answers during the
-      // second): no background watcher adds its own. The wake cell runs with one.
+      // second): no background watcher adds its own. The wake cell runs with one (`options.env`).
       SESS_MCP_WATCH: '0',
+      ...options.env,
       HOST_MATRIX_TAP: tap,
+      ...(stderr === undefined ? {} : { HOST_MATRIX_STDERR: stderr }),
     },
     tap,
+    ...(stderr === undefined ? {} : { stderr }),
   };
+}
+
+/** The `claude mcp add` arguments that make `server` the project's stdio server `sess` (Claude Code). */
+export function claudeMcpAddStdio(server: HostStdioServer): string[] {
+  return [
+    'mcp',
+    'add',
+    '--scope',
+    'local',
+    'sess',
+    ...Object.entries(server.env).flatMap(([name, value]) => ['-e', `${name}=${value}`]),
+    '--',
+    server.command,
+    ...server.args,
+  ];
 }
 
 /** Every model request's body, as one text (to look for the markers in). */

@@ -39,6 +39,7 @@ const EXPECTED: Record<FlowName, RegExp> = {
   ask_rating: /^Session completed at revision 1$/,
   lifecycle: /^Session withdrawn at revision 1$/,
   long: /^Session active at revision 1$/,
+  wake: /^Session completed at revision 1$/,
 };
 
 /**

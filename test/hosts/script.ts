@@ -11,7 +11,7 @@
 import { approveSurface, followUpSurface, lunchAsk } from '../support/surfaces.js';
 
 /** The flows of the host matrix. */
-export type FlowName = 'ask' | 'request' | 'respondents' | 'ask_rating' | 'lifecycle' | 'long';
+export type FlowName = 'ask' | 'request' | 'respondents' | 'ask_rating' | 'lifecycle' | 'long' | 'wake';
 
 /**
  * Every flow, in the order the matrix runs them. `lifecycle` comes last: it lists what the earlier
@@ -31,9 +31,33 @@ export const LONG_WAIT_MS = 45_000;
 /** The tool results a scripted run may see before it gives up (the host loops otherwise). */
 const MAX_RESULTS = 14;
 
+/**
+ * What the wake flow's model says when it ends its turn with the wake command running in the
+ * background (the wake rule: tell the person you will carry on when they answer).
+ */
+export const WAKE_REPLY = 'I am waiting for your answer in the background and will carry on when you answer.';
+
+/** The description the wake flow gives its background shell call. */
+export const WAKE_DESCRIPTION = 'Wait for the person to answer';
+
 /** The prompt a host is given for a flow; the script reads the flow back from it. */
 export function promptFor(flow: FlowName): string {
   return `Host matrix flow: ${flow}. Use the sess tools as the scripted steps say.`;
+}
+
+/**
+ * One call of a host's own tool (its shell, its file reader: not a sess tool) in the conversation,
+ * with what the host forwarded of it.
+ */
+export interface HostToolCall {
+  /** The id the host gave the call's result. */
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+  /** Its result's text, once the host forwarded one. */
+  result?: string;
+  /** A call run in the background: the host's notice that it finished, and where its output is. */
+  finished?: { outputFile?: string };
 }
 
 /** What the script needs from one model request. */
@@ -44,6 +68,8 @@ export interface ScriptInput {
   toolNames: readonly string[];
   /** The text of each tool result in the conversation, oldest first. */
   toolResults: readonly string[];
+  /** The calls of the host's own tools, oldest first (only the wake flow reads them). */
+  hostCalls?: readonly HostToolCall[];
 }
 
 /** What the script answers. */
@@ -53,7 +79,9 @@ export type ScriptStep =
 
 /** The flow named in a prompt, if any. */
 export function flowOf(promptText: string): FlowName | undefined {
-  const match = /Host matrix flow: (ask|request|respondents|ask_rating|lifecycle|long)\./.exec(promptText);
+  const match = /Host matrix flow: (ask|request|respondents|ask_rating|lifecycle|long|wake)\./.exec(
+    promptText,
+  );
   return match?.[1] as FlowName | undefined;
 }
 
@@ -137,6 +165,12 @@ const ratingArguments = {
 
 const respondentArguments = { ...lunchAsk(), respondents: { max: 2 } };
 
+/** The step that stops a flow on a tool result that is not an interaction (an error names its code). */
+function notAnInteraction(result: Record<string, unknown> | undefined): ScriptStep {
+  const code = (result?.error as { code?: string } | undefined)?.code ?? 'unreadable';
+  return { kind: 'text', text: `Stopped on a tool result that is not an interaction: ${code}.` };
+}
+
 /** The next step of a flow, from what the host sent. */
 export function nextStep(input: ScriptInput): ScriptStep {
   const flow = flowOf(input.promptText);
@@ -147,6 +181,7 @@ export function nextStep(input: ScriptInput): ScriptStep {
     return { kind: 'tool', tool: base, name, arguments: args };
   };
   if (flow === 'lifecycle') return lifecycleStep(input.toolResults, tool);
+  if (flow === 'wake') return wakeStep(input, tool);
   if (input.toolResults.length === 0) {
     if (flow === 'request') return tool('sess_request', { interaction: approveSurface });
     if (flow === 'long') return tool('sess_ask', ratingArguments);
@@ -166,10 +201,7 @@ export function nextStep(input: ScriptInput): ScriptStep {
   if (input.toolResults.length >= MAX_RESULTS) return { kind: 'text', text: 'Stopped: too many steps.' };
   const last = parseToolResult(input.toolResults[input.toolResults.length - 1]!);
   const interaction = interactionOf(last);
-  if (interaction === undefined) {
-    const code = (last?.error as { code?: string } | undefined)?.code ?? 'unreadable';
-    return { kind: 'text', text: `Stopped on a tool result that is not an interaction: ${code}.` };
-  }
+  if (interaction === undefined) return notAnInteraction(last);
   const { handle, revision, state } = interaction;
   if (interaction.ask !== undefined) {
     if (state === 'closed' || interaction.ask.answered >= interaction.ask.max) {
@@ -239,4 +271,58 @@ function lifecycleStep(
   }
   const state = lastItems?.[0]?.state ?? 'none';
   return { kind: 'text', text: state === 'withdrawn' ? 'Done: withdrawn.' : `Stopped: listed as ${state}.` };
+}
+
+/** The `wake.command` of a result, if it carries one. */
+function wakeCommandIn(result: Record<string, unknown> | undefined): string | undefined {
+  const command = (result?.wake as { command?: unknown } | undefined)?.command;
+  return typeof command === 'string' ? command : undefined;
+}
+
+/**
+ * The wake flow, as the wake rule tells a model: `sess_request`; one `sess_response` (at the
+ * server's wait ceiling); when that is still `waiting`, `wake.command` in the host's shell in the
+ * background (`Bash` with `run_in_background`), then end the turn with {@link WAKE_REPLY}. When
+ * the host says the command finished, read its output (the file the host named) and make the call
+ * it printed; then `sess_complete` on the answer.
+ */
+function wakeStep(
+  input: ScriptInput,
+  tool: (base: string, args: Record<string, unknown>) => ScriptStep,
+): ScriptStep {
+  const results = input.toolResults;
+  if (results.length === 0) return tool('sess_request', { interaction: approveSurface });
+  if (results.length >= MAX_RESULTS) return { kind: 'text', text: 'Stopped: too many steps.' };
+  const last = parseToolResult(results[results.length - 1]!);
+  const interaction = interactionOf(last);
+  if (interaction === undefined) return notAnInteraction(last);
+  const { handle, revision, state } = interaction;
+  if (state === 'answered' && interaction.response !== undefined) {
+    const { eventId } = interaction.response;
+    return tool('sess_complete', { handle, expected_revision: revision, response_event_id: eventId });
+  }
+  if (state === 'completed') return { kind: 'text', text: 'Done: completed.' };
+  if (state !== 'waiting') return { kind: 'text', text: `Stopped in state ${state}.` };
+  if (results.length === 1) return tool('sess_response', { handle, revision });
+  const command = wakeCommandIn(last);
+  if (command === undefined)
+    return { kind: 'text', text: 'Stopped: the waiting result carried no wake.command.' };
+  const calls = input.hostCalls ?? [];
+  const shell = calls.find((c) => c.name === 'Bash' && c.input.command === command);
+  if (shell === undefined) {
+    return tool('Bash', { command, description: WAKE_DESCRIPTION, run_in_background: true });
+  }
+  const outputFile = shell.finished?.outputFile;
+  if (outputFile === undefined) {
+    return shell.finished === undefined
+      ? { kind: 'text', text: WAKE_REPLY }
+      : { kind: 'text', text: 'Stopped: the host named no output of the finished command.' };
+  }
+  const read = calls.find(
+    (c) => c.name === 'Read' && c.input.file_path === outputFile && c.result !== undefined,
+  );
+  if (read === undefined) return tool('Read', { file_path: outputFile });
+  const printed = /call sess_response (\{[^\n]*\})/.exec(read.result!);
+  if (printed === null) return { kind: 'text', text: 'Stopped: the wake command printed no call.' };
+  return tool('sess_response', JSON.parse(printed[1]!) as Record<string, unknown>);
 }

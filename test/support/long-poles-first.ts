@@ -17,6 +17,7 @@ export const LONG_POLES = [
   'test/reliability/crash-cells.test.ts', // ~51 s
   'test/hosts/ai-sdk.test.ts', // ~49 s
   'test/reliability/crash.test.ts', // ~36 s
+  'test/hosts/claude-code-wake.test.ts', // ~35 s: two interactive Claude Codes, a person 15 s late
   'test/stdio/resilience.test.ts', // ~35 s
   'test/http/inspector.test.ts', // ~31 s
   'test/signin/oauth-http.test.ts', // ~28 s
