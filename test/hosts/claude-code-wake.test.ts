@@ -29,6 +29,7 @@ import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
 import { repoRoot } from '../support/repo-files.js';
 import { type AnthropicStandIn, readMessages, startAnthropicStandIn } from './anthropic-stand-in.js';
 import {
+  auditClaudeCodeFiles,
   builtBin,
   claudeMcpAddStdio,
   type FlowOutcome,
@@ -41,7 +42,6 @@ import {
   pollUntil,
   reachOf,
   readStdioTap,
-  readTree,
   requireHost,
   type TappedMessage,
   useCleanupStack,
@@ -264,15 +264,7 @@ async function audits(host: Host, output: string): Promise<{ audit: SecretsAudit
   audit.text(output, 'wake command output');
   audit.text(await readFile(host.server.stderr!, 'utf8'), 'server stderr');
   const keysOnly = keysOnlyAudit(sess, host.standIn.log, { bearer: false });
-  // Where `claude mcp add` stores what it was given, and the host's own backups of that file.
-  const storesConfig = (path: string) =>
-    path === '.claude.json' || path.startsWith('.claude/backups/.claude.json.backup');
-  const transcript = (path: string) =>
-    path.startsWith('.claude/projects/') || path.startsWith('.claude/sessions/');
-  for (const file of [...(await readTree(where.home)), ...(await readTree(where.project))]) {
-    if (storesConfig(file.path)) continue;
-    (transcript(file.path) ? keysOnly : audit).text(file.text, `host file ${file.path}`);
-  }
+  await auditClaudeCodeFiles(where, audit, keysOnly);
   return { audit, keysOnly };
 }
 

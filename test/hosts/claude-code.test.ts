@@ -24,6 +24,7 @@ import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit } from '../support/audit.js';
 import { type AnthropicStandIn, readMessages, startAnthropicStandIn } from './anthropic-stand-in.js';
 import {
+  auditClaudeCodeFiles,
   BEARER,
   claudeMcpAddStdio,
   expectFullRun,
@@ -35,7 +36,6 @@ import {
   keysOnlyAudit,
   reachOf,
   readStdioTap,
-  readTree,
   requestBodies,
   requireHost,
   runHostCommand,
@@ -151,18 +151,8 @@ async function matrixRun(transport: Transport) {
 
   // Secrets: nothing of the key or token in any output, file or model request; links and answers
   // only in the host's own transcript (and, from there, in what it sends its model).
-  const files = await readTree(where.home);
-  const projectFiles = await readTree(where.project);
   const keysOnly = keysOnlyAudit(sess, standIn.log);
-  // Where `claude mcp add` stores what it was given, and the host's own backups of that file.
-  const storesConfig = (path: string) =>
-    path === '.claude.json' || path.startsWith('.claude/backups/.claude.json.backup');
-  const transcript = (path: string) =>
-    path.startsWith('.claude/projects/') || path.startsWith('.claude/sessions/');
-  for (const file of [...files, ...projectFiles]) {
-    if (storesConfig(file.path)) continue;
-    (transcript(file.path) ? keysOnly : audit).text(file.text, `host file ${file.path}`);
-  }
+  await auditClaudeCodeFiles(where, audit, keysOnly);
   audit.text(outputs.join('\n'), 'host output');
 
   const requests = standIn.log.requests;

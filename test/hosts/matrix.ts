@@ -420,6 +420,26 @@ export function claudeMcpAddStdio(server: HostStdioServer): string[] {
   ];
 }
 
+/**
+ * Give Claude Code's files of a run to the audits: everything under its home and project to
+ * `audit`, but its transcript (`~/.claude/projects/`, `~/.claude/sessions/`) to `keysOnly`, and not
+ * where `claude mcp add` stores what it was given (`~/.claude.json` and the host's backups of it).
+ */
+export async function auditClaudeCodeFiles(
+  where: HostPlace,
+  audit: SecretsAudit,
+  keysOnly: SecretsAudit,
+): Promise<void> {
+  const storesConfig = (path: string) =>
+    path === '.claude.json' || path.startsWith('.claude/backups/.claude.json.backup');
+  const transcript = (path: string) =>
+    path.startsWith('.claude/projects/') || path.startsWith('.claude/sessions/');
+  for (const file of [...(await readTree(where.home)), ...(await readTree(where.project))]) {
+    if (storesConfig(file.path)) continue;
+    (transcript(file.path) ? keysOnly : audit).text(file.text, `host file ${file.path}`);
+  }
+}
+
 /** Every model request's body, as one text (to look for the markers in). */
 export function requestBodies(log: StandInLog): string {
   return log.requests.map((r) => r.body).join('\n');

@@ -13,6 +13,7 @@ const dir = join(root, '.tmp', 'hosts');
 const ORDER = [
   'claude-code-stdio',
   'claude-code-http',
+  'claude-code-wake',
   'codex-stdio',
   'ai-sdk-http',
   'langchain-http',
@@ -25,6 +26,7 @@ const FLOW_NAMES = {
   respondents: '`sess_ask` with two respondents',
   ask_rating: '`sess_ask` with one rating field',
   lifecycle: '`sess_list` → inspect → `sess_request` → `sess_withdraw` → `sess_list`',
+  wake: '`sess_request` → `sess_response` (`waiting`) → `wake.command` in the background, turn ended → answered 15 s later → woken → `sess_response` → `sess_complete`',
 };
 
 const results = ORDER.filter((slug) => existsSync(join(dir, `${slug}.json`))).map((slug) => ({
@@ -68,12 +70,12 @@ lines.push('');
 lines.push('## The matrix');
 lines.push('');
 lines.push(
-  '| Host | Version | Transport | What reaches the model of a tool result | Result guidance it reaches | Progress token | How long it lets a call run | Ask, re-waited | Request with follow-up | Two respondents | List, then withdraw |',
+  '| Host | Version | Transport | What reaches the model of a tool result | Result guidance it reaches | Progress token | How long it lets a call run | Ask, re-waited | Request with follow-up | Two respondents | List, then withdraw | Wakes on a late answer |',
 );
-lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const r of results) {
   lines.push(
-    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')} | ${r.progressToken} | ${cell(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} |`,
+    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')} | ${r.progressToken} | ${cell(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} | ${cell(r.wakes ?? 'unknown')} |`,
   );
 }
 const failing = results.filter((r) => r.flows.some((f) => !f.pass));
@@ -131,6 +133,11 @@ lines.push(
   '  result, and `sess_list` with its handle, which must say `withdrawn`. It passes only when the list',
   '  results reached the model with no link in them and the `withdrawn` result of `sess_withdraw`',
   '  reached it too.',
+  '- **Wakes on a late answer**: whether an answer that comes after the agent ended its turn starts a',
+  '  new turn with no keystroke ([wake.md](wake.md)). Measured in its own run of the interactive UI (in',
+  '  tmux): the model starts `wake.command` in the background and ends its turn, the person answers',
+  '  15 s later, and the host must call its model again on its own and the flow complete; nothing is',
+  '  typed after the prompt. `unknown` where it was not measured.',
 );
 lines.push('');
 lines.push('## Each host');
@@ -173,6 +180,7 @@ lines.push(
   '',
   '```sh',
   'npm install --prefix .tmp/claude-code @anthropic-ai/claude-code@2.1.328',
+  'npm install --prefix .tmp/claude-code-2.1.332 @anthropic-ai/claude-code@2.1.332',
   'npm install --prefix .tmp/codex @openai/codex@0.169.0',
   'npm run build',
   'npx vitest run test/hosts',
