@@ -71,6 +71,7 @@ export {
   LIST_CURSOR_KEY_BYTES,
   MAX_OPEN_PER_PRINCIPAL,
   MAX_UNFINISHED,
+  MAX_WAITING_PAGE_LIMIT,
   type PublishInput,
   type ResponseEvent,
   type SessApi,
@@ -88,6 +89,8 @@ export {
   type VerifiedReceipt,
   type VerifyResponseInput,
   type VersionedRecord,
+  type WaitingPage,
+  type WaitingQuery,
   type WithdrawInput,
 } from './core/contract/ports.js';
 export type {
@@ -195,6 +198,7 @@ export {
   type RecordEvent,
   type SessionRef,
   type VerifiedResponse,
+  WATCHED_STATE_KINDS,
 } from './core/model/record.js';
 export type {
   ActionIntent,

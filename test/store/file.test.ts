@@ -18,10 +18,11 @@ import {
 import { nodeFileStoreFs } from '../../src/store/file/io.js';
 import { LEASE_GRACE_MS } from '../../src/store/file/lock.js';
 import { useTempDirs } from '../support/temp-dirs.js';
-import { describeHandleStoreContract, listPage, storeFailure } from './contract.js';
+import { type ContractBackend, describeHandleStoreContract, listPage, storeFailure } from './contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
 import { describeEventOutboxContract } from './outbox-contract.js';
 import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './spawn-worker.js';
+import { describeWaitingContract } from './waiting-contract.js';
 
 const tempStateDir = useTempDirs('sess-mcp-store-');
 
@@ -83,7 +84,8 @@ function openProfile(stateDir: string, profile: string) {
   return { store, binding, view: store.forBinding(binding) };
 }
 
-describeHandleStoreContract('file', async () => {
+/** A file store backend of its own for a contract suite. */
+async function fileBackend(): Promise<ContractBackend> {
   const stateDir = await tempStateDir();
   const store = createFileHandleStore({ stateDir, profile: 'default' });
   return {
@@ -103,7 +105,10 @@ describeHandleStoreContract('file', async () => {
     },
     reopen: async () => createFileHandleStore({ stateDir, profile: 'default' }),
   };
-});
+}
+
+describeHandleStoreContract('file', fileBackend);
+describeWaitingContract('file', fileBackend);
 
 describeEventOutboxContract('file', async () => {
   const stateDir = await tempStateDir();

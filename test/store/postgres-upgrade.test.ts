@@ -134,10 +134,21 @@ describe.runIf(url)('PostgreSQL rolling upgrade from the previous version', () =
       [qualified],
     );
     expect(indexes.map((row) => [row.relname, row.indisvalid])).toEqual(
-      ['generation_listing', 'listing', 'open_principal', 'pkey', 'unfinished'].map((suffix) => [
+      ['generation_listing', 'listing', 'open_principal', 'pkey', 'unfinished', 'watched'].map((suffix) => [
         `${table}_${suffix}`,
         true,
       ]),
+    );
+  });
+
+  it('waiting() lists the waiting rows the previous version wrote, before and during migrate()', async () => {
+    const page = await current().waiting({ limit: 100 });
+    expect(page.next).toBeUndefined();
+    expect(page.records.map(({ record }) => record.handle)).toEqual(
+      [
+        ...recordSeries(binding, 'waiting', 20, 'prev', '2026-01-01T00:00:00.000Z').map((r) => r.handle),
+        'prev_during',
+      ].sort(),
     );
   });
 

@@ -35,10 +35,26 @@ import {
 } from '../../src/store/postgres/index.js';
 import { decodeRecord } from '../../src/store/record-codec.js';
 import { approveSurface, startHarness } from '../engine/harness.js';
-import { describeHandleStoreContract, keyOf, listPage, storeFailure } from './contract.js';
-import { as010, FORMAT_1_KINDS, hostileRecord, httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
+import {
+  type ContractBackend,
+  describeHandleStoreContract,
+  keyOf,
+  listPage,
+  storeFailure,
+} from './contract.js';
+import {
+  as010,
+  FORMAT_1_KINDS,
+  hostileRecord,
+  httpA,
+  httpB,
+  makeRecord,
+  newHandle,
+  stdioA,
+} from './fixtures.js';
 import { describeEventOutboxContract } from './outbox-contract.js';
 import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
+import { describeWaitingContract } from './waiting-contract.js';
 import type { WorkerJob } from './worker.js';
 
 const url = process.env.DATABASE_URL;
@@ -104,52 +120,55 @@ if (url === undefined || url === '') {
     };
   });
 
+  /** A store of a fresh table for a contract suite, its statements prepared or sent unnamed. */
+  const pgBackend = async (preparedStatements: boolean): Promise<ContractBackend> => {
+    const table = freshTable();
+    const store = createPostgresHandleStore({ connectionString: url, table, preparedStatements });
+    await store.migrate();
+    const brokenStores: ReturnType<typeof createPostgresHandleStore>[] = [];
+    return {
+      factory: store,
+      async corrupt(binding, handle, kind) {
+        // Rows in the layout this version writes: garbled JSON text, or a record of format 2.
+        const [marker, text] =
+          kind === 'garbled'
+            ? [RECORD_TEXT_MARKER, '{"oops": ["not", "a", "rec']
+            : [
+                { ...RECORD_TEXT_MARKER, record_format: 3 },
+                JSON.stringify({ ...makeRecord(binding, 'waiting', { handle }), format: 3 }),
+              ];
+        await admin.query(
+          `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record, record_text)
+           VALUES ($1, $2, 1, true, '2026-01-01', $3::jsonb, $4)`,
+          [handle, bindingScope(binding), JSON.stringify(marker), text],
+        );
+      },
+      async broken(binding) {
+        const broken = createPostgresHandleStore({
+          connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/none`,
+          table,
+        });
+        brokenStores.push(broken);
+        return broken.forBinding(binding);
+      },
+      async reopen() {
+        const again = createPostgresHandleStore({ connectionString: url, table, preparedStatements });
+        brokenStores.push(again);
+        return again;
+      },
+      close: async () => {
+        for (const broken of brokenStores) await broken.close();
+        await store.close();
+      },
+    };
+  };
+
   // The contract with the store's statements prepared (its own pool's default) and sent unnamed.
   for (const preparedStatements of [true, false])
-    describeHandleStoreContract(
-      preparedStatements ? 'postgres' : 'postgres, unprepared statements',
-      async () => {
-        const table = freshTable();
-        const store = createPostgresHandleStore({ connectionString: url, table, preparedStatements });
-        await store.migrate();
-        const brokenStores: ReturnType<typeof createPostgresHandleStore>[] = [];
-        return {
-          factory: store,
-          async corrupt(binding, handle, kind) {
-            // Rows in the layout this version writes: garbled JSON text, or a record of format 2.
-            const [marker, text] =
-              kind === 'garbled'
-                ? [RECORD_TEXT_MARKER, '{"oops": ["not", "a", "rec']
-                : [
-                    { ...RECORD_TEXT_MARKER, record_format: 3 },
-                    JSON.stringify({ ...makeRecord(binding, 'waiting', { handle }), format: 3 }),
-                  ];
-            await admin.query(
-              `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record, record_text)
-           VALUES ($1, $2, 1, true, '2026-01-01', $3::jsonb, $4)`,
-              [handle, bindingScope(binding), JSON.stringify(marker), text],
-            );
-          },
-          async broken(binding) {
-            const broken = createPostgresHandleStore({
-              connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/none`,
-              table,
-            });
-            brokenStores.push(broken);
-            return broken.forBinding(binding);
-          },
-          async reopen() {
-            const again = createPostgresHandleStore({ connectionString: url, table, preparedStatements });
-            brokenStores.push(again);
-            return again;
-          },
-          close: async () => {
-            for (const broken of brokenStores) await broken.close();
-            await store.close();
-          },
-        };
-      },
+    describeHandleStoreContract(preparedStatements ? 'postgres' : 'postgres, unprepared statements', () =>
+      pgBackend(preparedStatements),
     );
+  describeWaitingContract('postgres', () => pgBackend(true));
 
   describe('PostgreSQL store', () => {
     let table: string;
@@ -183,6 +202,40 @@ if (url === undefined || url === '') {
       expect(JSON.parse(rows[0].record_text)).toEqual(completed);
       // The text is the record's JSON with every non-ASCII code unit escaped, nothing else.
       expect(rows[0].record_text).toBe(escapeToAscii(JSON.stringify(completed)));
+    });
+
+    it('waiting() reads a range of the partial index <table>_watched, and leaves out a watched row that does not decode or is filed under another scope', async () => {
+      const db = await admin.connect();
+      try {
+        // The planner must be able to use the index: the query implies its predicate.
+        await db.query('SET enable_seqscan = off');
+        const { rows } = await db.query(
+          `EXPLAIN SELECT handle FROM "public"."${table}" WHERE state_kind IN ('waiting', 'ask_open') AND handle COLLATE "C" > '' ORDER BY handle COLLATE "C" LIMIT 10`,
+        );
+        expect(rows.map((row) => String(row['QUERY PLAN'])).join('\n')).toContain(`${table}_watched`);
+      } finally {
+        await db.query('RESET enable_seqscan');
+        db.release();
+      }
+      const good = makeRecord(httpA, 'waiting', { handle: 'sh_pgw_1' });
+      await store.forBinding(httpA).create(good);
+      await admin.query(
+        `INSERT INTO "public"."${table}" (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group)
+         VALUES ('sh_pgw_2', $1, 1, true, '2026-01-01', $2::jsonb, '{"oops": [', 'waiting', 0),
+                ('sh_pgw_3', $3, 1, true, '2026-01-01', $2::jsonb, $4, 'waiting', 0)`,
+        [
+          bindingScope(httpA),
+          JSON.stringify(RECORD_TEXT_MARKER),
+          bindingScope(httpB),
+          escapeToAscii(JSON.stringify(makeRecord(httpA, 'waiting', { handle: 'sh_pgw_3' }))),
+        ],
+      );
+      // The page is of the rows read: the one that does not decode still moves the keyset on.
+      const page = await store.waiting({ after: 'sh_pgw_', limit: 2 });
+      expect(page.records.map(({ record }) => record.handle)).toEqual(['sh_pgw_1']);
+      expect(page.next).toBe('sh_pgw_2');
+      const rest = await store.waiting({ after: 'sh_pgw_2', limit: 1 });
+      expect(rest.records.map(({ record }) => record.handle)).not.toContain('sh_pgw_3');
     });
 
     it('an update refuses, before writing, a record of another scope, a bad handle, a bad version or a value it cannot hold', async () => {

@@ -565,6 +565,46 @@ export interface HandleStoreFactory {
    * until delivered. Optional: a store without it delivers no events.
    */
   outbox?(): EventOutbox;
+  /**
+   * One page of the records a watcher polls, over every scope: those whose state kind is one of
+   * `WATCHED_STATE_KINDS` (`waiting`, `ask_open`), in handle order (UTF-16 code units, the `"C"`
+   * collation), strictly after `query.after`. The HTTP watcher and sweep
+   * (`createSessMcpWatcher`) page through it; a store without it cannot be watched.
+   *
+   * Implementations MUST:
+   * - return only records of a watched kind, each deep-equal to what was written (the store's own
+   *   copy), whatever its scope or generation;
+   * - return them in ascending handle order, every handle strictly after `query.after`, at most
+   *   `query.limit` of them;
+   * - bound the work of one page by `limit` (and a constant), never by the number of records of
+   *   other kinds: an index of the watched records, not a filter after reading them all;
+   * - set `next` whenever more watched records may follow (the handle to pass as `after`, at
+   *   least the last returned), and leave it out only when none follow; a record that changed
+   *   kind or cannot be read between the index and the read is left out, without failing the
+   *   page (reading its handle reports it);
+   * - throw a `TypeError` naming the field for a query out of bounds (`limit` 1–
+   *   {@link MAX_WAITING_PAGE_LIMIT}, `after` a string).
+   */
+  waiting?(query: WaitingQuery): Promise<WaitingPage>;
+}
+
+/** The most records one {@link WaitingQuery} may ask for. */
+export const MAX_WAITING_PAGE_LIMIT = 500;
+
+/** What {@link HandleStoreFactory.waiting} is asked for. */
+export interface WaitingQuery {
+  /** Records whose handle comes strictly after this one; from the first when absent. */
+  after?: string;
+  /** At most this many records (1 to {@link MAX_WAITING_PAGE_LIMIT}). */
+  limit: number;
+}
+
+/** One page of {@link HandleStoreFactory.waiting}. */
+export interface WaitingPage {
+  /** Watched records in ascending handle order. */
+  records: VersionedRecord[];
+  /** Where the next page starts (pass it as `after`); absent when no watched record follows. */
+  next?: string;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -278,6 +278,17 @@ export const TERMINAL: ReadonlySet<InteractionStateKind> = new Set([
   'create_unknown',
 ]);
 
+/**
+ * The kinds whose answer may arrive at Sess while no tool call waits: a Session `waiting` for its
+ * answer and an `ask_open` Ask. A watcher polls these (`HandleStoreFactory.waiting` lists them).
+ */
+export const WATCHED_STATE_KINDS = ['waiting', 'ask_open'] as const satisfies readonly InteractionStateKind[];
+
+/** True for a record a watcher polls: of a {@link WATCHED_STATE_KINDS} kind. */
+export function isWatched(record: InteractionRecord): boolean {
+  return record.state.kind === 'waiting' || record.state.kind === 'ask_open';
+}
+
 /** True while a record counts against the cap of unfinished interactions. */
 export function isUnfinished(record: InteractionRecord): boolean {
   return !FINISHED.has(record.state.kind);

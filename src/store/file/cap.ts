@@ -16,7 +16,8 @@
  * `summary-file.ts`), so a new summary of the profile decodes only the files changed since.
  *
  * A listing page is chosen from a {@link ListingIndex} per scope, built from the summary when a
- * scope is first listed and kept current with it, so a page costs the page, not the profile.
+ * scope is first listed and kept current with it, so a page costs the page, not the profile; a
+ * page of the watched records of every scope from a {@link WaitingIndex}, kept the same way.
  *
  * It deliberately does no I/O and trusts nothing by itself: the caller computes the keys.
  */
@@ -27,9 +28,16 @@ import {
   type InteractionStateKind,
   isUnfinished,
   listGroupOf,
+  WATCHED_STATE_KINDS,
 } from '../../core/model/record.js';
 import { principalOfScope } from '../../core/store-kit/kit.js';
 import { ListingIndex } from '../../core/store-kit/listing-index.js';
+import { WaitingIndex } from '../../core/store-kit/waiting-index.js';
+
+/** Whether a record of `kind` is one a watcher polls. */
+function isWatchedKind(kind: InteractionStateKind): boolean {
+  return (WATCHED_STATE_KINDS as readonly InteractionStateKind[]).includes(kind);
+}
 
 /**
  * A summary of the profile's files is taken again after this long even when nothing announced a
@@ -82,6 +90,7 @@ function unlist(listing: ListingIndex, handle: string, summary: FileSummary): vo
 /** The summary of every readable file of a profile, and the listing index of each scope listed. */
 export class Summaries {
   private readonly listings = new Map<string, ListingIndex>();
+  private watched: WaitingIndex | undefined;
 
   constructor(readonly files: Map<string, FileSummary>) {}
 
@@ -97,12 +106,23 @@ export class Summaries {
     return listing;
   }
 
+  /** The handles of the watched records of every scope (built on first use, then kept current). */
+  waiting(): WaitingIndex {
+    if (this.watched === undefined) {
+      const index = new WaitingIndex();
+      for (const [handle, summary] of this.files) if (isWatchedKind(summary.kind)) index.add(handle);
+      this.watched = index;
+    }
+    return this.watched;
+  }
+
   /** Set `handle`'s summary (`undefined`: its file was removed), keeping the listings current. */
   set(handle: string, summary: FileSummary | undefined): void {
     const before = this.files.get(handle);
     if (before !== undefined) {
       const listing = this.listings.get(before.scope);
       if (listing !== undefined) unlist(listing, handle, before);
+      if (isWatchedKind(before.kind)) this.watched?.remove(handle);
     }
     if (summary === undefined) {
       this.files.delete(handle);
@@ -111,6 +131,7 @@ export class Summaries {
     this.files.set(handle, summary);
     const listing = this.listings.get(summary.scope);
     if (listing !== undefined) enlist(listing, handle, summary);
+    if (isWatchedKind(summary.kind)) this.watched?.add(handle);
   }
 }
 

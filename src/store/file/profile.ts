@@ -15,9 +15,11 @@ import {
   type ListPage,
   type ListPageQuery,
   type VersionedRecord,
+  type WaitingPage,
+  type WaitingQuery,
 } from '../../core/contract/ports.js';
 import { DEFAULT_PROFILE, PROFILE_NAME_RULE, profileDirectory } from '../../core/contract/rules.js';
-import { isUnfinished } from '../../core/model/record.js';
+import { isUnfinished, isWatched } from '../../core/model/record.js';
 import { staleVersionError, storeError, storeReasonOf } from '../../core/store-kit/kit.js';
 import { decodeEnvelope } from '../record-codec.js';
 import {
@@ -429,6 +431,23 @@ export class ProfileFiles {
       }
     }
     return { records, more };
+  }
+
+  /**
+   * One page of the watched records of every scope (a checked query): chosen from the summary,
+   * then only the files on it are read; one that is no longer watched or readable is left out.
+   */
+  async waitingPage(query: WaitingQuery): Promise<WaitingPage> {
+    const { handles, more } = (await this.summaries()).waiting().page(query);
+    const loaded = await inBatches(handles, 32, (handle) => this.load(handle));
+    const records: VersionedRecord[] = [];
+    for (const value of loaded) {
+      if (value !== undefined && !(value instanceof SessMcpError) && isWatched(value.record)) {
+        records.push(structuredClone(value));
+      }
+    }
+    const last = handles[handles.length - 1];
+    return more && last !== undefined ? { records, next: last } : { records };
   }
 
   /** The unfinished records of `scope`, read now. */

@@ -13,6 +13,8 @@ import {
   type HandleStoreFactory,
   MAX_UNFINISHED,
   type VersionedRecord,
+  type WaitingPage,
+  type WaitingQuery,
 } from '../../core/contract/ports.js';
 import {
   checkListPageQuery,
@@ -27,6 +29,7 @@ import {
   storeFullError,
 } from '../../core/store-kit/kit.js';
 import { outboxEventsOf } from '../../core/store-kit/outbox-rules.js';
+import { checkWaitingQuery } from '../../core/store-kit/waiting-index.js';
 import { encodeEnvelope, encodeRecordWithCopy } from '../record-codec.js';
 import { summaryOf } from './cap.js';
 import { profileBusyError } from './lock.js';
@@ -37,6 +40,11 @@ import { type FileHandleStoreOptions, openProfileFiles } from './profile.js';
 export interface FileHandleStore extends HandleStoreFactory {
   /** The directory the record files live in. */
   readonly directory: string;
+  /**
+   * The watched records of the profile, a page at a time (`HandleStoreFactory.waiting`): chosen
+   * from the summary the cap keeps, only the files on the page read.
+   */
+  waiting(query: WaitingQuery): Promise<WaitingPage>;
 }
 
 /**
@@ -89,6 +97,7 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
   return {
     directory: files.handlesDir,
     outbox: () => outbox,
+    waiting: async (query) => files.waitingPage(checkWaitingQuery(query)),
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       if (binding.kind === 'stdio' && binding.profile !== profile) {

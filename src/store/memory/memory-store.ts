@@ -10,9 +10,21 @@
  */
 
 import { readOptions } from '../../core/contract/options.js';
-import type { Binding, HandleStoreFactory, ListPageKey, VersionedRecord } from '../../core/contract/ports.js';
+import type {
+  Binding,
+  HandleStoreFactory,
+  ListPageKey,
+  VersionedRecord,
+  WaitingPage,
+  WaitingQuery,
+} from '../../core/contract/ports.js';
 import { bindingGeneration, bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
-import { type InteractionRecord, type InteractionStateKind, isUnfinished } from '../../core/model/record.js';
+import {
+  type InteractionRecord,
+  type InteractionStateKind,
+  isUnfinished,
+  isWatched,
+} from '../../core/model/record.js';
 import {
   compareOldestFirst,
   guardedView,
@@ -29,6 +41,7 @@ import {
 import { ListingIndex } from '../../core/store-kit/listing-index.js';
 import { outboxEventsOf } from '../../core/store-kit/outbox-rules.js';
 import { processCursorKey } from '../../core/store-kit/process-key.js';
+import { checkWaitingQuery, WaitingIndex } from '../../core/store-kit/waiting-index.js';
 import { MemoryOutbox } from './memory-outbox.js';
 
 /** Declared in `ports.ts`; exported here too, beside its in-memory implementation. */
@@ -40,6 +53,8 @@ interface MemoryEntry {
   /** The record as JSON: what a caller gets back is never the object it handed in. */
   json: string;
   unfinished: boolean;
+  /** Whether a watcher polls it (`waiting`, `ask_open`): in the index {@link HandleStoreFactory.waiting} pages. */
+  watched: boolean;
   /** The record's state kind, generation and listing key: its place in the scope's listing index. */
   kind: InteractionStateKind;
   generation: string;
@@ -66,7 +81,8 @@ interface ScopeEntries {
  * `listPage`, and write every record as format 2 (a format 1 record handed back changed included).
  * A listing page is chosen from an index kept sorted per generation and state kind, so it costs
  * the page and a binary search, however many records the scope holds; cursors are signed with a
- * key of this process.
+ * key of this process. `waiting` pages through the watched records of every scope from their
+ * handles kept sorted.
  * It takes no options: a bag with any key is refused (`TypeError`), as every factory refuses an
  * option it does not know.
  *
@@ -87,6 +103,8 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
   const openByPrincipal = new Map<string, number>();
   /** The events record writes added, and their deliveries (never part of a record's version). */
   const outbox = new MemoryOutbox();
+  /** The handles of the watched records of every scope, sorted. */
+  const watched = new WaitingIndex();
 
   /** Count `entry`'s record in (`by` 1) or out of (`by` -1) its principal's open records. */
   function countOpen(principal: string | undefined, entry: MemoryEntry | undefined, by: 1 | -1): void {
@@ -112,7 +130,17 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
   function entryOf(scope: string, version: number, record: InteractionRecord, json: string): MemoryEntry {
     const unfinished = isUnfinished(record);
     const generation = bindingGeneration(record.binding);
-    return { scope, version, json, unfinished, kind: record.state.kind, generation, key: listKeyOf(record) };
+    const kind = record.state.kind;
+    return {
+      scope,
+      version,
+      json,
+      unfinished,
+      watched: isWatched(record),
+      kind,
+      generation,
+      key: listKeyOf(record),
+    };
   }
 
   function serialize(record: InteractionRecord): string {
@@ -123,8 +151,22 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
     }
   }
 
+  /** {@link HandleStoreFactory.waiting}: a slice of the sorted handles, each record read now. */
+  async function waiting(query: WaitingQuery): Promise<WaitingPage> {
+    const checked = checkWaitingQuery(query);
+    const { handles, more } = watched.page(checked);
+    const records: VersionedRecord[] = [];
+    for (const handle of handles) {
+      const entry = entries.get(handle);
+      if (entry?.watched === true) records.push(toVersioned(entry));
+    }
+    const last = handles[handles.length - 1];
+    return more && last !== undefined ? { records, next: last } : { records };
+  }
+
   return {
     outbox: () => outbox,
+    waiting,
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       const principal = quotaPrincipalOf(binding);
@@ -132,10 +174,12 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
       const unlist = (handle: string, entry: MemoryEntry) => {
         listing.remove(entry.generation, entry.kind, entry.key);
         unfinished.delete(handle);
+        if (entry.watched) watched.remove(handle);
       };
       const enlist = (handle: string, entry: MemoryEntry) => {
         listing.add(entry.generation, entry.kind, entry.key);
         if (entry.unfinished) unfinished.add(handle);
+        if (entry.watched) watched.add(handle);
       };
       const own = (handle: string): MemoryEntry | undefined => {
         const entry = entries.get(handle);

@@ -28,7 +28,7 @@ import { principalOfScope } from '../../core/store-kit/kit.js';
 import { decodeRecordRow, escapeToAscii } from './encoding.js';
 import { outboxMigrationStatements } from './outbox.js';
 import type { PgClientLike, PgConnection, PgQueryableLike } from './pool.js';
-import { keyStatements } from './statements.js';
+import { keyStatements, WATCHED_ROWS } from './statements.js';
 
 /** The longest `migrate()` waits for the lock its `ALTER TABLE`s take (writes wait behind it). */
 const DDL_LOCK_TIMEOUT = '5s';
@@ -95,6 +95,8 @@ const INDEXES: readonly { suffix: string; definition: string }[] = [
   },
   // The open records of each principal: what a per-principal quota counts.
   { suffix: 'open_principal', definition: '(principal) WHERE unfinished' },
+  // The records a watcher polls, over every scope, in handle order (`waiting()`).
+  { suffix: 'watched', definition: `(handle COLLATE "C") WHERE ${WATCHED_ROWS}` },
 ];
 
 /** The key table of the table `table` in `schema` (quoted): secrets the store's instances share. */

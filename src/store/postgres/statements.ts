@@ -9,7 +9,7 @@
 
 import type { OutboxEvent } from '../../core/contract/outbox.js';
 import { MAX_UNFINISHED } from '../../core/contract/ports.js';
-import { READABLE_RECORD_FORMATS } from '../../core/model/record.js';
+import { READABLE_RECORD_FORMATS, WATCHED_STATE_KINDS } from '../../core/model/record.js';
 import { RECORD_TEXT_MARKER } from './encoding.js';
 
 /** A statement the store sends as it is, or by name when statements are prepared. */
@@ -88,7 +88,16 @@ export interface TableStatements {
   /** The unfinished rows of the principal `$1` over all its scopes (the per-principal quota). */
   countOpenOfPrincipal: Statement;
   selectUnfinished: Statement;
+  /**
+   * The watched rows of every scope after the handle `$1`, in handle order, at most `$2`: a range
+   * of the partial index `<table>_watched` ({@link WATCHED_ROWS} is its predicate, word for word,
+   * so the planner can use it).
+   */
+  selectWatched: Statement;
 }
+
+/** The rows a watcher polls: the predicate of the `<table>_watched` index and of its query. */
+export const WATCHED_ROWS = `state_kind IN (${WATCHED_STATE_KINDS.map((kind) => `'${kind}'`).join(', ')})`;
 
 /** The statements of the table `qualified` (schema and table, quoted). */
 export function tableStatements(qualified: string, events: string): TableStatements {
@@ -129,6 +138,9 @@ export function tableStatements(qualified: string, events: string): TableStateme
     ),
     selectUnfinished: statement(
       `SELECT handle, ${COLUMNS} FROM ${qualified} WHERE scope = $1 AND unfinished ORDER BY created_at COLLATE "C", handle COLLATE "C"`,
+    ),
+    selectWatched: statement(
+      `SELECT handle, scope, ${COLUMNS} FROM ${qualified} WHERE ${WATCHED_ROWS} AND handle COLLATE "C" > $1 ORDER BY handle COLLATE "C" LIMIT $2`,
     ),
   };
 }

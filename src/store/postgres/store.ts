@@ -18,18 +18,21 @@
  * This module reads the options and puts the store together: the connection and pool are
  * `pool.ts` (`pg` is loaded only there, and only when the store makes its own pool), the
  * SQL `statements.ts`, one binding's view `view.ts`, the cache of decoded
- * versions `versions.ts`, the table and `migrate()` `schema.ts`.
+ * versions `versions.ts`, the watched rows of every scope `waiting.ts`, the table and `migrate()`
+ * `schema.ts`.
  */
 
 import { optionNames, readOptions } from '../../core/contract/options.js';
-import type { HandleStoreFactory } from '../../core/contract/ports.js';
+import type { HandleStoreFactory, WaitingPage, WaitingQuery } from '../../core/contract/ports.js';
 import type { ValueRule } from '../../core/contract/rules.js';
+import { checkWaitingQuery } from '../../core/store-kit/waiting-index.js';
 import { outboxTablesOf, PostgresOutbox } from './outbox.js';
 import { openConnection, type PoolLike } from './pool.js';
 import { keyTableOf, migrate } from './schema.js';
 import { keyStatements, tableStatements } from './statements.js';
 import { createNotedVersions } from './versions.js';
 import { type PgStoreContext, postgresView } from './view.js';
+import { waitingPage } from './waiting.js';
 
 /** Options of {@link createPostgresHandleStore}: exactly one of `pool` and `connectionString`. */
 export interface PostgresHandleStoreOptions {
@@ -77,6 +80,11 @@ export interface PostgresHandleStore extends HandleStoreFactory {
    * listed by their state, or checked one by one for their generation, until it has run).
    */
   migrate(): Promise<void>;
+  /**
+   * The watched records of every scope, a page at a time (`HandleStoreFactory.waiting`): one
+   * range of the partial index `<table>_watched`.
+   */
+  waiting(query: WaitingQuery): Promise<WaitingPage>;
   /** End the pool the store made (a host's own pool is left open). */
   close(): Promise<void>;
 }
@@ -166,5 +174,6 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     close: () => connection.close(),
     forBinding: (binding) => postgresView(context, binding),
     outbox: () => outbox,
+    waiting: async (query) => waitingPage(context, checkWaitingQuery(query)),
   };
 }
