@@ -12,7 +12,7 @@ import { SessApiError } from '../core/contract/ports.js';
 import { SESS_ID_RULE } from '../core/contract/rules.js';
 import { keyOfAnotherWorkspace, protocol, refuseToSend } from './errors.js';
 import { type ResponseHeaders, runExchange, type Transport } from './exchange.js';
-import { ErrorBodySchema, HEADERS } from './wire.js';
+import { ErrorBodySchema, HEADERS, retryAfterMsOf } from './wire.js';
 
 /** The largest response body the client reads, in bytes. */
 const MAX_RESPONSE_BYTES = 8_388_608;
@@ -158,7 +158,13 @@ export function createCaller(settings: CallerSettings): Caller {
     const applied = call.mutation && response.status >= 200 && response.status < 300;
     const workspaceId = noteWorkspace(response.headers, call.what, applied);
     if (response.status !== call.expectStatus) {
-      if (response.status >= 400) throw apiError(response.status, response.text, call.what);
+      if (response.status >= 400) {
+        const waitFor =
+          response.status === 429 || response.status === 503
+            ? retryAfterMsOf(response.headers.get(HEADERS.retryAfter), Date.now())
+            : undefined;
+        throw apiError(response.status, response.text, call.what, waitFor);
+      }
       throw protocol(call.what, `unexpected HTTP ${response.status}`, 'unexpected_status');
     }
     const contentType = response.headers.get('content-type') ?? '';
@@ -178,8 +184,12 @@ export function createCaller(settings: CallerSettings): Caller {
   return { send, seenWorkspaceId: () => seen };
 }
 
-/** An error response as an `api` error (or `protocol`, for a 4xx that is not Sess's). */
-function apiError(status: number, text: string, what: string): SessApiError {
+/**
+ * An error response as an `api` error (or `protocol`, for a 4xx that is not Sess's), with the
+ * wait its `Retry-After` asked for.
+ */
+function apiError(status: number, text: string, what: string, retryAfterMs?: number): SessApiError {
+  const waitFor = retryAfterMs === undefined ? {} : { retryAfterMs };
   let parsed: v.SafeParseResult<typeof ErrorBodySchema> | undefined;
   try {
     parsed = v.safeParse(ErrorBodySchema, JSON.parse(text));
@@ -188,7 +198,8 @@ function apiError(status: number, text: string, what: string): SessApiError {
   }
   if (parsed === undefined || !parsed.success) {
     // A proxy's 5xx page is still an unavailable server; a 4xx without Sess's body is not Sess.
-    if (status >= 500) return new SessApiError('api', `Sess failed to ${what} (HTTP ${status}).`, { status });
+    if (status >= 500)
+      return new SessApiError('api', `Sess failed to ${what} (HTTP ${status}).`, { status, ...waitFor });
     // `408`: a server (Node's own, or a proxy) that did not receive the whole request in time
     // answers so before any handler runs. An overloaded Sess sends it; it contradicts nothing.
     if (status === 408) {
@@ -215,5 +226,6 @@ function apiError(status: number, text: string, what: string): SessApiError {
     ...(field === undefined ? {} : { field }),
     ...(limit === undefined ? {} : { limit }),
     ...(length === undefined ? {} : { length }),
+    ...waitFor,
   });
 }

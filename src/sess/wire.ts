@@ -36,6 +36,26 @@ export const HEADERS = {
   retryAfter: 'retry-after',
 } as const;
 
+/** The longest `Retry-After` a client honours: an hour (a longer one is read as an hour). */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/**
+ * The wait a `Retry-After` value asks for, in milliseconds (at most {@link MAX_RETRY_AFTER_MS}):
+ * a number of seconds, as Sess sends it, or an HTTP date; `undefined` for anything else.
+ */
+export function retryAfterMsOf(value: string | null, now: number): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  let ms: number;
+  if (/^\d{1,10}$/.test(text)) ms = Number(text) * 1000;
+  else {
+    const at = Date.parse(text);
+    if (!/[a-z]/i.test(text) || Number.isNaN(at)) return undefined;
+    ms = Math.max(0, at - now);
+  }
+  return Math.min(ms, MAX_RETRY_AFTER_MS);
+}
+
 /** API paths. Ids are path segments and MUST be percent-encoded by a client. */
 export const PATHS = {
   sessions: '/v1/sessions',

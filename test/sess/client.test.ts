@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createSessClient } from '../../src/sess/client.js';
+import { MAX_RETRY_AFTER_MS, retryAfterMsOf } from '../../src/sess/wire.js';
 import { startLocalSess } from '../../src/testing/index.js';
 import {
   afterAnswer,
@@ -432,6 +433,29 @@ describe('error kinds', () => {
     ])('%i %s is reported with its status and code', async (status, code) => {
       sess.faults.fail('get', status);
       await expectSessError(clientFor(sess).getSession('ses_any'), 'api', { status, apiCode: code });
+    });
+
+    it.each([
+      [429, {}, 1_000],
+      [429, { 'retry-after': '7' }, 7_000],
+      [503, { 'retry-after': '0' }, 0],
+      [503, {}, undefined],
+      [429, { 'retry-after': '99999999' }, MAX_RETRY_AFTER_MS],
+      [429, { 'retry-after': 'soon' }, undefined],
+      [500, { 'retry-after': '5' }, undefined],
+    ] as const)('%i with Retry-After %j carries retryAfterMs %s', async (status, headers, expected) => {
+      sess.faults.fail('get', status, { headers: { ...headers } });
+      const error = await expectSessError(clientFor(sess).getSession('ses_any'), 'api', { status });
+      expect(error.retryAfterMs).toBe(expected);
+    });
+
+    it('reads a Retry-After date as the time until it, and a date past as no wait', () => {
+      const now = Date.UTC(2026, 11, 3, 12, 0, 0);
+      expect(retryAfterMsOf('Thu, 03 Dec 2026 12:00:30 GMT', now)).toBe(30_000);
+      expect(retryAfterMsOf('Thu, 03 Dec 2026 11:00:00 GMT', now)).toBe(0);
+      expect(retryAfterMsOf(' 12 ', now)).toBe(12_000);
+      for (const bad of ['', '-1', '1.5', '1e3', '12345678901', null])
+        expect(retryAfterMsOf(bad, now)).toBeUndefined();
     });
 
     it('an unknown error code keeps its status', async () => {

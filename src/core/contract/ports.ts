@@ -200,6 +200,11 @@ export interface SessApiErrorDetails {
    * port only; an origin is not a secret).
    */
   origin?: string;
+  /**
+   * For an `api` error of status 429 or 503: how long Sess asked the caller to wait before the
+   * next request (its `Retry-After`), in milliseconds, at most an hour.
+   */
+  retryAfterMs?: number;
   cause?: unknown;
 }
 
@@ -217,6 +222,7 @@ export class SessApiError extends Error {
   readonly notSentKind?: 'configuration' | 'transport';
   readonly connectCause?: ConnectCause;
   readonly origin?: string;
+  readonly retryAfterMs?: number;
 
   constructor(kind: SessApiErrorKind, message: string, details: SessApiErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -231,6 +237,7 @@ export class SessApiError extends Error {
     if (details.notSentKind !== undefined) this.notSentKind = details.notSentKind;
     if (details.connectCause !== undefined) this.connectCause = details.connectCause;
     if (details.origin !== undefined) this.origin = details.origin;
+    if (details.retryAfterMs !== undefined) this.retryAfterMs = details.retryAfterMs;
   }
 }
 

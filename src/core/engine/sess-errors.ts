@@ -103,9 +103,12 @@ function unavailable(what: string, err: SessApiError, tool?: string): SessMcpErr
     );
   }
   const next = tool === undefined ? 'nothing changed. Try again later.' : stillSaved(tool);
+  // The Sess failure is kept as the cause (never in the message or on the wire): a watcher reads
+  // the `Retry-After` it carries.
   return new SessMcpError(
     'SESS_UNAVAILABLE',
     `${where} could not be reached while ${what}${status}${why}; ${next}`,
+    { cause: err },
   );
 }
 
