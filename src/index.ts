@@ -191,6 +191,7 @@ export {
   type InteractionState,
   type InteractionStateKind,
   isUnfinished,
+  isWatched,
   LIST_STATES,
   type ListState,
   listStateOf,

@@ -11,15 +11,26 @@
  * - One process per profile watches (`wake.watcher`, `wake-files.ts`); the others stand by and
  *   take over when its heartbeat stops. It renews the heartbeat while it runs, also while no
  *   record waits, so `sess-mcp wait` knows a server is there.
- * - At most {@link WATCHER_CONCURRENCY} polls run at once, fewer than the gate's per-binding cap,
- *   so the watcher never takes every slot a tool call needs. Up to that many records each have a
- *   long-poll of their own; more take turns with shorter waits ({@link rotationWaitMs}), so the
- *   upstream calls stay bounded however many records wait. `SESS_UNAVAILABLE` (a `429` with
- *   `Retry-After`, an outage) backs every poll off, doubling up to a minute.
+ * - At most {@link WATCHER_CONCURRENCY} polls run at once, half the gate's per-binding cap, so
+ *   the watcher never takes every slot a tool call needs. Up to that many records each have a
+ *   long-poll of their own; more take turns, longest unpolled first, with shorter waits
+ *   ({@link rotationWaitMs}), so the upstream calls stay bounded however many records wait.
+ *   `SESS_UNAVAILABLE` (a `429`, an outage) backs every poll off, doubling up to a minute, never
+ *   shorter than Sess's `Retry-After`.
  *
- * It decides nothing about answers and writes nothing itself: the engine does.
+ * The per-record rules (what a poll is, when a record rests, the shortened waits, the backoff)
+ * are `src/faces/wake/watch-policy.ts`, which the HTTP watcher runs too. It decides nothing about
+ * answers and writes nothing itself: the engine does.
  */
 import { randomBytes } from 'node:crypto';
+import {
+  Backoff,
+  pollRecord,
+  rotationWaitMs as sharedRotationWaitMs,
+  WATCH_IDLE_MS,
+  WatchTimes,
+  watcherSlots,
+} from '../faces/wake/watch-policy.js';
 import {
   type Authority,
   bindingGeneration,
@@ -30,33 +41,15 @@ import {
 } from '../index.js';
 import { type ProfileWakeFiles, WATCHER_HEARTBEAT_MS } from '../store/file/index.js';
 
-/** How many polls the watcher runs at once (the gate's default per-binding cap is 8). */
-export const WATCHER_CONCURRENCY = 4;
-/** How long the watcher rests before it looks at the records again when none is due. */
-const IDLE_MS = 1_000;
-/** How long an open Ask (no long-poll on the wire) rests between two reads. */
-const ASK_INTERVAL_MS = 15_000;
-/** Backoff after `SESS_UNAVAILABLE`: the first, and the most. */
-const BACKOFF_MIN_MS = 1_000;
-const BACKOFF_MAX_MS = 60_000;
-/** How long a record whose poll failed for good (it is blocked, retired…) rests. */
-const FAILED_REST_MS = 60_000;
-
-/** The shortest wait of one poll when many records take turns. */
-const MIN_ROTATION_WAIT_MS = 1_000;
+/** How many polls the watcher runs at once: half the gate's default per-binding cap of 8. */
+export const WATCHER_CONCURRENCY = watcherSlots(8);
 
 /**
  * One poll's wait when `watched` records share {@link WATCHER_CONCURRENCY} polls: the whole wait
- * while each has a poll of its own, else shorter in proportion (at least a second), so every record
- * has its turn about once per `waitMs` and the upstream calls stay at about `WATCHER_CONCURRENCY`
- * per `waitMs`, however many records wait.
+ * while each has a poll of its own, else shorter in proportion (at least a second).
  */
 export function rotationWaitMs(waitMs: number, watched: number): number {
-  if (watched <= WATCHER_CONCURRENCY) return waitMs;
-  return Math.max(
-    Math.min(MIN_ROTATION_WAIT_MS, waitMs),
-    Math.floor((waitMs * WATCHER_CONCURRENCY) / watched),
-  );
+  return sharedRotationWaitMs(waitMs, watched, WATCHER_CONCURRENCY);
 }
 
 /** Options of {@link createStdioWatcher}. */
@@ -100,12 +93,10 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
   const token = randomBytes(12).toString('base64url');
   const stop = new AbortController();
   /** When each handle may be polled next, and the ones being polled now. */
-  const notBefore = new Map<string, number>();
-  const polling = new Set<string>();
+  const times = new WatchTimes();
+  const backoff = new Backoff();
   /** When each handle's last poll ended: the records take turns, longest unpolled first. */
   const lastPolled = new Map<string, number>();
-  let pausedUntil = 0;
-  let backoff = BACKOFF_MIN_MS;
   let running: Promise<void> | undefined;
   let started = false;
 
@@ -126,45 +117,21 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
     const live = new Set(unfinished.map(({ record }) => record.handle));
     for (const handle of lastPolled.keys()) if (!live.has(handle)) lastPolled.delete(handle);
     return unfinished
-      .filter(
-        ({ record }) =>
-          (record.state.kind === 'waiting' || record.state.kind === 'ask_open') &&
-          bindingGeneration(record.binding) === generation &&
-          !polling.has(record.handle) &&
-          (notBefore.get(record.handle) ?? 0) <= now,
-      )
+      .filter(({ record }) => bindingGeneration(record.binding) === generation && times.isDue(record, now))
       .sort((a, b) => (lastPolled.get(a.record.handle) ?? 0) - (lastPolled.get(b.record.handle) ?? 0));
   }
 
   /** One poll of one record through `sess_response`; the engine saves what it learns. */
   async function poll(current: VersionedRecord, signal: AbortSignal, waitMs: number): Promise<void> {
-    const { record } = current;
-    const state = record.state;
-    const revision = state.kind === 'waiting' ? state.revision : 1;
-    polling.add(record.handle);
-    try {
-      await engine.response(
-        {
-          handle: record.handle,
-          revision,
-          ...(state.kind === 'waiting' ? { wait_ms: waitMs } : {}),
-        },
-        { signal },
-      );
-      backoff = BACKOFF_MIN_MS;
-      if (state.kind === 'ask_open') notBefore.set(record.handle, Date.now() + ASK_INTERVAL_MS);
-    } catch (error) {
-      const code = isSessMcpError(error) ? error.code : undefined;
-      emit({ event: 'watcher_poll_failed', ...(code === undefined ? {} : { code }) });
-      if (isSessMcpError(error) && error.retryable) {
-        pausedUntil = Date.now() + backoff;
-        backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
-      } else {
-        notBefore.set(record.handle, Date.now() + FAILED_REST_MS);
-      }
-    } finally {
-      polling.delete(record.handle);
-      lastPolled.set(record.handle, Date.now());
+    times.begin(current.record.handle);
+    const outcome = await pollRecord(engine, current, waitMs, signal);
+    const now = Date.now();
+    times.end(current.record, outcome, now);
+    lastPolled.set(current.record.handle, now);
+    if (outcome.kind === 'read') backoff.succeeded();
+    else {
+      emit({ event: 'watcher_poll_failed', ...(outcome.code === undefined ? {} : { code: outcome.code }) });
+      if (outcome.kind === 'unavailable') backoff.failed(now, outcome.retryAfterMs);
     }
   }
 
@@ -172,8 +139,9 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
   async function watch(held: AbortSignal): Promise<void> {
     const inFlight = new Set<Promise<void>>();
     while (!held.aborted) {
-      if (Date.now() < pausedUntil) {
-        await sleep(pausedUntil - Date.now(), held);
+      const paused = backoff.pausedFor(Date.now());
+      if (paused > 0) {
+        await sleep(paused, held);
         continue;
       }
       const records = inFlight.size < WATCHER_CONCURRENCY ? await due() : [];
@@ -184,9 +152,9 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
       }
       if (inFlight.size === 0) {
         if (!started) return; // a probe with nothing waiting: watch from the first tool call
-        await sleep(IDLE_MS, held);
+        await sleep(WATCH_IDLE_MS, held);
       } else {
-        await Promise.race([...inFlight, sleep(IDLE_MS, held)]);
+        await Promise.race([...inFlight, sleep(WATCH_IDLE_MS, held)]);
       }
     }
     await Promise.allSettled(inFlight);
