@@ -274,10 +274,11 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
       : { expectedWorkspaceId: resolved.expectedWorkspaceId }),
     ...(resolved.receiptIssuer === undefined ? {} : { receiptIssuer: resolved.receiptIssuer }),
   });
-  // One wait gate for the handler: waits on one Session share an upstream long-poll, and the
-  // upstream waits are capped per caller, per principal and in all, with the slots shared fairly
-  // and each principal's queue bounded, across every request this handler serves.
-  const waitGate = createWaitGate(resolved.waitCaps);
+  // One wait gate for the handler (or the host's, shared with its watcher): waits on one Session
+  // share an upstream long-poll, and the upstream waits are capped per caller, per principal and
+  // in all, with the slots shared fairly and each principal's queue bounded, across every request
+  // this handler serves.
+  const waitGate = resolved.waitGate ?? createWaitGate(resolved.waitCaps);
   const pipeline = createPipeline(
     resolved,
     (scope) =>

@@ -25,6 +25,7 @@ import {
   type HttpBinding,
   MAX_OPEN_PER_PRINCIPAL,
   type ToolSet,
+  type WaitGate,
 } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
 import { hostParts } from './host-syntax.js';
@@ -145,6 +146,16 @@ export interface SessMcpHttpHandlerOptions {
    */
   maxConcurrentWaits?: number;
   /**
+   * The wait gate the handler's `sess_response` waits go through, when the host shares one: pass
+   * the same gate (`createWaitGate()`) to the watcher (`createSessMcpWatcher`), so a tool call's
+   * wait and the watcher's poll on one Session share one upstream long-poll and the watcher keeps
+   * within half of each of the gate's caps. The gate has its caps: with it, `maxConcurrentWaits`,
+   * `maxPrincipalWaits`, `maxTotalWaits` and `maxQueuedWaits` are refused (give them to
+   * `createWaitGate`).
+   * @default a gate of the handler's own, with the caps above
+   */
+  waitGate?: WaitGate;
+  /**
    * The most unfinished interactions one principal may hold over all its clients and grants, so
    * one caller cannot fill the Sess plan shared by everyone on this endpoint (and new client
    * registrations do not multiply it). A create over it is refused with `PRINCIPAL_QUOTA_REACHED`
@@ -229,6 +240,8 @@ export interface ResolvedHttpOptions {
   maxWaitMs: number | undefined;
   /** The wait gate's caps as given; the gate fills in its defaults. */
   waitCaps: Partial<Record<WaitCap, number>>;
+  /** The host's own gate, when it shares one (then `waitCaps` is empty). */
+  waitGate: WaitGate | undefined;
   maxOpenPerPrincipal: number;
   tools: ToolSet | undefined;
   inputSchemas: 'exact' | 'flat' | undefined;
@@ -266,6 +279,7 @@ const KNOWN_OPTIONS = optionNames<SessMcpHttpHandlerOptions>()(
   'maxPrincipalWaits',
   'maxTotalWaits',
   'maxQueuedWaits',
+  'waitGate',
   'maxOpenPerPrincipal',
   'tools',
   'inputSchemas',
@@ -335,6 +349,33 @@ function resourceMetadataUrlOf(read: OptionReader, value: unknown): string | und
   return given;
 }
 
+/** The host's shared gate, checked: a gate of `createWaitGate`, given without caps of its own. */
+function waitGateOf(
+  read: OptionReader,
+  value: unknown,
+  caps: Partial<Record<WaitCap, number>>,
+): WaitGate | undefined {
+  if (value === undefined) return undefined;
+  const gate = value as Partial<WaitGate> | null;
+  if (
+    gate === null ||
+    typeof gate !== 'object' ||
+    typeof gate.wait !== 'function' ||
+    typeof gate.running !== 'function' ||
+    typeof gate.maxConcurrentWaits !== 'number'
+  ) {
+    read.fail('waitGate', 'must be a wait gate (createWaitGate)');
+  }
+  const given = Object.keys(caps)[0];
+  if (given !== undefined) {
+    read.fail(
+      given,
+      'cannot be given with "waitGate": the gate has its own caps (give them to createWaitGate)',
+    );
+  }
+  return value as WaitGate;
+}
+
 /**
  * Validate the options and fill in defaults.
  * @throws {TypeError} `createSessMcpHttpHandler: option "<name>" <rule>.` for the first bad option.
@@ -380,6 +421,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     const value = read.optionalInteger(cap, options[cap], WAIT_CAP_RANGES[cap]);
     if (value !== undefined) waitCaps[cap] = value;
   }
+  const waitGate = waitGateOf(read, options.waitGate, waitCaps);
   const maxOpenPerPrincipal = read.integer(
     'maxOpenPerPrincipal',
     options.maxOpenPerPrincipal,
@@ -439,6 +481,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     receiptIssuer,
     maxWaitMs: options.maxWaitMs,
     waitCaps,
+    waitGate,
     maxOpenPerPrincipal,
     tools,
     inputSchemas,

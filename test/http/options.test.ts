@@ -66,9 +66,20 @@ describe('createSessMcpHttpHandler options', () => {
     ['maxOpenPerPrincipal', { maxOpenPerPrincipal: 1.5 }],
     ['maxOpenPerPrincipal', { maxOpenPerPrincipal: 100_001 }],
     ['maxOpenPerPrincipal', { maxOpenPerPrincipal: '25' }],
+    ['waitGate', { waitGate: {} }],
+    ['waitGate', { waitGate: null }],
+    ['maxTotalWaits', { waitGate: createWaitGate(), maxTotalWaits: 10 }],
   ])('a bad %s is a TypeError in the one form, naming it', (name, bad) => {
     const message = httpVerdict(bad as Partial<SessMcpHttpHandlerOptions>);
     expect(message).toMatch(new RegExp(`^createSessMcpHttpHandler: option "${name}" [^\\n]+\\.$`));
+  });
+
+  it("takes the host's wait gate as it is, and refuses caps beside it", () => {
+    const waitGate = createWaitGate({ maxConcurrentWaits: 3 });
+    expect(resolveHttpOptions({ ...base, waitGate }).waitGate).toBe(waitGate);
+    expect(httpVerdict({ waitGate, maxConcurrentWaits: 3 })).toBe(
+      'createSessMcpHttpHandler: option "maxConcurrentWaits" cannot be given with "waitGate": the gate has its own caps (give them to createWaitGate).',
+    );
   });
 
   it('refuses the old name requestTimeoutMs, naming the new one, whatever its value', () => {
