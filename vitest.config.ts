@@ -15,6 +15,7 @@ const APART = [
   'test/engine/waits.test.ts',
   'test/http/fetch-face-done.test.ts',
   'test/http/pipeline.test.ts',
+  'test/http/watcher-load.test.ts',
   'test/reliability/http-abuse.test.ts',
   'test/sess/client.test.ts',
   'test/sess/node-transport.test.ts',

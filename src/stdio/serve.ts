@@ -12,14 +12,12 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import { type StdioServerHandle, StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { optionNames, readOptions } from '../core/contract/options.js';
 import { createSessMcpServer } from '../faces/sess-server.js';
-import { claimHoldMs, DEFAULT_WEBHOOK_SCHEDULE, nextAttemptDelay } from '../faces/wake/webhook-schedule.js';
+import { createWakeDelivery, onEventSink } from '../faces/wake/delivery.js';
 import { createWebhookSender } from '../faces/wake/webhook-sender.js';
 import { createWebhookSink } from '../faces/wake/webhook-sink.js';
 import {
   type Authority,
-  createEventDelivery,
   createSessEngine,
-  DEFAULT_CLAIM_HOLD_MS,
   type DiagnosticsSink,
   type DurableStep,
   type EventDelivery,
@@ -226,22 +224,11 @@ function eventDeliveryOf(
     });
     sinks.push(createWebhookSink(sender, () => endpoint));
   }
-  if (onEvent !== undefined) {
-    sinks.push({
-      name: 'onEvent',
-      async deliver(event) {
-        await onEvent(event);
-        return { kind: 'delivered' };
-      },
-    });
-  }
+  if (onEvent !== undefined) sinks.push(onEventSink(onEvent));
   if (sinks.length === 0) return undefined;
-  return createEventDelivery({
-    outbox: createFileHandleStore({ stateDir: config.stateDir, profile: config.profile }).outbox!(),
+  return createWakeDelivery({
+    outbox: createFileHandleStore({ stateDir: config.stateDir, profile: config.profile }).outbox(),
     sinks,
-    retryDelay: (attempts, first, now) => nextAttemptDelay(attempts, first, now, Math.random),
-    spanMs: DEFAULT_WEBHOOK_SCHEDULE.spanMs,
-    holdMs: claimHoldMs(DEFAULT_CLAIM_HOLD_MS),
     diagnostics,
     ...(crashAt === undefined ? {} : { hooks: { onStep: crashHook(crashAt) } }),
   });

@@ -9,7 +9,12 @@
  */
 
 import { expect } from 'vitest';
-import type { DiagnosticEvent, HandleStore, HttpBinding } from '../../src/core/contract/ports.js';
+import type {
+  DiagnosticEvent,
+  HandleStore,
+  HandleStoreFactory,
+  HttpBinding,
+} from '../../src/core/contract/ports.js';
 import type { InteractionResult } from '../../src/core/contract/result.js';
 import type { Answer } from '../../src/core/model/surface.js';
 import {
@@ -87,6 +92,8 @@ export interface HttpHarness {
   sess: LocalSess;
   handler: SessMcpHttpHandler;
   server: TestServer;
+  /** The memory store backend every request's view comes from. */
+  stores: HandleStoreFactory;
   /** Every diagnostic event the handler emitted. */
   events: DiagnosticEvent[];
   /** Bearer token → principal; edit it to re-issue or refresh grants. */
@@ -157,6 +164,7 @@ export async function startHttpHarness(
     sess,
     handler,
     server,
+    stores,
     events,
     tokens,
     counts,

@@ -80,6 +80,10 @@ const VALID: Record<string, () => Promise<Call> | Call> = {
     bag: 0,
     undo: (handler) => (handler as { close(): Promise<void> }).close(),
   }),
+  createSessMcpWatcher: () => ({
+    args: [{ handleStores: { forBinding() {}, waiting() {} }, credentialFor: () => undefined }],
+    bag: 0,
+  }),
   // './sess'
   createSessClient: () => ({ args: [{ origin: 'https://api.sess.si', credential: () => 'sk' }], bag: 0 }),
   createSessClientFactory: () => ({ args: [{ origin: 'https://api.sess.si' }], bag: 0 }),

@@ -7,6 +7,7 @@
  */
 
 import { isSessMcpError } from '../../core/contract/errors.js';
+import type { EventOutbox } from '../../core/contract/outbox.js';
 import {
   type Binding,
   bindingScope,
@@ -45,6 +46,8 @@ export interface FileHandleStore extends HandleStoreFactory {
    * from the summary the cap keeps, only the files on the page read.
    */
   waiting(query: WaitingQuery): Promise<WaitingPage>;
+  /** The event outbox of the profile (`outbox.json`; `HandleStoreFactory.outbox`). */
+  outbox(): EventOutbox;
 }
 
 /**

@@ -23,6 +23,7 @@
  */
 
 import { optionNames, readOptions } from '../../core/contract/options.js';
+import type { EventOutbox } from '../../core/contract/outbox.js';
 import type { HandleStoreFactory, WaitingPage, WaitingQuery } from '../../core/contract/ports.js';
 import type { ValueRule } from '../../core/contract/rules.js';
 import { checkWaitingQuery } from '../../core/store-kit/waiting-index.js';
@@ -84,6 +85,8 @@ export interface PostgresHandleStore extends HandleStoreFactory {
    * The watched records of every scope, a page at a time (`HandleStoreFactory.waiting`): one
    * range of the partial index `<table>_watched`.
    */
+  /** The event outbox of the store (`HandleStoreFactory.outbox`). */
+  outbox(): EventOutbox;
   waiting(query: WaitingQuery): Promise<WaitingPage>;
   /** End the pool the store made (a host's own pool is left open). */
   close(): Promise<void>;

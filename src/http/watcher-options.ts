@@ -1,0 +1,202 @@
+/**
+ * The options of `createSessMcpWatcher` and their check at construction: a bad option is a
+ * `TypeError` naming it, through the one option helper, before anything is polled.
+ *
+ * It polls nothing and keeps no credential: `watcher.ts` runs the watcher, `watch-budget.ts` keeps
+ * the calls each credential may make.
+ */
+import { optionNames, readOptions } from '../core/contract/options.js';
+import { RECEIPT_ISSUER_RULE, SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../core/contract/rules.js';
+import type { DiagnosticsSink, HandleStoreFactory, HttpBinding, WaitGate, WakeEvent } from '../index.js';
+import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
+
+/** Options of `createSessMcpWatcher`. */
+export interface SessMcpWatcherOptions {
+  /**
+   * The store backend the handler's `handleStore` views come from (the views of its
+   * `forBinding`): the watcher pages through its `waiting()` records over every scope, polls each
+   * through the engine's own `sess_response` on a view of the record's binding, and delivers its
+   * outbox's events to `onEvent`. Every store of this package has `waiting()`.
+   */
+  handleStores: HandleStoreFactory;
+  /**
+   * The Sess API key of a binding's principal now, or `undefined` to skip the binding: a
+   * principal unknown or revoked, or a binding whose `grantGeneration` is not the principal's
+   * current one (only the current grant generation is watched; the host decides which that is).
+   * Called once per poll, never cached: the key is held only for that poll's Sess calls and is
+   * never stored, logged or put in a diagnostic. A throw skips the binding the same way
+   * (`watcher.credential_failed`, without its message). The key must belong to the binding's
+   * `workspaceId`, as `principal.credential()` must.
+   */
+  credentialFor(binding: HttpBinding): string | undefined | Promise<string | undefined>;
+  /**
+   * The Sess API origin: the handler's. Records of another origin are not polled.
+   * @default 'https://api.sess.si'
+   */
+  sessOrigin?: string;
+  /** Testing only: allow an `http://localhost`, `127.0.0.1` or `[::1]` Sess origin. */
+  allowInsecureLocalhost?: boolean;
+  /** The trusted workspace for receipts, as the handler's option of that name. */
+  expectedWorkspaceId?: string;
+  /** The receipt issuer, as the handler's option of that name. */
+  receiptIssuer?: string;
+  /**
+   * The wait gate the watcher's long-polls go through: pass the handler's (its `waitGate`
+   * option), so a tool call's wait and the watcher's poll on one Session share one upstream
+   * long-poll. The watcher holds at most half of each of the gate's caps (per caller, per
+   * principal, in all), and starts a poll only into a slot free now, so tool calls always find
+   * the other half.
+   * @default a gate of the watcher's own (`createWaitGate()`)
+   */
+  waitGate?: WaitGate;
+  /**
+   * The longest upstream wait of one poll of a Session, in milliseconds (0 to 45 000). `sweep`
+   * never waits (it reads).
+   * @default 45000
+   */
+  maxWaitMs?: number;
+  /**
+   * The Sess calls the watcher and the sweep make with one credential per minute, a whole number
+   * from 1 to 100 000: a token bucket of that size, refilled evenly (a sweep starts with a full
+   * minute's worth). A credential out of calls is not polled until it has one again. Every call
+   * counts (a wait, a read, a confirming read); a wait that joins a tool call's long-poll makes
+   * none. `429 Retry-After` and outages back off on top of it (doubling to a minute, never
+   * shorter than `Retry-After`).
+   * @default 60 ({@link DEFAULT_CALLS_PER_MINUTE_PER_CREDENTIAL})
+   */
+  callsPerMinutePerCredential?: number;
+  /**
+   * Called at least once per interaction event of the store (an answer saved, by the watcher or
+   * by a tool call; a question withdrawn or expired; an Ask closed; the owner needed): a reference
+   * only, never an answer value or link. A resolved promise marks the event delivered; a throw or
+   * rejection is retried with backoff over 24 hours. Deduplicate by `eventId`; call
+   * `sess_response` to read the answer. Needs a store with an outbox (every store of this
+   * package). `start()` delivers as events come; `sweep()` delivers once, within its budget.
+   * @default none (no events are delivered)
+   */
+  onEvent?: (event: WakeEvent) => void | Promise<void>;
+  /**
+   * Where diagnostics go: fixed event names and codes, never a key, link, handle or answer.
+   * Besides the engine's own (`answer_released`, …): `watcher.started`, `watcher.stopped`,
+   * `watcher.poll_failed` (with the code), `watcher.backoff` (with the pause in `ms`),
+   * `watcher.credential_failed` (`credentialFor` threw), `watcher.store_failed` (`waiting()`
+   * failed, with the code) and `watcher.sweep_done` (with `ms`). A sink that throws is ignored.
+   */
+  diagnostics?: DiagnosticsSink;
+}
+
+/** The default of {@link SessMcpWatcherOptions.callsPerMinutePerCredential}. */
+export const DEFAULT_CALLS_PER_MINUTE_PER_CREDENTIAL = 60;
+
+/** The options after validation, with defaults filled in. */
+export interface ResolvedWatcherOptions {
+  handleStores: HandleStoreFactory & Required<Pick<HandleStoreFactory, 'waiting'>>;
+  credentialFor: SessMcpWatcherOptions['credentialFor'];
+  sessOrigin: string;
+  allowInsecureLocalhost: boolean;
+  expectedWorkspaceId: string | undefined;
+  receiptIssuer: string | undefined;
+  waitGate: WaitGate | undefined;
+  maxWaitMs: number;
+  callsPerMinute: number;
+  onEvent: SessMcpWatcherOptions['onEvent'];
+  diagnostics: DiagnosticsSink;
+}
+
+const FACTORY = 'createSessMcpWatcher';
+
+/** The option names of {@link SessMcpWatcherOptions}; any other key is refused. */
+const KNOWN_OPTIONS = optionNames<SessMcpWatcherOptions>()(
+  'handleStores',
+  'credentialFor',
+  'sessOrigin',
+  'allowInsecureLocalhost',
+  'expectedWorkspaceId',
+  'receiptIssuer',
+  'waitGate',
+  'maxWaitMs',
+  'callsPerMinutePerCredential',
+  'onEvent',
+  'diagnostics',
+);
+
+/**
+ * Validate the options and fill in defaults.
+ * @throws {TypeError} `createSessMcpWatcher: option "<name>" <rule>.` for the first bad option.
+ */
+export function resolveWatcherOptions(options: SessMcpWatcherOptions): ResolvedWatcherOptions {
+  const read = readOptions(FACTORY, options, { known: KNOWN_OPTIONS });
+  const given = options.handleStores as Partial<HandleStoreFactory> | null | undefined;
+  if (given === null || typeof given !== 'object' || typeof given.forBinding !== 'function') {
+    read.fail(
+      'handleStores',
+      'is required: a store backend with forBinding() (createPostgresHandleStore, …)',
+    );
+  }
+  const stores = given as Partial<HandleStoreFactory>;
+  if (typeof stores.waiting !== 'function') {
+    read.fail('handleStores', 'must have waiting(): the watched records over every scope');
+  }
+  const credentialFor = read.func<SessMcpWatcherOptions['credentialFor']>(
+    'credentialFor',
+    options.credentialFor,
+  );
+  const onEvent = read.func<NonNullable<SessMcpWatcherOptions['onEvent']>>('onEvent', options.onEvent, true);
+  if (onEvent !== undefined && typeof stores.outbox !== 'function') {
+    read.fail('onEvent', 'needs a store with an outbox (handleStores.outbox())');
+  }
+  const allowInsecureLocalhost = read.boolean(
+    'allowInsecureLocalhost',
+    options.allowInsecureLocalhost,
+    false,
+  );
+  const rawOrigin = read.optionalString('sessOrigin', options.sessOrigin) ?? DEFAULT_SESS_ORIGIN;
+  let sessOrigin = rawOrigin;
+  try {
+    sessOrigin = validateSessOrigin(rawOrigin, { allowInsecureLocalhost });
+  } catch (error) {
+    // The origin checker's messages never repeat the input.
+    read.fail(
+      'sessOrigin',
+      `is not usable: ${error instanceof Error ? error.message.replace(/\.$/, '') : 'invalid'}`,
+    );
+  }
+  const gate = options.waitGate as Partial<WaitGate> | null | undefined;
+  if (
+    gate !== undefined &&
+    (gate === null ||
+      typeof gate !== 'object' ||
+      typeof gate.wait !== 'function' ||
+      typeof gate.running !== 'function' ||
+      typeof gate.maxConcurrentWaits !== 'number')
+  ) {
+    read.fail('waitGate', 'must be a wait gate (createWaitGate)');
+  }
+  const maxWaitMs = options.maxWaitMs ?? WAIT_CEILING_MS;
+  if (!WAIT_MS_RULE.test(maxWaitMs)) read.fail('maxWaitMs', `must be ${WAIT_MS_RULE.text}`);
+  const sink = read.func<DiagnosticsSink>('diagnostics', options.diagnostics, true);
+  return {
+    handleStores: stores as ResolvedWatcherOptions['handleStores'],
+    credentialFor,
+    sessOrigin,
+    allowInsecureLocalhost,
+    expectedWorkspaceId: read.optionalRule('expectedWorkspaceId', options.expectedWorkspaceId, SESS_ID_RULE),
+    receiptIssuer: read.optionalRule('receiptIssuer', options.receiptIssuer, RECEIPT_ISSUER_RULE),
+    waitGate: options.waitGate,
+    maxWaitMs,
+    callsPerMinute: read.integer(
+      'callsPerMinutePerCredential',
+      options.callsPerMinutePerCredential,
+      { min: 1, max: 100_000 },
+      DEFAULT_CALLS_PER_MINUTE_PER_CREDENTIAL,
+    ),
+    onEvent,
+    diagnostics: (event) => {
+      try {
+        sink?.(event);
+      } catch {
+        // A failing sink never stops the watcher.
+      }
+    },
+  };
+}
