@@ -9,13 +9,28 @@
  * store operation and closes it after; in production, put a connection pooler (such as
  * Cloudflare Hyperdrive) between the Worker and the database so that stays cheap.
  *
+ * A Worker has no life between requests, so a person who answers after the agent stopped
+ * waiting is noticed by a Cron Trigger: `scheduled` runs one bounded `sweep` of the watcher,
+ * which reads each waiting interaction once, saves the verified answers, and hands each event to
+ * `resumeAgent` (add `"triggers": { "crons": ["* * * * *"] }` to the wrangler config).
+ *
  * The handle table must exist: run the store's `migrate()` once from your deploy step. The
  * bearer-token check stands in for a real OAuth resource server, as in `fetch-edge.ts`. It
  * imports the package by its name, as an application does.
  */
 
-import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '@sess.si/mcp/http';
-import { createPostgresHandleStore, type PoolLike } from '@sess.si/mcp/store/postgres';
+import type { HttpBinding, WakeEvent } from '@sess.si/mcp';
+import {
+  createSessMcpHttpHandler,
+  createSessMcpWatcher,
+  type SessMcpHttpHandler,
+  type SessMcpWatcher,
+} from '@sess.si/mcp/http';
+import {
+  createPostgresHandleStore,
+  type PoolLike,
+  type PostgresHandleStore,
+} from '@sess.si/mcp/store/postgres';
 import pg from 'pg';
 
 /** The bindings this Worker reads. */
@@ -73,13 +88,24 @@ function sameSecret(given: string, expected: string): boolean {
   return diff === 0;
 }
 
-let handler: SessMcpHttpHandler | undefined;
+/** The one principal of this example: its grant as `authenticate` gives it. */
+const OWNER = { principalId: 'owner', clientId: 'edge-example', grantId: 'edge-grant', grantGeneration: '1' };
 
-function build(env: PgWorkerEnv): SessMcpHttpHandler {
-  const store = createPostgresHandleStore({
+let store: PostgresHandleStore | undefined;
+let handler: SessMcpHttpHandler | undefined;
+let watcher: SessMcpWatcher | undefined;
+
+/** The store of this isolate, shared by the handler and the watcher. */
+function storeOf(env: PgWorkerEnv): PostgresHandleStore {
+  store ??= createPostgresHandleStore({
     pool: connectionPerCall(env.DATABASE_URL),
     ...(env.HANDLE_TABLE === undefined ? {} : { table: env.HANDLE_TABLE }),
   });
+  return store;
+}
+
+function build(env: PgWorkerEnv): SessMcpHttpHandler {
+  const store = storeOf(env);
   return createSessMcpHttpHandler({
     authenticate(request) {
       const header = request.headers.get('authorization') ?? '';
@@ -87,10 +113,7 @@ function build(env: PgWorkerEnv): SessMcpHttpHandler {
       if (env.MCP_BEARER_TOKEN.length < 16 || !sameSecret(token, env.MCP_BEARER_TOKEN)) return undefined;
       return {
         workspaceId: env.SESS_WORKSPACE_ID,
-        principalId: 'owner',
-        clientId: 'edge-example',
-        grantId: 'edge-grant',
-        grantGeneration: '1',
+        ...OWNER,
         scopes: ['sess'],
         credential: () => env.SESS_API_KEY,
       };
@@ -103,6 +126,43 @@ function build(env: PgWorkerEnv): SessMcpHttpHandler {
   });
 }
 
+/**
+ * Hand an interaction event to whatever resumes the agent (a queue, a workflow). The event is a
+ * reference only: the agent reads the answer with `sess_response`. A throw is retried later.
+ */
+async function resumeAgent(event: WakeEvent): Promise<void> {
+  console.log(`sess-mcp: ${event.type} at revision ${event.revision}`);
+}
+
+/** The Sess key of a binding now: this example's one grant, else none (revoked, unknown). */
+function credentialFor(env: PgWorkerEnv, binding: HttpBinding): string | undefined {
+  const current =
+    binding.workspaceId === env.SESS_WORKSPACE_ID &&
+    binding.principalId === OWNER.principalId &&
+    binding.clientId === OWNER.clientId &&
+    binding.grantId === OWNER.grantId &&
+    binding.grantGeneration === OWNER.grantGeneration;
+  return current ? env.SESS_API_KEY : undefined;
+}
+
+function buildWatcher(env: PgWorkerEnv): SessMcpWatcher {
+  return createSessMcpWatcher({
+    handleStores: storeOf(env),
+    credentialFor: (binding) => credentialFor(env, binding),
+    onEvent: resumeAgent,
+    ...(env.SESS_API_ORIGIN === undefined ? {} : { sessOrigin: env.SESS_API_ORIGIN }),
+    ...(env.SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST === '1' ? { allowInsecureLocalhost: true } : {}),
+  });
+}
+
+/** How long one sweep may take: well inside a Cron Trigger's time. */
+const SWEEP_BUDGET_MS = 25_000;
+
+/** The part of a Worker's `ExecutionContext` this module uses. */
+interface WaitUntil {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
 export default {
   /** workerd calls this for every request; `/mcp` is the MCP endpoint. */
   fetch(request: Request, env: PgWorkerEnv): Promise<Response> {
@@ -110,5 +170,14 @@ export default {
       return Promise.resolve(new Response('Not Found', { status: 404 }));
     handler ??= build(env);
     return handler.fetch(request);
+  },
+  /** A Cron Trigger: one bounded sweep of the waiting interactions. */
+  scheduled(_controller: unknown, env: PgWorkerEnv, ctx: WaitUntil): void {
+    watcher ??= buildWatcher(env);
+    ctx.waitUntil(
+      watcher.sweep({ budgetMs: SWEEP_BUDGET_MS }).then((result) => {
+        console.log(`sess-mcp sweep ${JSON.stringify(result)}`);
+      }),
+    );
   },
 };

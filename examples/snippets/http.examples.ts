@@ -5,13 +5,23 @@
 import http from 'node:http';
 import {
   createSessMcpHttpHandler,
+  createSessMcpWatcher,
   type SessHttpPrincipal,
   type SessMcpHttpHandler,
+  type SessMcpWatcher,
 } from '../../src/http/index.js';
-import { createMemoryHandleStore } from '../../src/index.js';
+import {
+  createMemoryHandleStore,
+  createWaitGate,
+  type HandleStoreFactory,
+  type HttpBinding,
+  type WakeEvent,
+} from '../../src/index.js';
 
 declare const myOAuth: { verify(authorization: string | null): Promise<SessHttpPrincipal | undefined> };
 declare const app: http.RequestListener;
+declare const myGrants: { sessKeyFor(binding: HttpBinding): Promise<string | undefined> };
+declare const myQueue: { push(event: WakeEvent): Promise<void> };
 
 export function handlerExample(): http.Server {
   //#region createSessMcpHttpHandler
@@ -48,4 +58,27 @@ export function attachExample(handler: SessMcpHttpHandler): http.Server {
   server.listen(8080);
   //#endregion
   return server;
+}
+
+export function watcherExample(stores: HandleStoreFactory): SessMcpWatcher {
+  //#region createSessMcpWatcher
+  // createSessMcpWatcher and createSessMcpHttpHandler come from '@sess.si/mcp/http'.
+  const waitGate = createWaitGate();
+  const handler = createSessMcpHttpHandler({
+    authenticate: (request) => myOAuth.verify(request.headers.get('authorization')),
+    handleStore: (binding) => stores.forBinding(binding),
+    allowedHosts: ['mcp.example.com'],
+    waitGate,
+  });
+  const watcher = createSessMcpWatcher({
+    handleStores: stores,
+    // The principal's Sess key now; undefined for a revoked grant or an older grant generation.
+    credentialFor: (binding) => myGrants.sessKeyFor(binding),
+    waitGate,
+    onEvent: (event) => myQueue.push(event), // a reference only: call sess_response to read it
+  });
+  watcher.start();
+  //#endregion
+  void handler;
+  return watcher;
 }

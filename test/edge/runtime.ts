@@ -57,13 +57,31 @@ export function workerdPort(out: string): number | undefined {
 }
 
 /**
+ * What a Worker's Cron Trigger is, for a test: a second Worker (`trigger.js`) in front of the main
+ * one. A request for `/__scheduled` dispatches one `scheduled` event to the main Worker through
+ * its service binding (`Fetcher.scheduled()`, behind workerd's `--experimental`) and answers with
+ * its outcome; every other request goes to the main Worker's `fetch`.
+ */
+export const SCHEDULED_TRIGGER_JS = `export default {
+  async fetch(request, env) {
+    if (new URL(request.url).pathname !== '/__scheduled') return env.MAIN.fetch(request);
+    const result = await env.MAIN.scheduled({ scheduledTime: new Date(), cron: '* * * * *' });
+    return Response.json(result);
+  },
+};
+`;
+
+/**
  * A workerd config: one Worker (`worker.js`, embedded), its Sess and bearer bindings read from the
  * environment, one socket on 127.0.0.1 port 0, and an outbound network that reaches local addresses.
  * `extra` adds bindings (capnp lines); `flags` sets `compatibilityFlags` (with its comment line).
+ * With `trigger`, the socket serves {@link SCHEDULED_TRIGGER_JS} instead (run workerd with
+ * `--experimental` and write `trigger.js` beside the config).
  */
 export function workerdConfig(options: {
   extra?: string[];
   flags?: { comment: string; flags: string[] };
+  trigger?: boolean;
 }): string {
   const flags =
     options.flags === undefined
@@ -78,14 +96,25 @@ export function workerdConfig(options: {
     '(name = "MCP_ALLOWED_HOST", text = "127.0.0.1")',
     '(name = "SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST", text = "1")',
   ];
+  const trigger = options.trigger === true;
   return `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [
-    (name = "main", worker = .mainWorker),
+    (name = "main", worker = .mainWorker),${trigger ? '\n    (name = "trigger", worker = .triggerWorker),' : ''}
     (name = "internet", network = (allow = ["public", "private", "local"])),
   ],
-  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "main") ],
-);
+  sockets = [ (name = "http", address = "127.0.0.1:0", http = (), service = "${trigger ? 'trigger' : 'main'}") ],
+);${
+    trigger
+      ? `
+const triggerWorker :Workerd.Worker = (
+  modules = [ (name = "trigger.js", esModule = embed "trigger.js") ],
+  compatibilityDate = "2026-11-01",
+  compatibilityFlags = ["service_binding_extra_handlers"],
+  bindings = [ (name = "MAIN", service = "main") ],
+);`
+      : ''
+  }
 const mainWorker :Workerd.Worker = (
   modules = [ (name = "worker.js", esModule = embed "worker.js") ],
   compatibilityDate = "2026-11-01",
@@ -127,6 +156,8 @@ export function requireRuntime(spec: RuntimeSpec, path: string | undefined): boo
 export interface RunningRuntime {
   url: string;
   stderr(): string;
+  /** What it wrote on stdout so far (workerd's `console.log`). */
+  stdout(): string;
   stop(): Promise<void>;
 }
 
@@ -145,8 +176,12 @@ export async function spawnRuntime(
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
+  let stdout = '';
   child.stderr!.on('data', (d: Buffer) => {
     stderr += d.toString();
+  });
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
   });
   const stop = () =>
     new Promise<void>((resolve) => {
@@ -167,7 +202,7 @@ export async function spawnRuntime(
       child.once('exit', (code) => reject(new Error(`${command} exited (${code}): ${stderr}`)));
       child.once('error', reject);
     });
-    return { url: `http://127.0.0.1:${port}/mcp`, stderr: () => stderr, stop };
+    return { url: `http://127.0.0.1:${port}/mcp`, stderr: () => stderr, stdout: () => stdout, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -322,6 +357,10 @@ export interface WorkerBundle {
   config: string;
   /** Bundle only when the suite runs. @default true */
   when?: boolean;
+  /** More files written beside the config (name → text), such as `trigger.js`. */
+  files?: Record<string, string>;
+  /** More arguments of `workerd serve`, such as `--experimental`. */
+  args?: string[];
 }
 
 /**
@@ -344,12 +383,13 @@ export function useWorkerBundle(
       logLevel: 'silent',
     });
     writeFileSync(join(dir, 'config.capnp'), bundle.config);
+    for (const [name, text] of Object.entries(bundle.files ?? {})) writeFileSync(join(dir, name), text);
   });
   afterAll(() => {
     if (dir !== '') rmSync(dir, { recursive: true, force: true });
   });
   return (env) =>
-    spawnRuntime(workerd!, ['serve', join(dir, 'config.capnp'), '--control-fd=3'], {
+    spawnRuntime(workerd!, ['serve', ...(bundle.args ?? []), join(dir, 'config.capnp'), '--control-fd=3'], {
       cwd: dir,
       env,
       readPort: workerdPort,
