@@ -81,12 +81,12 @@ export interface PostgresHandleStore extends HandleStoreFactory {
    * listed by their state, or checked one by one for their generation, until it has run).
    */
   migrate(): Promise<void>;
+  /** The event outbox of the store (`<table>_events`, `<table>_deliveries`; `HandleStoreFactory.outbox`). */
+  outbox(): EventOutbox;
   /**
    * The watched records of every scope, a page at a time (`HandleStoreFactory.waiting`): one
    * range of the partial index `<table>_watched`.
    */
-  /** The event outbox of the store (`HandleStoreFactory.outbox`). */
-  outbox(): EventOutbox;
   waiting(query: WaitingQuery): Promise<WaitingPage>;
   /** End the pool the store made (a host's own pool is left open). */
   close(): Promise<void>;
