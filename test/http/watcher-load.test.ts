@@ -13,7 +13,7 @@ import { createWaitGate } from '../../src/core/engine/wait-gate.js';
 import type { InteractionRecord } from '../../src/core/model/record.js';
 import { createSessMcpWatcher } from '../../src/http/index.js';
 import { createSessClient } from '../../src/sess/client.js';
-import { makeRecord } from '../store/fixtures.js';
+import { waitingRecordOn } from '../support/bulk-records.js';
 import { useCleanup } from '../support/cleanup.js';
 import { approveAnswer, approveSurface, ok, startHttpHarness } from './harness.js';
 import { connectModern } from './helpers.js';
@@ -60,16 +60,7 @@ describe('the HTTP watcher with 1 000 interactions watched', { timeout: 120_000 
             surface: approveSurface,
             idempotencyKey: `load-${from + i}`,
           });
-          const record = makeRecord(bindingOf(owner), 'waiting', { handle: `sh_load_${from + i}` });
-          const state = record.state as Extract<InteractionRecord['state'], { kind: 'waiting' }>;
-          state.session = {
-            sessionId: view.sessionId,
-            workspaceId: view.workspaceId,
-            humanUrl: view.humanUrl,
-            expiresAt: view.expiresAt,
-          };
-          state.surface = approveSurface;
-          return record;
+          return waitingRecordOn(bindingOf(owner), view, approveSurface, { handle: `sh_load_${from + i}` });
         }),
       );
       for (const record of records) await h.stores.forBinding(record.binding).create(record);
