@@ -66,6 +66,7 @@ describe.runIf(ready)('a Worker with the PostgreSQL store on workerd', { timeout
     cleanup.push(() => db.end());
     const { rows } = await db.query(`SELECT count(*)::int AS n FROM "public"."${table}"`);
     expect(rows[0].n).toBe(1);
-    await db.query(`DROP TABLE "public"."${table}", "public"."${table}_keys"`);
+    const t = `"public"."${table}`;
+    await db.query(`DROP TABLE ${t}", ${t}_keys", ${t}_events", ${t}_deliveries"`);
   });
 });
