@@ -1,22 +1,23 @@
 /**
  * One HTTP watcher's decision for one watched record: whether it is polled now, and the poll. The
  * long-lived loop (`watcher.ts`) and the bounded sweep (`sweep.ts`) hand it every record they
- * page through; it applies the shared watch policy (`src/core/engine/watch-policy.ts`) and what
+ * page through; it applies the shared watch policy (`src/faces/wake/watch-policy.ts`) and what
  * only HTTP has: a credential per binding, asked of the host for each poll and never kept, a
  * budget of Sess calls per credential, and the wait gate it shares with the handler.
  *
  * - A record of another Sess origin, of a stdio binding, not due, or whose credential is known to
  *   be out of calls or backing off is passed over before the host is asked for a credential.
- * - A Session's long-poll takes one of the watcher's slots: at most half of each cap of the gate
- *   (per binding scope, per principal, in all) and only into a slot free now, so a tool call
- *   always finds the other half. A read (an Ask, or any poll of a sweep) takes none.
+ * - A Session's long-poll takes one of the watcher's slots (`watch-slots.ts`): at most half of
+ *   each cap of the gate (per binding scope, per principal, in all) and only into a slot free now,
+ *   so a tool call always finds the other half; it waits shorter when Sessions take turns. A read
+ *   (an Ask, or any poll of a sweep) takes none.
  * - The poll is the engine's own `sess_response` on a Sess client of that credential and a view
  *   of the record's binding: the same verification, confirming read and store writes as a tool
  *   call, and the same gate.
  *
  * It pages through nothing and keeps no time of its own: its callers do.
  */
-import { type PollOutcome, pollRecord, WatchTimes, watcherSlots } from '../faces/wake/watch-policy.js';
+import { type PollOutcome, pollRecord, WatchTimes } from '../faces/wake/watch-policy.js';
 import {
   bindingPrincipal,
   bindingScope,
@@ -32,6 +33,7 @@ import {
 } from '../index.js';
 import { createReceiptVerifier, createSessClientFactory } from '../sess/index.js';
 import { CredentialBudgets, countedSess } from './watch-budget.js';
+import { WatcherSlots } from './watch-slots.js';
 import type { ResolvedWatcherOptions } from './watcher-options.js';
 
 /** How long a record whose binding got no credential rests before it is asked for again. */
@@ -54,49 +56,6 @@ export type Considered =
   | { kind: 'held' }
   /** Not this watcher's now: not watched, resting, being polled, or of another origin. */
   | { kind: 'not_due' };
-
-/** The watcher's long-polls in flight per binding scope, per principal and in all. */
-class WatcherSlots {
-  private readonly perScope = new Map<string, number>();
-  private readonly perPrincipal = new Map<string, number>();
-  private total = 0;
-
-  constructor(private readonly gate: WaitGate) {}
-
-  /** Whether one more long-poll fits: under half of each cap, and a slot of the gate free now. */
-  free(scope: string, principal: string): boolean {
-    const { gate } = this;
-    return (
-      this.total < watcherSlots(gate.maxTotalWaits) &&
-      (this.perScope.get(scope) ?? 0) < watcherSlots(gate.maxConcurrentWaits) &&
-      (this.perPrincipal.get(principal) ?? 0) < watcherSlots(gate.maxPrincipalWaits) &&
-      gate.running(scope) < gate.maxConcurrentWaits &&
-      gate.running() < gate.maxTotalWaits
-    );
-  }
-
-  /** Whether the watcher holds every slot it may hold in all. */
-  full(): boolean {
-    return this.total >= watcherSlots(this.gate.maxTotalWaits);
-  }
-
-  take(scope: string, principal: string): void {
-    this.total += 1;
-    this.perScope.set(scope, (this.perScope.get(scope) ?? 0) + 1);
-    this.perPrincipal.set(principal, (this.perPrincipal.get(principal) ?? 0) + 1);
-  }
-
-  release(scope: string, principal: string): void {
-    this.total -= 1;
-    const drop = (map: Map<string, number>, key: string) => {
-      const left = (map.get(key) ?? 1) - 1;
-      if (left === 0) map.delete(key);
-      else map.set(key, left);
-    };
-    drop(this.perScope, scope);
-    drop(this.perPrincipal, principal);
-  }
-}
 
 /** The state of one watcher shared by its loop and its sweeps. */
 export class WatchRun {
@@ -137,9 +96,22 @@ export class WatchRun {
     };
   }
 
-  /** Whether the watcher holds every long-poll slot it may hold. */
-  full(): boolean {
-    return this.slots.full();
+  /** Count `current` as a pass would (a Session due for a long-poll), without polling it. */
+  tally(current: VersionedRecord, maxWaitMs: number): void {
+    const { binding } = current.record;
+    if (binding.kind !== 'http' || binding.origin !== this.options.sessOrigin) return;
+    if (
+      maxWaitMs > 0 &&
+      current.record.state.kind === 'waiting' &&
+      this.times.isDue(current.record, Date.now())
+    ) {
+      this.slots.tally(bindingScope(binding), bindingPrincipal(binding));
+    }
+  }
+
+  /** A pass over the watched records is over (the waits of the next follow its counts). */
+  passEnded(): void {
+    this.slots.passEnded();
   }
 
   /** Prune what the watcher no longer needs to remember (idle credentials' budgets). */
@@ -148,17 +120,21 @@ export class WatchRun {
   }
 
   /**
-   * Poll `current` now if it is due and may be polled: a Session waits up to `waitMs` (0: a read),
-   * ended by `signal`. See the module header for what passes a record over.
+   * Poll `current` now if it is due and may be polled: a Session waits up to `maxWaitMs` (less
+   * when Sessions take turns; 0: a read), ended by `signal`. See the module header for what
+   * passes a record over.
    */
-  async consider(current: VersionedRecord, waitMs: number, signal: AbortSignal): Promise<Considered> {
+  async consider(current: VersionedRecord, maxWaitMs: number, signal: AbortSignal): Promise<Considered> {
     const { record } = current;
     const binding = record.binding;
     if (binding.kind !== 'http' || binding.origin !== this.options.sessOrigin) return { kind: 'not_due' };
     if (!this.times.isDue(record, Date.now())) return { kind: 'not_due' };
     const scope = bindingScope(binding);
     const principal = bindingPrincipal(binding);
-    const waits = waitMs > 0 && record.state.kind === 'waiting';
+    const session = maxWaitMs > 0 && record.state.kind === 'waiting';
+    if (session) this.slots.tally(scope, principal);
+    const waitMs = session ? this.slots.waitFor(scope, principal, maxWaitMs) : 0;
+    const waits = waitMs > 0;
     if ((waits && !this.slots.free(scope, principal)) || this.budgets.held(scope, Date.now())) {
       return { kind: 'held' };
     }

@@ -6,11 +6,12 @@
  * `sess_response` (`watch-run.ts`), so an answer is verified, confirmed and saved exactly as a
  * tool call would, and its event is delivered to `onEvent`.
  *
- * The loop pages through `handleStores.waiting()` in handle order and starts a poll for each
- * record that is due and may be polled, waiting for a slot when it holds every slot it may; at the
- * end of the watched records it rests (at least {@link WATCH_IDLE_MS}, and as long as the pass
- * took, so a large store is not read over and over) and starts again from the first. So every
- * record gets its turn, however many there are.
+ * The loop makes passes over `handleStores.waiting()` in handle order, starting a poll for each
+ * record that is due and may be polled now; a record it has to hold (no free slot, its credential
+ * out of calls) is where the next pass starts, so every record gets its turn however many there
+ * are, and Sessions that take turns wait shorter in proportion (`watch-slots.ts`). Between two
+ * passes it rests at least {@link WATCH_IDLE_MS}, and as long as the pass took, so a large store
+ * is not read over and over.
  *
  * It decides nothing about answers and writes nothing itself: the engine does. It uses only
  * `fetch` and WebCrypto (through the Sess client and the store), so it runs on edge runtimes.
@@ -18,7 +19,7 @@
 
 import { createWakeDelivery, onEventSink } from '../faces/wake/delivery.js';
 import { WATCH_IDLE_MS } from '../faces/wake/watch-policy.js';
-import type { EventDelivery, WaitGate, WaitingPage } from '../index.js';
+import type { EventDelivery, VersionedRecord, WaitGate, WaitingPage } from '../index.js';
 import { type SweepOptions, type SweepResult, sweepOnce } from './sweep.js';
 import { storeFailed, WatchRun } from './watch-run.js';
 import { resolveWatcherOptions, type SessMcpWatcherOptions } from './watcher-options.js';
@@ -60,7 +61,39 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener('abort', done, { once: true });
   });
 
-/** The long-lived loop: pass after pass over the watched records, until `signal` ends it. */
+/**
+ * The watched records of one pass: from just after `resumeAfter` to the last, then from the first
+ * up to `resumeAfter`, each once.
+ */
+async function* onePass(
+  page: (after: string | undefined) => Promise<WaitingPage>,
+  resumeAfter: string | undefined,
+): AsyncGenerator<VersionedRecord> {
+  let after = resumeAfter;
+  for (;;) {
+    const current = await page(after);
+    yield* current.records;
+    if (current.next === undefined) break;
+    after = current.next;
+  }
+  if (resumeAfter === undefined) return;
+  after = undefined;
+  for (;;) {
+    const current = await page(after);
+    for (const record of current.records) {
+      if (record.record.handle > resumeAfter) return;
+      yield record;
+    }
+    if (current.next === undefined) return;
+    after = current.next;
+  }
+}
+
+/**
+ * The long-lived loop: pass after pass over the watched records, until `signal` ends it. The
+ * first pass only counts (so the first polls already wait as long as their turns allow); each
+ * later pass starts with the first record the pass before it had to hold.
+ */
 async function watchLoop(
   run: WatchRun,
   page: (after: string | undefined) => Promise<WaitingPage>,
@@ -69,34 +102,39 @@ async function watchLoop(
   onStoreFailed: (error: unknown) => void,
 ): Promise<void> {
   const inFlight = new Set<Promise<unknown>>();
-  let after: string | undefined;
-  let passStarted = Date.now();
+  let resumeAfter: string | undefined;
+  let counting = true;
   while (!signal.aborted) {
-    let current: WaitingPage;
+    const passStarted = Date.now();
+    let previous = resumeAfter;
+    let held: { after: string | undefined } | undefined;
     try {
-      current = await page(after);
+      for await (const record of onePass(page, resumeAfter)) {
+        if (signal.aborted) break;
+        if (counting) {
+          run.tally(record, maxWaitMs);
+          continue;
+        }
+        const considered = await run.consider(record, maxWaitMs, signal);
+        if (considered.kind === 'held') held ??= { after: previous };
+        else if (considered.kind === 'started') {
+          const tracked: Promise<unknown> = considered.outcome.finally(() => inFlight.delete(tracked));
+          inFlight.add(tracked);
+        }
+        previous = record.record.handle;
+      }
+      run.passEnded();
+      resumeAfter = held?.after;
+      if (counting) {
+        counting = false;
+        continue;
+      }
     } catch (error) {
       onStoreFailed(error);
-      after = undefined;
-      await sleep(WATCH_IDLE_MS, signal);
-      continue;
+      resumeAfter = undefined;
     }
-    for (const record of current.records) {
-      // Holding every slot it may: wait for a poll to end before going on with the pass.
-      while (run.full() && !signal.aborted) await Promise.race([...inFlight, sleep(WATCH_IDLE_MS, signal)]);
-      if (signal.aborted) break;
-      const considered = await run.consider(record, maxWaitMs, signal);
-      if (considered.kind === 'started') {
-        const tracked: Promise<unknown> = considered.outcome.finally(() => inFlight.delete(tracked));
-        inFlight.add(tracked);
-      }
-    }
-    after = current.next;
-    if (after === undefined) {
-      run.prune(Date.now());
-      await sleep(Math.max(WATCH_IDLE_MS, Date.now() - passStarted), signal);
-      passStarted = Date.now();
-    }
+    run.prune(Date.now());
+    await sleep(Math.max(WATCH_IDLE_MS, Date.now() - passStarted), signal);
   }
   await Promise.allSettled(inFlight);
 }

@@ -152,6 +152,32 @@ export function requireRuntime(spec: RuntimeSpec, path: string | undefined): boo
   return false;
 }
 
+/**
+ * Whether a suite of the Worker with the PostgreSQL store runs: workerd found and `DATABASE_URL`
+ * set. Under `CI=true` a missing `DATABASE_URL` adds one failing test that says how to start one.
+ */
+export function requireWorkerdPostgres(workerd: string | undefined): boolean {
+  const ready = requireRuntime(WORKERD, workerd);
+  if (ready && process.env.DATABASE_URL === undefined && process.env.CI === 'true') {
+    it('has DATABASE_URL', () => {
+      throw new Error('DATABASE_URL is missing: run scripts/ci-postgres.sh');
+    });
+  }
+  return ready && process.env.DATABASE_URL !== undefined;
+}
+
+/**
+ * `examples/edge/worker-postgres.ts` bundled as wrangler bundles it for `nodejs_compat`: Node's
+ * built-ins come from workerd, the rest is bundled.
+ */
+export const WORKER_POSTGRES_BUILD: WorkerBundle['build'] = {
+  entryPoints: [join(root, 'examples', 'edge', 'worker-postgres.ts')],
+  platform: 'node',
+  conditions: ['workerd', 'worker'],
+  external: ['cloudflare:sockets', 'node:*'],
+  banner: { js: "import { createRequire } from 'node:module'; const require = createRequire('/');" },
+};
+
 /** A runtime serving the MCP endpoint. */
 export interface RunningRuntime {
   url: string;

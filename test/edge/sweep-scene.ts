@@ -10,12 +10,11 @@
 import pg from 'pg';
 import { expect } from 'vitest';
 import type { HttpBinding } from '../../src/core/contract/ports.js';
-import type { InteractionRecord } from '../../src/core/model/record.js';
 import type { SweepResult } from '../../src/http/index.js';
 import { createSessClient } from '../../src/sess/client.js';
 import { createPostgresHandleStore, type PostgresHandleStore } from '../../src/store/postgres/index.js';
 import type { LocalSess } from '../../src/testing/index.js';
-import { makeRecord } from '../store/fixtures.js';
+import { waitingRecordOn } from '../support/bulk-records.js';
 import { approveSurface } from '../support/surfaces.js';
 import type { Cleanup } from './runtime.js';
 
@@ -67,15 +66,7 @@ export async function writeWaiting(
     surface: approveSurface,
     idempotencyKey: `sweep-${Math.random().toString(36).slice(2)}`,
   });
-  const record = makeRecord(binding, 'waiting');
-  const state = record.state as Extract<InteractionRecord['state'], { kind: 'waiting' }>;
-  state.session = {
-    sessionId: view.sessionId,
-    workspaceId: view.workspaceId,
-    humanUrl: view.humanUrl,
-    expiresAt: view.expiresAt,
-  };
-  state.surface = approveSurface;
+  const record = waitingRecordOn(binding, view, approveSurface);
   await store.forBinding(binding).create(record);
   return { handle: record.handle, humanUrl: view.humanUrl };
 }

@@ -7,7 +7,6 @@
  * Needs `DATABASE_URL` (`scripts/ci-postgres.sh`) and workerd; under `CI=true` either missing
  * fails the suite.
  */
-import { join } from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
@@ -16,11 +15,11 @@ import { useSecretsAudit } from '../support/audit.js';
 import { useCleanup } from '../support/cleanup.js';
 import {
   findRuntime,
-  requireRuntime,
-  root,
+  requireWorkerdPostgres,
   roundTrip,
   startEdgeStack,
   useWorkerBundle,
+  WORKER_POSTGRES_BUILD,
   WORKERD,
   workerdConfig,
 } from './runtime.js';
@@ -31,24 +30,12 @@ const table = `edge_handles_${process.pid}`;
 const audits = useSecretsAudit();
 const cleanup = useCleanup();
 
-const ready = requireRuntime(WORKERD, workerd);
-if (ready && databaseUrl === undefined && process.env.CI === 'true') {
-  it('has DATABASE_URL', () => {
-    throw new Error('DATABASE_URL is missing: run scripts/ci-postgres.sh');
-  });
-}
+const ready = requireWorkerdPostgres(workerd);
 
 const startWorker = useWorkerBundle(workerd, {
   prefix: 'sess-workerd-pg-',
-  when: ready && databaseUrl !== undefined,
-  build: {
-    entryPoints: [join(root, 'examples', 'edge', 'worker-postgres.ts')],
-    // What wrangler does for nodejs_compat: Node's built-ins come from workerd, the rest is bundled.
-    platform: 'node',
-    conditions: ['workerd', 'worker'],
-    external: ['cloudflare:sockets', 'node:*'],
-    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire('/');" },
-  },
+  when: ready,
+  build: WORKER_POSTGRES_BUILD,
   config: workerdConfig({
     extra: [
       '(name = "DATABASE_URL", fromEnvironment = "DATABASE_URL")',
@@ -57,32 +44,29 @@ const startWorker = useWorkerBundle(workerd, {
   }),
 });
 
-describe.runIf(ready && databaseUrl !== undefined)(
-  'a Worker with the PostgreSQL store on workerd',
-  { timeout: 60_000 },
-  () => {
-    it('runs request → answer → complete with its records in PostgreSQL', async () => {
-      const store = createPostgresHandleStore({ connectionString: databaseUrl!, table });
-      await store.migrate();
-      cleanup.push(() => store.close());
-      const { sess, server, headers } = await startEdgeStack(
-        'workerd',
-        'workerd-pg-bearer-0123456789',
-        (env) => startWorker({ DATABASE_URL: databaseUrl!, ...env }),
-        audits.current,
-        cleanup,
-      );
-      const client = await connectModern(server.url, headers);
-      cleanup.push(() => client.close());
-      await roundTrip(client, sess, audits.current);
-      expect(sess.sessions.list().map((s) => s.view.status)).toEqual(['completed']);
-      // The record is in PostgreSQL, written by the Worker (this process only created the table).
-      const db = new pg.Client({ connectionString: databaseUrl! });
-      await db.connect();
-      cleanup.push(() => db.end());
-      const { rows } = await db.query(`SELECT count(*)::int AS n FROM "public"."${table}"`);
-      expect(rows[0].n).toBe(1);
-      await db.query(`DROP TABLE "public"."${table}", "public"."${table}_keys"`);
-    });
-  },
-);
+describe.runIf(ready)('a Worker with the PostgreSQL store on workerd', { timeout: 60_000 }, () => {
+  it('runs request → answer → complete with its records in PostgreSQL', async () => {
+    const store = createPostgresHandleStore({ connectionString: databaseUrl!, table });
+    await store.migrate();
+    cleanup.push(() => store.close());
+    const { sess, server, headers } = await startEdgeStack(
+      'workerd',
+      'workerd-pg-bearer-0123456789',
+      (env) => startWorker({ DATABASE_URL: databaseUrl!, ...env }),
+      audits.current,
+      cleanup,
+    );
+    const client = await connectModern(server.url, headers);
+    cleanup.push(() => client.close());
+    await roundTrip(client, sess, audits.current);
+    expect(sess.sessions.list().map((s) => s.view.status)).toEqual(['completed']);
+    // The record is in PostgreSQL, written by the Worker (this process only created the table).
+    const db = new pg.Client({ connectionString: databaseUrl! });
+    await db.connect();
+    cleanup.push(() => db.end());
+    const { rows } = await db.query(`SELECT count(*)::int AS n FROM "public"."${table}"`);
+    expect(rows[0].n).toBe(1);
+    const t = `"public"."${table}`;
+    await db.query(`DROP TABLE ${t}", ${t}_keys", ${t}_events", ${t}_deliveries"`);
+  });
+});

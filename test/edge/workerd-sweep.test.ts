@@ -9,7 +9,6 @@
  * Needs `DATABASE_URL` (`scripts/ci-postgres.sh`) and workerd; under `CI=true` either missing
  * fails the suite.
  */
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { approveAnswer, approveSurface, ok } from '../http/harness.js';
 import { connectModern } from '../http/helpers.js';
@@ -17,11 +16,11 @@ import { useSecretsAudit } from '../support/audit.js';
 import { useCleanup } from '../support/cleanup.js';
 import {
   findRuntime,
-  requireRuntime,
-  root,
+  requireWorkerdPostgres,
   SCHEDULED_TRIGGER_JS,
   startEdgeStack,
   useWorkerBundle,
+  WORKER_POSTGRES_BUILD,
   WORKERD,
   workerdConfig,
 } from './runtime.js';
@@ -32,24 +31,12 @@ const databaseUrl = process.env.DATABASE_URL;
 const audits = useSecretsAudit();
 const cleanup = useCleanup();
 
-const ready = requireRuntime(WORKERD, workerd);
-if (ready && databaseUrl === undefined && process.env.CI === 'true') {
-  it('has DATABASE_URL', () => {
-    throw new Error('DATABASE_URL is missing: run scripts/ci-postgres.sh');
-  });
-}
+const ready = requireWorkerdPostgres(workerd);
 
 const startWorker = useWorkerBundle(workerd, {
   prefix: 'sess-workerd-sweep-',
-  when: ready && databaseUrl !== undefined,
-  build: {
-    entryPoints: [join(root, 'examples', 'edge', 'worker-postgres.ts')],
-    // What wrangler does for nodejs_compat: Node's built-ins come from workerd, the rest is bundled.
-    platform: 'node',
-    conditions: ['workerd', 'worker'],
-    external: ['cloudflare:sockets', 'node:*'],
-    banner: { js: "import { createRequire } from 'node:module'; const require = createRequire('/');" },
-  },
+  when: ready,
+  build: WORKER_POSTGRES_BUILD,
   config: workerdConfig({
     extra: [
       '(name = "DATABASE_URL", fromEnvironment = "DATABASE_URL")',
@@ -62,54 +49,50 @@ const startWorker = useWorkerBundle(workerd, {
   args: ['--experimental'],
 });
 
-describe.runIf(ready && databaseUrl !== undefined)(
-  'the Cron Trigger of a Worker on workerd',
-  { timeout: 60_000 },
-  () => {
-    it('sweeps: saves a late answer, delivers its event, skips a principal without a credential', async () => {
-      const { table, store, db } = await sweepTable(databaseUrl!, 'workerd', cleanup);
-      const { sess, server, headers } = await startEdgeStack(
-        'workerd',
-        'workerd-sweep-bearer-0123456789',
-        (env) => startWorker({ DATABASE_URL: databaseUrl!, HANDLE_TABLE: table, ...env }),
-        audits.current,
-        cleanup,
-      );
-      audits.current.watch(server.stdout, 'workerd stdout');
-      const client = await connectModern(server.url, headers);
-      cleanup.push(() => client.close());
+describe.runIf(ready)('the Cron Trigger of a Worker on workerd', { timeout: 60_000 }, () => {
+  it('sweeps: saves a late answer, delivers its event, skips a principal without a credential', async () => {
+    const { table, store, db } = await sweepTable(databaseUrl!, 'workerd', cleanup);
+    const { sess, server, headers } = await startEdgeStack(
+      'workerd',
+      'workerd-sweep-bearer-0123456789',
+      (env) => startWorker({ DATABASE_URL: databaseUrl!, HANDLE_TABLE: table, ...env }),
+      audits.current,
+      cleanup,
+    );
+    audits.current.watch(server.stdout, 'workerd stdout');
+    const client = await connectModern(server.url, headers);
+    cleanup.push(() => client.close());
 
-      // The agent asks through the Worker, and stops waiting; a stranger's interaction sits beside it.
-      const asked = await ok(client, 'sess_request', { interaction: approveSurface });
-      audits.current.url(asked.humanUrl!, 'sess link');
-      const stranger = await writeWaiting(sess, store, exampleBinding(sess, 'stranger'));
-      audits.current.url(stranger.humanUrl, 'stranger link');
-      audits.current.answer(approveAnswer.values);
-      await sess.submitAnswer(asked.humanUrl!, approveAnswer);
-      await sess.submitAnswer(stranger.humanUrl, approveAnswer);
+    // The agent asks through the Worker, and stops waiting; a stranger's interaction sits beside it.
+    const asked = await ok(client, 'sess_request', { interaction: approveSurface });
+    audits.current.url(asked.humanUrl!, 'sess link');
+    const stranger = await writeWaiting(sess, store, exampleBinding(sess, 'stranger'));
+    audits.current.url(stranger.humanUrl, 'stranger link');
+    audits.current.answer(approveAnswer.values);
+    await sess.submitAnswer(asked.humanUrl!, approveAnswer);
+    await sess.submitAnswer(stranger.humanUrl, approveAnswer);
 
-      const fired = await fetch(server.url.replace(/\/mcp$/, '/__scheduled'));
-      expect(await fired.json()).toEqual({ outcome: 'ok', noRetry: false });
-      const swept = printedSweep(server.stdout());
-      expect(swept).toMatchObject({
-        polled: 1,
-        changed: 1,
-        skipped: 1,
-        failed: 0,
-        complete: true,
-        delivered: 1,
-      });
-      expect(server.stdout()).toContain('sess-mcp: answered at revision 1');
-      expect(await tableState(db, table, [asked.handle, stranger.handle])).toEqual({
-        kinds: ['answered', 'waiting'],
-        delivered: [`delivered ${asked.handle}`],
-      });
-      // The agent's next call reads the verified answer the sweep saved.
-      const read = await ok(client, 'sess_response', { handle: asked.handle, revision: 1, wait_ms: 0 });
-      expect(read).toMatchObject({
-        state: 'answered',
-        response: { verified: true, values: approveAnswer.values },
-      });
+    const fired = await fetch(server.url.replace(/\/mcp$/, '/__scheduled'));
+    expect(await fired.json()).toEqual({ outcome: 'ok', noRetry: false });
+    const swept = printedSweep(server.stdout());
+    expect(swept).toMatchObject({
+      polled: 1,
+      changed: 1,
+      skipped: 1,
+      failed: 0,
+      complete: true,
+      delivered: 1,
     });
-  },
-);
+    expect(server.stdout()).toContain('sess-mcp: answered at revision 1');
+    expect(await tableState(db, table, [asked.handle, stranger.handle])).toEqual({
+      kinds: ['answered', 'waiting'],
+      delivered: [`delivered ${asked.handle}`],
+    });
+    // The agent's next call reads the verified answer the sweep saved.
+    const read = await ok(client, 'sess_response', { handle: asked.handle, revision: 1, wait_ms: 0 });
+    expect(read).toMatchObject({
+      state: 'answered',
+      response: { verified: true, values: approveAnswer.values },
+    });
+  });
+});

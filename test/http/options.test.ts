@@ -204,9 +204,11 @@ describe('one rule, one verdict across the entries', () => {
 describe('entry surfaces', () => {
   it('@sess.si/mcp/http exports exactly its named values', () => {
     expect(Object.keys(httpEntry).sort()).toEqual([
+      'DEFAULT_CALLS_PER_MINUTE_PER_CREDENTIAL',
       'DEFAULT_HTTP_REQUEST_DEADLINE_MS',
       'DEFAULT_MAX_BODY_BYTES',
       'createSessMcpHttpHandler',
+      'createSessMcpWatcher',
       'httpBindingOf',
     ]);
   });

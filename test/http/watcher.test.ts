@@ -102,6 +102,27 @@ function watcherOf(
   return { watcher, diagnostics };
 }
 
+/**
+ * Alice of the runtime's first workspace and bob of a second one, each a client with the key of
+ * their own workspace; `keys` gives each workspace's key.
+ */
+async function twoWorkspaces(h: Stack) {
+  const other = await h.sess.createWorkspace();
+  audits.current.secret(other.apiKey, 'second api key');
+  const alice = await clientOf(h, 'alice-token-0123456789');
+  const bob = await clientOf(h, 'bob-token-0123456789', {
+    workspaceId: other.workspaceId,
+    principalId: 'bob',
+    grantId: 'grant_bob',
+    credential: () => other.apiKey,
+  });
+  const keys = new Map([
+    [h.sess.workspaceId, h.sess.apiKey],
+    [other.workspaceId, other.apiKey],
+  ]);
+  return { other, alice, bob, keys };
+}
+
 /** The runtime's count of API calls to `endpoint` so far. */
 const requests = (sess: LocalSess, endpoint: string) => sess.stats.requests[endpoint] ?? 0;
 
@@ -143,19 +164,7 @@ describe('the HTTP watcher', { timeout: 60_000 }, () => {
 
   it('polls two principals with keys of two workspaces each with its own key; swapped keys read nothing', async () => {
     const h = await startStack();
-    const other = await h.sess.createWorkspace();
-    audits.current.secret(other.apiKey, 'second api key');
-    const alice = await clientOf(h, 'alice-token-0123456789');
-    const bob = await clientOf(h, 'bob-token-0123456789', {
-      workspaceId: other.workspaceId,
-      principalId: 'bob',
-      grantId: 'grant_bob',
-      credential: () => other.apiKey,
-    });
-    const keys = new Map([
-      [h.sess.workspaceId, h.sess.apiKey],
-      [other.workspaceId, other.apiKey],
-    ]);
+    const { other, alice, bob, keys } = await twoWorkspaces(h);
     const swapped = new Map([
       [h.sess.workspaceId, other.apiKey],
       [other.workspaceId, h.sess.apiKey],
@@ -226,20 +235,9 @@ describe('the HTTP watcher', { timeout: 60_000 }, () => {
 
   it('holds each credential to its own calls per minute: one out of calls does not hold the other back', async () => {
     const h = await startStack();
-    const other = await h.sess.createWorkspace();
-    const alice = await clientOf(h, 'alice-token-0123456789');
-    const bob = await clientOf(h, 'bob-token-0123456789', {
-      workspaceId: other.workspaceId,
-      principalId: 'bob',
-      grantId: 'grant_bob',
-      credential: () => other.apiKey,
-    });
+    const { alice, bob, keys } = await twoWorkspaces(h);
     for (let i = 0; i < 3; i++) await waitingOf(h, alice);
     await waitingOf(h, bob);
-    const keys = new Map([
-      [h.sess.workspaceId, h.sess.apiKey],
-      [other.workspaceId, other.apiKey],
-    ]);
     const before = requests(h.sess, 'wait');
     const { watcher } = watcherOf(h, {
       credentialFor: (b) => keys.get(b.workspaceId),

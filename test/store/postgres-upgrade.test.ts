@@ -56,7 +56,9 @@ describe.runIf(url)('PostgreSQL rolling upgrade from the previous version', () =
   };
   afterAll(async () => {
     for (const store of opened) await store.close();
-    await admin.query(`DROP TABLE IF EXISTS ${qualified}, "public"."${table}_keys"`);
+    await admin.query(
+      `DROP TABLE IF EXISTS ${qualified}, "public"."${table}_keys", "public"."${table}_events", "public"."${table}_deliveries"`,
+    );
     await admin.end();
   });
 

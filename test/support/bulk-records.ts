@@ -1,6 +1,6 @@
 /**
  * Many records of one binding scope, written straight to a store's medium in bulk, for the
- * `sess_list` bounds: the memory store through its own `create` (it has no other medium), the file
+ * `sess_list` bounds and the watchers (a waiting record on a real Session, `waitingRecordOn`): the memory store through its own `create` (it has no other medium), the file
  * store as record files in the store's own envelope and codec, PostgreSQL as one multi-row
  * `INSERT` of the columns the store writes (its own encoding). The engine is not involved.
  *
@@ -9,10 +9,11 @@
 import { writeFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Binding, HandleStoreFactory } from '../../src/core/contract/ports.js';
+import type { Binding, HandleStoreFactory, SessionView } from '../../src/core/contract/ports.js';
 import { bindingScope } from '../../src/core/contract/ports.js';
 import type { InteractionRecord, InteractionStateKind } from '../../src/core/model/record.js';
 import { isUnfinished } from '../../src/core/model/record.js';
+import type { Surface } from '../../src/core/model/surface.js';
 import { encodeRecordColumns, RECORD_TEXT_MARKER_JSON } from '../../src/store/postgres/encoding.js';
 import { encodeEnvelope, encodeRecordWithCopy } from '../../src/store/record-codec.js';
 import { makeRecord } from '../store/fixtures.js';
@@ -42,6 +43,28 @@ export function recordSeries(
     out.push(makeRecord(binding, kind, { handle: `${prefix}_${String(i).padStart(6, '0')}`, createdAt }));
   }
   return out;
+}
+
+/**
+ * A `waiting` record of `binding` on the Session `view` (created with `surface`, at revision 1),
+ * as the engine saves one after its create: for a watcher to poll a real Session.
+ */
+export function waitingRecordOn(
+  binding: Binding,
+  view: SessionView,
+  surface: Surface,
+  options: { handle?: string } = {},
+): InteractionRecord {
+  const record = makeRecord(binding, 'waiting', options);
+  const state = record.state as Extract<InteractionRecord['state'], { kind: 'waiting' }>;
+  state.session = {
+    sessionId: view.sessionId,
+    workspaceId: view.workspaceId,
+    humanUrl: view.humanUrl,
+    expiresAt: view.expiresAt,
+  };
+  state.surface = surface;
+  return record;
 }
 
 /** Through the store's own `create`, one after another (the memory store has no other medium). */
