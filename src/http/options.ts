@@ -433,22 +433,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     | 'exact'
     | 'flat'
     | undefined;
-  const allowInsecureLocalhost = read.boolean(
-    'allowInsecureLocalhost',
-    options.allowInsecureLocalhost,
-    false,
-  );
-  const rawOrigin = read.optionalString('sessOrigin', options.sessOrigin) ?? DEFAULT_SESS_ORIGIN;
-  let sessOrigin = rawOrigin;
-  try {
-    sessOrigin = validateSessOrigin(rawOrigin, { allowInsecureLocalhost });
-  } catch (error) {
-    // The origin checker's messages never repeat the input.
-    read.fail(
-      'sessOrigin',
-      `is not usable: ${error instanceof Error ? error.message.replace(/\.$/, '') : 'invalid'}`,
-    );
-  }
+  const { allowInsecureLocalhost, sessOrigin } = readSessOrigin(read, options);
   const expectedWorkspaceId = read.optionalRule(
     'expectedWorkspaceId',
     options.expectedWorkspaceId,
@@ -487,4 +472,31 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     inputSchemas,
     diagnostics,
   };
+}
+
+/**
+ * `sessOrigin` and `allowInsecureLocalhost` of a face's options, checked: the handler's and the
+ * watcher's one reading of them.
+ */
+export function readSessOrigin(
+  read: OptionReader,
+  options: { sessOrigin?: unknown; allowInsecureLocalhost?: unknown },
+): { allowInsecureLocalhost: boolean; sessOrigin: string } {
+  const allowInsecureLocalhost = read.boolean(
+    'allowInsecureLocalhost',
+    options.allowInsecureLocalhost,
+    false,
+  );
+  const rawOrigin = read.optionalString('sessOrigin', options.sessOrigin) ?? DEFAULT_SESS_ORIGIN;
+  let sessOrigin = rawOrigin;
+  try {
+    sessOrigin = validateSessOrigin(rawOrigin, { allowInsecureLocalhost });
+  } catch (error) {
+    // The origin checker's messages never repeat the input.
+    read.fail(
+      'sessOrigin',
+      `is not usable: ${error instanceof Error ? error.message.replace(/\.$/, '') : 'invalid'}`,
+    );
+  }
+  return { allowInsecureLocalhost, sessOrigin };
 }

@@ -8,7 +8,7 @@
 import { optionNames, readOptions } from '../core/contract/options.js';
 import { RECEIPT_ISSUER_RULE, SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../core/contract/rules.js';
 import type { DiagnosticsSink, HandleStoreFactory, HttpBinding, WaitGate, WakeEvent } from '../index.js';
-import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
+import { readSessOrigin } from './options.js';
 
 /** Options of `createSessMcpWatcher`. */
 export interface SessMcpWatcherOptions {
@@ -145,22 +145,7 @@ export function resolveWatcherOptions(options: SessMcpWatcherOptions): ResolvedW
   if (onEvent !== undefined && typeof stores.outbox !== 'function') {
     read.fail('onEvent', 'needs a store with an outbox (handleStores.outbox())');
   }
-  const allowInsecureLocalhost = read.boolean(
-    'allowInsecureLocalhost',
-    options.allowInsecureLocalhost,
-    false,
-  );
-  const rawOrigin = read.optionalString('sessOrigin', options.sessOrigin) ?? DEFAULT_SESS_ORIGIN;
-  let sessOrigin = rawOrigin;
-  try {
-    sessOrigin = validateSessOrigin(rawOrigin, { allowInsecureLocalhost });
-  } catch (error) {
-    // The origin checker's messages never repeat the input.
-    read.fail(
-      'sessOrigin',
-      `is not usable: ${error instanceof Error ? error.message.replace(/\.$/, '') : 'invalid'}`,
-    );
-  }
+  const { allowInsecureLocalhost, sessOrigin } = readSessOrigin(read, options);
   const gate = options.waitGate as Partial<WaitGate> | null | undefined;
   if (
     gate !== undefined &&
