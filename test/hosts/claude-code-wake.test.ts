@@ -330,7 +330,7 @@ function matrixResult(cells: readonly WakeCell[]): HostResult {
     instructions: requests.some((r) => r.body.includes(MARKERS.instructions))
       ? 'in the system prompt'
       : 'not sent to the model',
-    toolDescriptions: requests[0]?.toolNames.some((n) => n.startsWith('mcp__sess__'))
+    toolDescriptions: requests.some((r) => r.toolNames.some((n) => n.startsWith('mcp__sess__')))
       ? 'in the tools list'
       : requests.some((r) => r.body.includes(MARKERS.description))
         ? 'deferred: names only until ToolSearch loads them into the tools list'
@@ -379,8 +379,11 @@ function expectWoken(cell: WakeCell, rule: string, expect: ExpectStatic): void {
   expect(waited, label).toContain(JSON.stringify(command).slice(1, -1));
   // The rule is the command's prefix, word for word.
   expect(command!.startsWith(`${rule.slice('Bash('.length, -':*)'.length)} `), label).toBe(true);
-  // The server's instructions carry the wake rule.
-  expect(readMessages(JSON.parse(requests[0]!.body) as never).promptText, label).toContain(WAKE_RULE);
+  // The server's instructions carry the wake rule, and they were in the prompt of the turn that
+  // ran the command. (The first request can go out while the server is still connecting, before
+  // its instructions are in the system prompt, so that one is not the one to read.)
+  const ranCommand = requests.find((r) => r.toolResults.length >= 2)!;
+  expect(readMessages(JSON.parse(ranCommand.body) as never).promptText, label).toContain(WAKE_RULE);
   // It ran the command as it is, in the background.
   expect(cell.shell?.input, label).toMatchObject({ command, run_in_background: true });
   // No keystroke after the prompt; the new turn came after the answer, opened by the command's
