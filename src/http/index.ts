@@ -16,6 +16,8 @@
  * the server both faces serve (`src/faces/`), the engine (`src/core/engine/`) and the Sess client
  * (`src/sess/`).
  */
+
+export type { WebhookEndpoint, WebhookOptions, WebhookSettings } from '../faces/wake/webhook-config.js';
 export { createSessMcpHttpHandler, httpBindingOf, type SessMcpHttpHandler } from './handler.js';
 export type { NodeRequestLike, NodeResponseLike, NodeServerLike } from './node-face.js';
 export {

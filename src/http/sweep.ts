@@ -47,7 +47,7 @@ export interface SweepResult {
   deferred: number;
   /** Whether the sweep went through every watched record within the reading time. */
   complete: boolean;
-  /** Delivery attempts made to `onEvent`. */
+  /** Delivery attempts made (to `onEvent` and the webhook). */
   delivered: number;
   /** How long the sweep took, in milliseconds. */
   ms: number;

@@ -7,7 +7,23 @@
  */
 import { optionNames, readOptions } from '../core/contract/options.js';
 import { RECEIPT_ISSUER_RULE, SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../core/contract/rules.js';
-import type { DiagnosticsSink, HandleStoreFactory, HttpBinding, WaitGate, WakeEvent } from '../index.js';
+import {
+  readRoutedWebhookOptions,
+  readWebhookOptions,
+  type WebhookEndpoint,
+  type WebhookOptions,
+  type WebhookSenderConfig,
+  type WebhookSettings,
+} from '../faces/wake/webhook-config.js';
+import { createWebhookSender, type WebhookSender } from '../faces/wake/webhook-sender.js';
+import type {
+  DiagnosticsSink,
+  HandleStoreFactory,
+  HttpBinding,
+  OutboxEvent,
+  WaitGate,
+  WakeEvent,
+} from '../index.js';
 import { readSessOrigin } from './options.js';
 
 /** Options of `createSessMcpWatcher`. */
@@ -16,7 +32,7 @@ export interface SessMcpWatcherOptions {
    * The store backend the handler's `handleStore` views come from (the views of its
    * `forBinding`): the watcher pages through its `waiting()` records over every scope, polls each
    * through the engine's own `sess_response` on a view of the record's binding, and delivers its
-   * outbox's events to `onEvent`. Every store of this package has `waiting()`.
+   * outbox's events to `onEvent` and the webhook. Every store of this package has `waiting()`.
    */
   handleStores: HandleStoreFactory;
   /**
@@ -76,6 +92,29 @@ export interface SessMcpWatcherOptions {
    */
   onEvent?: (event: WakeEvent) => void | Promise<void>;
   /**
+   * Send each event as a signed webhook (Standard Webhooks: `webhook-id` is the `eventId`, every
+   * attempt signed anew with each secret), retried with backoff over 24 hours, then dead-lettered;
+   * a `410 Gone` stops sending to that receiver. Either one receiver for every event (`url` and
+   * `secrets`), or only the sender settings when {@link webhookFor} gives each tenant's receiver.
+   * The URL must be `https` and its host's addresses public (checked on every connection), unless
+   * `allowPrivate`. On a runtime that cannot see the addresses it connects to (workerd, Deno),
+   * `allowedHosts` is required. Needs a store with an outbox.
+   * @throws {TypeError} at construction, naming `webhook.<key>` (never its value): a URL or secret
+   *   that is not usable, an unknown key, `allowedHosts` missing where it is required.
+   * @default none (no webhook)
+   */
+  webhook?: WebhookOptions | WebhookSettings;
+  /**
+   * The receiver of a binding's events, per tenant: its `url` and `secrets`, or `undefined` when
+   * the tenant has none (its events are then not sent, and not owed). Called for every attempt, so
+   * a changed receiver or a rotated secret applies to the next one. A throw or rejection retries
+   * the event on the webhook schedule; a receiver that is not usable (a bad URL, a private address,
+   * a bad secret) dead-letters it. The sender settings come from {@link webhook} (then without
+   * `url` and `secrets`).
+   * @default none (every event goes to `webhook.url`, if given)
+   */
+  webhookFor?: (binding: HttpBinding) => WebhookEndpoint | undefined | Promise<WebhookEndpoint | undefined>;
+  /**
    * Where diagnostics go: fixed event names and codes, never a key, link, handle or answer.
    * Besides the engine's own (`answer_released`, …): `watcher.started`, `watcher.stopped`,
    * `watcher.poll_failed` (with the code), `watcher.backoff` (with the pause in `ms`),
@@ -100,7 +139,15 @@ export interface ResolvedWatcherOptions {
   maxWaitMs: number;
   callsPerMinute: number;
   onEvent: SessMcpWatcherOptions['onEvent'];
+  /** The webhook: its sender, and the receiver of each event (`undefined`: not sent). */
+  webhook: ResolvedWebhook | undefined;
   diagnostics: DiagnosticsSink;
+}
+
+/** A checked webhook option. */
+export interface ResolvedWebhook {
+  sender: WebhookSender;
+  endpointFor(event: OutboxEvent): WebhookEndpoint | undefined | Promise<WebhookEndpoint | undefined>;
 }
 
 const FACTORY = 'createSessMcpWatcher';
@@ -117,8 +164,56 @@ const KNOWN_OPTIONS = optionNames<SessMcpWatcherOptions>()(
   'maxWaitMs',
   'callsPerMinutePerCredential',
   'onEvent',
+  'webhook',
+  'webhookFor',
   'diagnostics',
 );
+
+/** The webhook and webhookFor options, checked, with the sender made (its errors name `webhook`). */
+function resolveWebhook(
+  read: ReturnType<typeof readOptions>,
+  options: SessMcpWatcherOptions,
+  allowInsecureLocalhost: boolean,
+): ResolvedWebhook | undefined {
+  const webhookFor = read.func<NonNullable<SessMcpWatcherOptions['webhookFor']>>(
+    'webhookFor',
+    options.webhookFor,
+    true,
+  );
+  let settings: WebhookSenderConfig;
+  let endpointFor: ResolvedWebhook['endpointFor'];
+  if (webhookFor !== undefined) {
+    settings = readRoutedWebhookOptions(read, 'webhook', options.webhook, 'webhookFor');
+    endpointFor = (event) => (event.binding.kind === 'http' ? webhookFor(event.binding) : undefined);
+  } else {
+    const config = readWebhookOptions(read, 'webhook', options.webhook, { allowInsecureLocalhost });
+    if (config === undefined) return undefined;
+    settings = config;
+    endpointFor = () => config.endpoint;
+  }
+  if (typeof options.handleStores.outbox !== 'function') {
+    read.fail(
+      webhookFor === undefined ? 'webhook' : 'webhookFor',
+      'needs a store with an outbox (handleStores.outbox())',
+    );
+  }
+  let sender: WebhookSender;
+  try {
+    sender = createWebhookSender({
+      allowPrivate: settings.allowPrivate,
+      allowInsecureLocalhost,
+      ...(settings.allowedHosts === undefined ? {} : { allowedHosts: settings.allowedHosts }),
+      ...(settings.timeoutMs === undefined ? {} : { timeoutMs: settings.timeoutMs }),
+    });
+  } catch {
+    // The one setting the sender itself can refuse: an allowlist this runtime requires.
+    return read.fail(
+      'webhook.allowedHosts',
+      'is required on this runtime, which cannot check the addresses a webhook connects to: list the receiver host names',
+    );
+  }
+  return { sender, endpointFor };
+}
 
 /**
  * Validate the options and fill in defaults.
@@ -146,6 +241,7 @@ export function resolveWatcherOptions(options: SessMcpWatcherOptions): ResolvedW
     read.fail('onEvent', 'needs a store with an outbox (handleStores.outbox())');
   }
   const { allowInsecureLocalhost, sessOrigin } = readSessOrigin(read, options);
+  const webhook = resolveWebhook(read, options, allowInsecureLocalhost);
   const gate = options.waitGate as Partial<WaitGate> | null | undefined;
   if (
     gate !== undefined &&
@@ -176,6 +272,7 @@ export function resolveWatcherOptions(options: SessMcpWatcherOptions): ResolvedW
       DEFAULT_CALLS_PER_MINUTE_PER_CREDENTIAL,
     ),
     onEvent,
+    webhook,
     diagnostics: (event) => {
       try {
         sink?.(event);

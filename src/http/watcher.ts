@@ -4,7 +4,7 @@
  * process that lives); `sweep({ budgetMs })` is one bounded pass for a cron-triggered edge
  * function (`sweep.ts`). Both poll the store's watched records through the engine's own
  * `sess_response` (`watch-run.ts`), so an answer is verified, confirmed and saved exactly as a
- * tool call would, and its event is delivered to `onEvent`.
+ * tool call would, and its event is delivered to `onEvent` and the webhook.
  *
  * The loop makes passes over `handleStores.waiting()` in handle order, starting a poll for each
  * record that is due and may be polled now; a record it has to hold (no free slot, its credential
@@ -19,7 +19,8 @@
 
 import { createWakeDelivery, onEventSink } from '../faces/wake/delivery.js';
 import { WATCH_IDLE_MS } from '../faces/wake/watch-policy.js';
-import type { EventDelivery, VersionedRecord, WaitGate, WaitingPage } from '../index.js';
+import { createWebhookSink } from '../faces/wake/webhook-sink.js';
+import type { EventDelivery, EventSink, VersionedRecord, WaitGate, WaitingPage } from '../index.js';
 import { type SweepOptions, type SweepResult, sweepOnce } from './sweep.js';
 import { storeFailed, WatchRun } from './watch-run.js';
 import { resolveWatcherOptions, type SessMcpWatcherOptions } from './watcher-options.js';
@@ -28,7 +29,7 @@ import { resolveWatcherOptions, type SessMcpWatcherOptions } from './watcher-opt
 export interface SessMcpWatcher {
   /**
    * Start watching (a long-lived process): poll the watched records until {@link stop}, and
-   * deliver events to `onEvent` as they come. Idempotent while running.
+   * deliver events to `onEvent` and the webhook as they come. Idempotent while running.
    */
   start(): void;
   /** Stop: polls in flight end (their waits as `needs_resume`), delivery stops. Resolves when done. */
@@ -173,14 +174,15 @@ async function watchLoop(
 export function createSessMcpWatcher(options: SessMcpWatcherOptions): SessMcpWatcher {
   const resolved = resolveWatcherOptions(options);
   const { handleStores, diagnostics } = resolved;
+  const sinks: EventSink[] = [];
+  if (resolved.webhook !== undefined) {
+    sinks.push(createWebhookSink(resolved.webhook.sender, resolved.webhook.endpointFor));
+  }
+  if (resolved.onEvent !== undefined) sinks.push(onEventSink(resolved.onEvent));
   const delivery: EventDelivery | undefined =
-    resolved.onEvent === undefined || handleStores.outbox === undefined
+    sinks.length === 0 || handleStores.outbox === undefined
       ? undefined
-      : createWakeDelivery({
-          outbox: handleStores.outbox(),
-          sinks: [onEventSink(resolved.onEvent)],
-          diagnostics,
-        });
+      : createWakeDelivery({ outbox: handleStores.outbox(), sinks, diagnostics });
   const run = new WatchRun(resolved, () => delivery?.kick());
   const page = (after: string | undefined) =>
     handleStores.waiting(after === undefined ? { limit: LOOP_PAGE } : { after, limit: LOOP_PAGE });

@@ -10,7 +10,7 @@
  * (`src/store/file/`), the server it serves (`src/faces/`) and the engine (`src/core/engine/`).
  */
 
-export type { WebhookConfig, WebhookEndpoint } from '../faces/wake/webhook-config.js';
+export type { WebhookConfig, WebhookEndpoint, WebhookSenderConfig } from '../faces/wake/webhook-config.js';
 export { createStdioAuthority, type StdioAuthorityOptions, type StdioStoreFactory } from './authority.js';
 export {
   DEFAULT_PROFILE,

@@ -31,15 +31,19 @@ export interface WebhookEndpoint {
   readonly secrets: readonly string[];
 }
 
-/** A checked webhook configuration: the endpoint, and the sender settings that go with it. */
-export interface WebhookConfig {
-  readonly endpoint: WebhookEndpoint;
+/** The sender settings of a checked webhook configuration. */
+export interface WebhookSenderConfig {
   /** Whether private and loopback addresses may be reached. */
   readonly allowPrivate: boolean;
   /** The only hosts the webhook may reach (required where the runtime cannot see addresses). */
   readonly allowedHosts?: readonly string[];
   /** The attempt's time, when not the default. */
   readonly timeoutMs?: number;
+}
+
+/** A checked webhook configuration: the endpoint, and the sender settings that go with it. */
+export interface WebhookConfig extends WebhookSenderConfig {
+  readonly endpoint: WebhookEndpoint;
 }
 
 /** The stdio server's webhook variables, by name. */
@@ -150,18 +154,22 @@ export function readWebhookEnv(
   return { endpoint: { url, secrets }, allowPrivate };
 }
 
-/** The webhook option of an HTTP face, before it is checked. */
-export interface WebhookOptions {
-  /** The receiver's URL: HTTPS, no credentials or fragment. */
-  url: string;
-  /** 1 to 8 `whsec_` secrets; all sign every attempt. */
-  secrets: readonly string[];
+/** The sender settings of an HTTP face's webhook option, before they are checked. */
+export interface WebhookSettings {
   /** Allow loopback, private and link-local addresses (a receiver in your own network). @default false */
   allowPrivate?: boolean;
   /** The only host names the webhook may reach; required where the runtime cannot see addresses. */
   allowedHosts?: readonly string[];
   /** One attempt's time, in milliseconds (100 to 120 000). @default 15_000 */
   timeoutMs?: number;
+}
+
+/** The webhook option of an HTTP face, before it is checked: one receiver, and its settings. */
+export interface WebhookOptions extends WebhookSettings {
+  /** The receiver's URL: HTTPS, no credentials or fragment. */
+  url: string;
+  /** 1 to 8 `whsec_` secrets; all sign every attempt. */
+  secrets: readonly string[];
 }
 
 /** The keys of the webhook option bag. */
@@ -209,9 +217,7 @@ export function readWebhookOptions(
 ): WebhookConfig | undefined {
   if (value === undefined) return undefined;
   const bag = read.bag(option, value, WEBHOOK_OPTION_KEYS);
-  const allowPrivate = read.boolean(`${option}.allowPrivate`, bag.allowPrivate, false);
-  const allowedHosts = readAllowedHosts(read, `${option}.allowedHosts`, bag.allowedHosts);
-  const timeoutMs = read.optionalInteger(`${option}.timeoutMs`, bag.timeoutMs, WEBHOOK_TIMEOUT_RANGE);
+  const { allowPrivate, allowedHosts, timeoutMs } = readSettings(read, option, bag);
   if (typeof bag.url !== 'string')
     read.fail(`${option}.url`, `is required: an https URL such as ${URL_EXAMPLE}`);
   const destination = checkWebhookDestination(bag.url, {
@@ -231,6 +237,49 @@ export function readWebhookOptions(
   }
   return {
     endpoint: { url: bag.url as string, secrets: [...(bag.secrets as string[])] },
+    allowPrivate,
+    ...(allowedHosts === undefined ? {} : { allowedHosts }),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  };
+}
+
+/** The sender settings of a checked webhook bag. */
+function readSettings(
+  read: OptionReader,
+  option: string,
+  bag: Record<string, unknown>,
+): { allowPrivate: boolean; allowedHosts: string[] | undefined; timeoutMs: number | undefined } {
+  return {
+    allowPrivate: read.boolean(`${option}.allowPrivate`, bag.allowPrivate, false),
+    allowedHosts: readAllowedHosts(read, `${option}.allowedHosts`, bag.allowedHosts),
+    timeoutMs: read.optionalInteger(`${option}.timeoutMs`, bag.timeoutMs, WEBHOOK_TIMEOUT_RANGE),
+  };
+}
+
+/**
+ * The webhook option `option` when a routing function (`routedBy`, e.g. `webhookFor`) gives each
+ * event its receiver: only the sender settings, checked as {@link readWebhookOptions} checks them;
+ * a `url` or `secrets` is refused, naming both options (one source of receivers). An absent option
+ * is the default settings.
+ */
+export function readRoutedWebhookOptions(
+  read: OptionReader,
+  option: string,
+  value: unknown,
+  routedBy: string,
+): WebhookSenderConfig {
+  if (value === undefined) return { allowPrivate: false };
+  const bag = read.bag(option, value, WEBHOOK_OPTION_KEYS);
+  for (const key of ['url', 'secrets'] as const) {
+    if (bag[key] !== undefined) {
+      read.fail(
+        `${option}.${key}`,
+        `is not used with ${routedBy}, which gives each event its receiver's url and secrets: give one of the two`,
+      );
+    }
+  }
+  const { allowPrivate, allowedHosts, timeoutMs } = readSettings(read, option, bag);
+  return {
     allowPrivate,
     ...(allowedHosts === undefined ? {} : { allowedHosts }),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
