@@ -12,7 +12,8 @@
  * A Worker has no life between requests, so a person who answers after the agent stopped
  * waiting is noticed by a Cron Trigger: `scheduled` runs one bounded `sweep` of the watcher,
  * which reads each waiting interaction once, saves the verified answers, and hands each event to
- * `resumeAgent` (add `"triggers": { "crons": ["* * * * *"] }` to the wrangler config).
+ * `resumeAgent`, and to a signed webhook when `SESS_WEBHOOK_URL` is set (add
+ * `"triggers": { "crons": ["* * * * *"] }` to the wrangler config).
  *
  * The handle table must exist: run the store's `migrate()` once from your deploy step. The
  * bearer-token check stands in for a real OAuth resource server, as in `fetch-edge.ts`. It
@@ -25,6 +26,7 @@ import {
   createSessMcpWatcher,
   type SessMcpHttpHandler,
   type SessMcpWatcher,
+  type SessMcpWatcherOptions,
 } from '@sess.si/mcp/http';
 import {
   createPostgresHandleStore,
@@ -49,6 +51,10 @@ export interface PgWorkerEnv {
   SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST?: string;
   /** The public host name of this endpoint. */
   MCP_ALLOWED_HOST: string;
+  /** Where each event is also sent as a signed webhook (`https://…`); unset: none. */
+  SESS_WEBHOOK_URL?: string;
+  /** The webhook's `whsec_…` secrets, space-separated (two during a rotation). */
+  SESS_WEBHOOK_SECRET?: string;
 }
 
 /** A `PoolLike` that opens a connection for each query or transaction and closes it after. */
@@ -145,11 +151,26 @@ function credentialFor(env: PgWorkerEnv, binding: HttpBinding): string | undefin
   return current ? env.SESS_API_KEY : undefined;
 }
 
+/**
+ * The webhook of this Worker, if one is set. workerd's `fetch` cannot show the address it
+ * connects to, so the sender needs the receiver's host name as its allowlist.
+ */
+function webhookOf(env: PgWorkerEnv): SessMcpWatcherOptions['webhook'] {
+  if (env.SESS_WEBHOOK_URL === undefined) return undefined;
+  return {
+    url: env.SESS_WEBHOOK_URL,
+    secrets: (env.SESS_WEBHOOK_SECRET ?? '').split(' ').filter((secret) => secret !== ''),
+    allowedHosts: URL.canParse(env.SESS_WEBHOOK_URL) ? [new URL(env.SESS_WEBHOOK_URL).hostname] : [],
+  };
+}
+
 function buildWatcher(env: PgWorkerEnv): SessMcpWatcher {
+  const webhook = webhookOf(env);
   return createSessMcpWatcher({
     handleStores: storeOf(env),
     credentialFor: (binding) => credentialFor(env, binding),
     onEvent: resumeAgent,
+    ...(webhook === undefined ? {} : { webhook }),
     ...(env.SESS_API_ORIGIN === undefined ? {} : { sessOrigin: env.SESS_API_ORIGIN }),
     ...(env.SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST === '1' ? { allowInsecureLocalhost: true } : {}),
   });

@@ -14,6 +14,7 @@ import { approveAnswer, approveSurface, ok } from '../http/harness.js';
 import { connectModern } from '../http/helpers.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { useCleanup } from '../support/cleanup.js';
+import { NO_CONTENT, newSecret, startWebhookReceiver, verifyDelivery } from '../support/webhook-receiver.js';
 import {
   findRuntime,
   requireWorkerdPostgres,
@@ -41,6 +42,8 @@ const startWorker = useWorkerBundle(workerd, {
     extra: [
       '(name = "DATABASE_URL", fromEnvironment = "DATABASE_URL")',
       '(name = "HANDLE_TABLE", fromEnvironment = "HANDLE_TABLE")',
+      '(name = "SESS_WEBHOOK_URL", fromEnvironment = "SESS_WEBHOOK_URL")',
+      '(name = "SESS_WEBHOOK_SECRET", fromEnvironment = "SESS_WEBHOOK_SECRET")',
     ],
     trigger: true,
   }),
@@ -50,12 +53,18 @@ const startWorker = useWorkerBundle(workerd, {
 });
 
 describe.runIf(ready)('the Cron Trigger of a Worker on workerd', { timeout: 60_000 }, () => {
-  it('sweeps: saves a late answer, delivers its event, skips a principal without a credential', async () => {
+  it('sweeps: saves a late answer, delivers its event to onEvent and a signed webhook over fetch, skips a principal without a credential', async () => {
     const { table, store, db } = await sweepTable(databaseUrl!, 'workerd', cleanup);
+    const receiver = await startWebhookReceiver(NO_CONTENT);
+    cleanup.push(() => receiver.close());
+    const secret = newSecret();
+    audits.current.secret(secret, 'webhook secret');
+    audits.current.watch(() => receiver.received.map((r) => r.body), 'webhook bodies');
+    const webhookEnv = { SESS_WEBHOOK_URL: receiver.url, SESS_WEBHOOK_SECRET: secret };
     const { sess, server, headers } = await startEdgeStack(
       'workerd',
       'workerd-sweep-bearer-0123456789',
-      (env) => startWorker({ DATABASE_URL: databaseUrl!, HANDLE_TABLE: table, ...env }),
+      (env) => startWorker({ DATABASE_URL: databaseUrl!, HANDLE_TABLE: table, ...webhookEnv, ...env }),
       audits.current,
       cleanup,
     );
@@ -81,7 +90,15 @@ describe.runIf(ready)('the Cron Trigger of a Worker on workerd', { timeout: 60_0
       skipped: 1,
       failed: 0,
       complete: true,
-      delivered: 1,
+      delivered: 2,
+    });
+    // The webhook went out over workerd's fetch (its host allowed by name), signed: the reference
+    // verifier takes it, and it names the answered interaction only.
+    expect(receiver.received).toHaveLength(1);
+    expect(verifyDelivery(receiver.received[0]!, secret)).toMatchObject({
+      type: 'answered',
+      handle: asked.handle,
+      revision: 1,
     });
     expect(server.stdout()).toContain('sess-mcp: answered at revision 1');
     expect(await tableState(db, table, [asked.handle, stranger.handle])).toEqual({
