@@ -47,7 +47,11 @@ export interface SweepResult {
   deferred: number;
   /** Whether the sweep went through every watched record within the reading time. */
   complete: boolean;
-  /** Delivery attempts made (to `onEvent` and the webhook). */
+  /**
+   * Delivery attempts made (to `onEvent` and the webhook) by a delivery pass that ended within the
+   * budget; 0 when the pass was still running at the deadline (its attempts finish on their own,
+   * under their claims, and the next sweep sees their outcome).
+   */
   delivered: number;
   /** How long the sweep took, in milliseconds. */
   ms: number;
