@@ -7,7 +7,13 @@
  */
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { describe, expect, it } from 'vitest';
-import { REWAIT_LINE } from '../../src/core/contract/result.js';
+import {
+  ANSWERED_NEXT,
+  REWAIT_LINE,
+  SHOW_LINK_NEXT,
+  SHOW_LINK_PREFIX,
+  THEN_CALL_RESPONSE_LINE,
+} from '../../src/core/contract/result.js';
 import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/contract/tool-definitions.js';
 import { registerSessTools, toolCallContextFrom } from '../../src/core/engine/register.js';
@@ -51,6 +57,59 @@ describe('registerSessTools', () => {
     expect(answered.structuredContent).toMatchObject({
       interaction: { state: 'answered', response: { verified: true, values: approveAnswer.values } },
     });
+  });
+
+  it('under /6 every text is next, a blank line, then the JSON of /5; under /5 the text is as it always was', async () => {
+    const h = await mcp.harness();
+    const v6 = await mcp.connect(h.engine);
+    const v5 = await mcp.connect(h.engine, { tools: 'sess-mcp-tools/5' });
+    type Result = { content: Array<{ text: string }>; structuredContent: Record<string, unknown> };
+    const both = async (name: string, args: Record<string, unknown>) => {
+      const six = (await v6.callTool({ name, arguments: args })) as unknown as Result;
+      const five = (await v5.callTool({ name, arguments: args })) as unknown as Result;
+      return { six, five };
+    };
+    /** The `/5` text of a result with this structured content, as the engine writes it. */
+    const fiveJson = (structured: Record<string, unknown>) => {
+      const { next: _next, ...rest } = structured;
+      return JSON.stringify(rest);
+    };
+    const expectGuided = ({ six, five }: { six: Result; five: Result }, fiveText: string) => {
+      const next = six.structuredContent.next as string;
+      expect(six.content.map((c) => c.text)).toEqual([`${next}\n\n${fiveJson(six.structuredContent)}`]);
+      expect(five.content.map((c) => c.text)).toEqual([fiveText]);
+    };
+
+    // A create: /5 shows the link in its first line; /6 leads with next, the link in the JSON.
+    const six = (await v6.callTool({
+      name: 'sess_request',
+      arguments: { interaction: approveSurface },
+    })) as unknown as Result;
+    const created = (six.structuredContent as { interaction: { handle: string; humanUrl: string } })
+      .interaction;
+    expect(six.content[0]!.text).toBe(`${SHOW_LINK_NEXT}\n\n${JSON.stringify({ interaction: created })}`);
+    const five = (await v5.callTool({
+      name: 'sess_request',
+      arguments: { interaction: approveSurface },
+    })) as unknown as Result;
+    const created5 = (five.structuredContent as { interaction: { humanUrl: string } }).interaction;
+    expect(five.content[0]!.text).toBe(
+      `${SHOW_LINK_PREFIX}${created5.humanUrl}\n${THEN_CALL_RESPONSE_LINE}\n\n${fiveJson(five.structuredContent)}`,
+    );
+    // Waiting, answered, a listing and an error, each under both sets.
+    const waiting = await both('sess_response', { handle: created.handle, revision: 1, wait_ms: 0 });
+    expectGuided(waiting, `${REWAIT_LINE}\n\n${fiveJson(waiting.five.structuredContent)}`);
+    expect(waiting.six.structuredContent.next).toBe(REWAIT_LINE);
+    await h.sess.submitAnswer(created.humanUrl, approveAnswer);
+    const answered = await both('sess_response', { handle: created.handle, revision: 1, wait_ms: 5_000 });
+    expect(answered.six.structuredContent.next).toBe(ANSWERED_NEXT);
+    expectGuided(answered, fiveJson(answered.five.structuredContent));
+    const error = await both('sess_response', { handle: 'h_unknown_0123456789abcdef', revision: 1 });
+    expectGuided(error, fiveJson(error.five.structuredContent));
+    const listed = (await v6.callTool({ name: 'sess_list', arguments: {} })) as unknown as Result;
+    expect(listed.content[0]!.text).toBe(
+      `${listed.structuredContent.next as string}\n\n${fiveJson(listed.structuredContent)}`,
+    );
   });
 
   it('invalid arguments get the contract error object, not the SDK validation text', async () => {

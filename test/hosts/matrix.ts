@@ -15,6 +15,7 @@ import { join, relative, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect } from 'vitest';
+import { ANSWERED_NEXT } from '../../src/core/contract/result.js';
 import {
   createSessMcpHttpHandler,
   type SessHttpPrincipal,
@@ -30,6 +31,7 @@ import {
   firstInteractionResult,
   type GuidanceReach,
   guidanceReach,
+  nextsReached,
   type ResultShape,
   type StandInLog,
   toolResultShape,
@@ -228,8 +230,10 @@ export interface HostResult {
   transport: 'stdio' | 'HTTP';
   /** What reached the model of a tool result. */
   reachesModel: ResultShape;
-  /** Which of the result guidance (the text's lines, `next`) reached the model. */
+  /** Where the result guidance (`next`) reached the model. */
   guidance: GuidanceReach;
+  /** Whether the step after an answer (`next` of an `answered` result) reached the model. */
+  answeredNext: boolean;
   progressToken: 'yes' | 'no' | 'not observable';
   /** How long the host lets a call run. */
   callTimeout: string;
@@ -449,10 +453,11 @@ export function requestBodies(log: StandInLog): string {
 export function reachOf(
   log: StandInLog,
   messages: readonly TappedMessage[],
-): Pick<HostResult, 'reachesModel' | 'guidance' | 'progressToken'> {
+): Pick<HostResult, 'reachesModel' | 'guidance' | 'answeredNext' | 'progressToken'> {
   return {
     reachesModel: toolResultShape(firstInteractionResult(log)),
     guidance: guidanceReach(log),
+    answeredNext: nextsReached(log).includes(ANSWERED_NEXT),
     progressToken: progressTokenOf(messages),
   };
 }
@@ -494,5 +499,7 @@ export function expectFullRun(result: HostResult): void {
   expect(result.reachesModel).not.toBe('none');
   // The guidance of a result reaches the model, in the part of the result this host forwards.
   expect(result.guidance).not.toBe('none');
+  // Whatever part it forwards, the model read what to do after an answer.
+  expect(result.answeredNext, 'the next step after an answer reached the model').toBe(true);
   expect(result.callTimeout).not.toMatch(/^not measured/);
 }

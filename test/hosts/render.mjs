@@ -75,7 +75,7 @@ lines.push(
 lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const r of results) {
   lines.push(
-    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')} | ${r.progressToken} | ${cell(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} | ${cell(r.wakes ?? 'unknown')} |`,
+    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')}${r.answeredNext === false ? ' (not the step after an answer)' : ''} | ${r.progressToken} | ${cell(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} | ${cell(r.wakes ?? 'unknown')} |`,
   );
 }
 const failing = results.filter((r) => r.flows.some((f) => !f.pass));
@@ -113,13 +113,13 @@ lines.push('What the columns mean:');
 lines.push('');
 lines.push(
   '- **What reaches the model**: read from the stand-in’s log of the first `sess_ask` / `sess_request`',
-  '  result the host forwarded. `text content` is the text block (it opens with “Show the person this link',
-  '  now: …” and carries the JSON once); `structuredContent` is the JSON object alone (the leading lines',
-  '  are dropped, so the model reads the link from `interaction.humanUrl`); `both` is the text block with',
-  '  `structuredContent` beside it.',
-  '- **Result guidance it reaches**: which of a result’s guidance was in the tool results the host',
-  '  forwarded to its model: the text’s leading lines (“Show the person this link now: …”, “Then call',
-  '  sess_response.”, the re-wait line), the `next` sentence of `structuredContent`, or both.',
+  '  result the host forwarded. `text content` is the text block (under `sess-mcp-tools/6` it opens with',
+  '  the `next` sentence and a blank line, then carries the JSON once); `structuredContent` is the JSON',
+  '  object alone, `next` in it; `both` is the text block with `structuredContent` beside it. Either way',
+  '  the model reads the link from `interaction.humanUrl`.',
+  '- **Result guidance it reaches**: where a result’s `next` sentence was in the tool results the host',
+  '  forwarded to its model: at the head of the text, in `structuredContent`, or both; “not the step after',
+  '  an answer” would mark a host whose model never read the `next` of an `answered` result.',
   '- **Progress token**: whether the host’s `tools/call` requests carried `_meta.progressToken`, read from',
   '  the JSON-RPC messages it sent the server.',
   '- **How long it lets a call run**: one `sess_response` at the 45 s ceiling that nobody answers (the',

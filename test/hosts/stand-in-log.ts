@@ -45,16 +45,27 @@ export function createStandInLog(): StandInLog {
 
 /**
  * What reached the model of a tool result, read from the first result of a flow (`sess_ask` or
- * `sess_request`, whose text content opens with the link line): `text content` (the link line
- * and one copy of the JSON), `structuredContent` (the JSON alone), or `both` (the link line and
- * two copies).
+ * `sess_request`): `text content` (the text block: `next`, a blank line, and one copy of the
+ * JSON), `structuredContent` (the JSON object alone, `next` in it), or `both` (the text block and
+ * a second copy of the JSON beside it).
  */
 export type ResultShape = 'text content' | 'structuredContent' | 'both' | 'none';
+
+/**
+ * The sentence a tool result's text block opens with (its `next`), when `result` holds the text
+ * block: the text up to the blank line before its JSON, as it is or inside a JSON string (a host
+ * that forwards the block as JSON escapes its line breaks). `undefined` for the JSON alone.
+ */
+export function textLead(result: string): string | undefined {
+  const raw = /(?:^|\n)([^\n{}"]+)\n\n\{/.exec(result);
+  const escaped = /(?:^|"|\\n)([^{}"\\]+)\\n\\n\{/.exec(result);
+  return (raw ?? escaped)?.[1]?.trim() || undefined;
+}
 
 /** Classify one tool result as the host forwarded it. */
 export function toolResultShape(result: string | undefined): ResultShape {
   if (result === undefined) return 'none';
-  const lead = result.includes('Show the person this link now:');
+  const lead = textLead(result) !== undefined;
   // A copy inside a JSON string has its quotes escaped.
   const copies = result.match(/\\?"interaction\\?"/g)?.length ?? 0;
   if (lead && copies >= 2) return 'both';
@@ -72,8 +83,9 @@ export function firstInteractionResult(log: StandInLog): string | undefined {
 }
 
 /**
- * Every distinct `next` sentence in the tool results a host forwarded to its model, in the order
- * first seen: empty for a host that forwards only the text content (which has no `next`).
+ * Every distinct `next` sentence of `structuredContent` in the tool results a host forwarded to
+ * its model, in the order first seen: empty for a host that forwards only the text block (whose
+ * JSON has no `next`: the sentence leads the text, {@link textLead}).
  */
 export function nextSentences(log: StandInLog): string[] {
   const seen = new Set<string>();
@@ -86,17 +98,32 @@ export function nextSentences(log: StandInLog): string[] {
 }
 
 /**
- * Which of the result guidance reached a host's model: the text's leading lines (the link line,
- * "Then call sess_response.", the re-wait line), `next` from `structuredContent`, both, or none.
+ * Where a result's guidance, its `next` sentence, reached a host's model: at the head of the text
+ * block, in `structuredContent`, in both, or nowhere.
  */
-export type GuidanceReach = "the text's lines" | '`next`' | "the text's lines and `next`" | 'none';
+export type GuidanceReach =
+  | '`next`, in the text'
+  | '`next`, in structuredContent'
+  | '`next`, in the text and in structuredContent'
+  | 'none';
 
 /** Read from every tool result the host forwarded. */
 export function guidanceReach(log: StandInLog): GuidanceReach {
   const results = log.requests.flatMap((r) => r.toolResults);
-  const lines = results.some((r) => r.includes('Then call sess_response.'));
-  const next = nextSentences(log).length > 0;
-  if (lines && next) return "the text's lines and `next`";
-  if (lines) return "the text's lines";
-  return next ? '`next`' : 'none';
+  const inText = results.some((r) => textLead(r) !== undefined);
+  const inStructured = nextSentences(log).length > 0;
+  if (inText && inStructured) return '`next`, in the text and in structuredContent';
+  if (inText) return '`next`, in the text';
+  return inStructured ? '`next`, in structuredContent' : 'none';
+}
+
+/** Every distinct `next` sentence that reached the model, at the head of a text block or in `structuredContent`. */
+export function nextsReached(log: StandInLog): string[] {
+  const seen = new Set(nextSentences(log));
+  for (const request of log.requests)
+    for (const result of request.toolResults) {
+      const lead = textLead(result);
+      if (lead !== undefined) seen.add(lead);
+    }
+  return [...seen];
 }

@@ -4,7 +4,7 @@
  * principal, workspace, client and grant generation; the deadline during a wait; close().
  */
 import { describe, expect, it } from 'vitest';
-import type { InteractionResult } from '../../src/core/contract/result.js';
+import { type InteractionResult, SHOW_LINK_NEXT } from '../../src/core/contract/result.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { useCleanup } from '../support/cleanup.js';
 import {
@@ -93,7 +93,9 @@ describe.each(eras)('the full flow in the %s era', (_era, connect) => {
       const { handle, humanUrl } = created.interaction;
       expect(created.interaction).toMatchObject({ revision: 1, state: 'waiting' });
       expect(humanUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
-      expect(created.text.split('\n')[0]).toBe(`Show the person this link now: ${humanUrl}`);
+      // The text leads with next; the link is in the JSON after it, as in structuredContent.
+      expect(created.text.split('\n')[0]).toBe(SHOW_LINK_NEXT);
+      expect(created.text).toContain(`"humanUrl":${JSON.stringify(humanUrl)}`);
       audits.current.url(humanUrl!, 'sess link');
       audits.current.answer(approveAnswer.values, 'answer');
 

@@ -4,6 +4,7 @@
  * Every test's server stderr goes through the secrets audit.
  */
 import { describe, expect, it } from 'vitest';
+import { SHOW_LINK_NEXT } from '../../src/core/contract/result.js';
 import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/contract/tool-definitions.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 import { approveSurface, followUpSurface, lunchAsk } from '../support/surfaces.js';
@@ -52,7 +53,8 @@ describe.each(CLIENTS)('over stdio with the %s client', (client) => {
     const first = interactionOf(created);
     expect(first).toMatchObject({ revision: 1, state: 'waiting' });
     expect(first.humanUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
-    expect(created.content[0]?.text).toMatch(/^Show the person this link now: http/);
+    expect(created.content[0]?.text?.startsWith(`${SHOW_LINK_NEXT}\n\n{`)).toBe(true);
+    expect(created.content[0]?.text).toContain('"humanUrl":"http');
     audit.url(first.humanUrl!, 'sess link');
 
     const message = 'Greet users by their first name, approved';

@@ -292,7 +292,8 @@ function cleanInteraction(result: InteractionResult): InteractionResult {
 
 /**
  * A successful tool result: `structuredContent = { interaction, next }` ({@link successNext}) and
- * the JSON of `{ interaction }` as text. A
+ * the JSON of `{ interaction }` as text, as `sess-mcp-tools/5` writes it (the `/6` adapters put
+ * `next` in front of the JSON instead: {@link withNextInText}). A
  * `sess_request` / `sess_ask` text begins with "Show the person this link now: <humanUrl>" and
  * "Then call sess_response."; a `sess_response` text in state `waiting` or `needs_resume` begins
  * with {@link REWAIT_LINE} ({@link ASK_REWAIT_LINE} for an Ask); each is followed by a blank line. Never `isError`, even while waiting.
@@ -395,6 +396,23 @@ export function toolListSuccess(result: ListResult): ToolResult {
     content: [{ type: 'text', text: JSON.stringify(body) }],
     structuredContent: { ...body, next: listNext(body.next_cursor !== undefined) },
   };
+}
+
+/**
+ * The text of a `sess-mcp-tools/6` result (a success, a listing or a tool error): its `next`, a
+ * blank line, then the same compact JSON the `/5` text carries, so a host that hands its model
+ * only the text reads the same guidance as one that hands it `structuredContent`. The `/5` text
+ * is the JSON, or a few lines, a blank line and the JSON; `JSON.stringify` never writes a line
+ * break, so the JSON is what follows the last blank line. A result without a `next` is returned
+ * as it is.
+ */
+export function withNextInText(result: ToolResult): ToolResult {
+  const next = result.structuredContent?.next;
+  const text = result.content[0]?.text;
+  if (typeof next !== 'string' || text === undefined) return result;
+  const gap = text.lastIndexOf('\n\n');
+  const json = gap < 0 ? text : text.slice(gap + 2);
+  return { ...result, content: [{ type: 'text', text: `${next}\n\n${json}` }] };
 }
 
 /** The wire form of any thrown value: a `SessMcpError` as itself, anything else as a fixed error. */

@@ -10,7 +10,7 @@
  */
 
 import { optionNames, readOptions } from '../contract/options.js';
-import type { ToolResult } from '../contract/result.js';
+import { type ToolResult, withNextInText } from '../contract/result.js';
 import {
   INPUT_SCHEMAS_RULE,
   type InputSchemas,
@@ -18,7 +18,11 @@ import {
   type ToolSet,
   toolsOf,
 } from '../contract/rules.js';
-import { type ToolDefinition, toolDefinitionsOf } from '../contract/tool-definitions.js';
+import {
+  TOOLS_CONTRACT_VERSION,
+  type ToolDefinition,
+  toolDefinitionsOf,
+} from '../contract/tool-definitions.js';
 import type { SessEngine } from './engine.js';
 import type { ToolCallContext, ToolProgress } from './types.js';
 
@@ -66,13 +70,20 @@ export function sessToolsOf(factory: string, options: RegisterSessToolsOptions):
   if (engine === null || typeof engine !== 'object' || typeof (engine as SessEngine).call !== 'function') {
     read.fail('engine', 'is required and must be a Sess engine (createSessEngine)');
   }
-  const tools = toolsOf(read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined);
+  const set =
+    (read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined) ??
+    TOOLS_CONTRACT_VERSION;
+  const tools = toolsOf(set);
+  // `/6` texts lead with `next`; `/5` texts stay as they always were.
+  const guided = set === TOOLS_CONTRACT_VERSION;
   const definitions = toolDefinitionsOf(
     read.optionalRule('inputSchemas', options.inputSchemas, INPUT_SCHEMAS_RULE) as InputSchemas | undefined,
   );
   return tools.map((tool) => ({
     definition: definitions[tool],
-    call: (args, ctx) => options.engine.call(tool, args, ctx),
+    call: guided
+      ? async (args, ctx) => withNextInText(await options.engine.call(tool, args, ctx))
+      : (args, ctx) => options.engine.call(tool, args, ctx),
   }));
 }
 
