@@ -67,13 +67,37 @@ function quoted(value: string): string {
 }
 
 /**
- * `401` with `WWW-Authenticate: Bearer resource_metadata="…"`: no principal for this request.
- * The challenge carries no `error` code because the handler cannot tell a missing credential
- * from an invalid one (the host's `authenticate` decides), and RFC 6750 §3.1 leaves it out then.
+ * A `Bearer` challenge (RFC 6750 §3) with its auth-params in a fixed order: `error`, `scope`
+ * (the scopes this endpoint requires, space-separated, when it requires any), then RFC 9728's
+ * `resource_metadata`.
  */
-export function unauthenticated(resourceMetadataUrl: string | undefined): Response {
-  const challenge =
-    resourceMetadataUrl === undefined ? 'Bearer' : `Bearer resource_metadata=${quoted(resourceMetadataUrl)}`;
+function bearerChallenge(
+  error: 'invalid_token' | 'insufficient_scope' | undefined,
+  requiredScopes: readonly string[],
+  resourceMetadataUrl: string | undefined,
+): string {
+  const params: string[] = [];
+  if (error !== undefined) params.push(`error=${quoted(error)}`);
+  if (requiredScopes.length > 0) params.push(`scope=${quoted(requiredScopes.join(' '))}`);
+  if (resourceMetadataUrl !== undefined) params.push(`resource_metadata=${quoted(resourceMetadataUrl)}`);
+  return params.length === 0 ? 'Bearer' : `Bearer ${params.join(', ')}`;
+}
+
+/**
+ * `401`: no principal for this request. The challenge names the scopes the endpoint requires and
+ * its resource metadata, and carries `error="invalid_token"` only when the request presented an
+ * `Authorization` header (a request with none gets no error code, RFC 6750 §3.1).
+ */
+export function unauthenticated(
+  presented: boolean,
+  requiredScopes: readonly string[],
+  resourceMetadataUrl: string | undefined,
+): Response {
+  const challenge = bearerChallenge(
+    presented ? 'invalid_token' : undefined,
+    requiredScopes,
+    resourceMetadataUrl,
+  );
   return Response.json(
     { error: 'invalid_token', error_description: 'Authentication required' },
     { status: 401, headers: { 'WWW-Authenticate': challenge } },
@@ -85,11 +109,14 @@ export function insufficientScope(
   requiredScopes: readonly string[],
   resourceMetadataUrl: string | undefined,
 ): Response {
-  let challenge = `Bearer error="insufficient_scope", scope=${quoted(requiredScopes.join(' '))}`;
-  if (resourceMetadataUrl !== undefined) challenge += `, resource_metadata=${quoted(resourceMetadataUrl)}`;
   return Response.json(
     { error: 'insufficient_scope', error_description: 'The access token lacks a required scope' },
-    { status: 403, headers: { 'WWW-Authenticate': challenge } },
+    {
+      status: 403,
+      headers: {
+        'WWW-Authenticate': bearerChallenge('insufficient_scope', requiredScopes, resourceMetadataUrl),
+      },
+    },
   );
 }
 

@@ -222,7 +222,7 @@ describe('header-only preflight, answered before the body is sent', () => {
     expect(h.authCalls).toBe(authCalled ? 1 : 0);
     if (status === 401) {
       expect(seen.text).toMatch(
-        /www-authenticate: Bearer resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource"/i,
+        /www-authenticate: Bearer (?:error="invalid_token", )?scope="sess", resource_metadata="https:\/\/mcp\.example\.com\/\.well-known\/oauth-protected-resource"/i,
       );
     }
     if (status === 403 && authCalled) {

@@ -329,6 +329,75 @@ describe('the scope stage', () => {
   });
 });
 
+describe('the WWW-Authenticate challenges (RFC 6750 §3, RFC 9728)', () => {
+  const META = 'https://mcp.example.com/.well-known/oauth-protected-resource';
+  /** RFC 9110 §11.3: `Bearer`, then comma-separated auth-params, each value a quoted-string. */
+  const GRAMMAR = /^Bearer(?: [a-z_]+="(?:[^"\\]|\\.)*"(?:, [a-z_]+="(?:[^"\\]|\\.)*")*)?$/;
+  const authorization = {
+    host: 'localhost',
+    'content-type': 'application/json',
+    authorization: 'Bearer expired-or-forged',
+  };
+  const cases: Array<{
+    name: string;
+    setup: Setup;
+    principal?: SessHttpPrincipal;
+    status: number;
+    challenge: string;
+  }> = [
+    {
+      name: 'no token, no scopes required',
+      setup: { options: { resourceMetadataUrl: META } },
+      status: 401,
+      challenge: `Bearer resource_metadata="${META}"`,
+    },
+    { name: 'no token, no metadata', setup: {}, status: 401, challenge: 'Bearer' },
+    {
+      name: 'no token, scopes required',
+      setup: { options: { resourceMetadataUrl: META, requiredScopes: ['sess', 'sess:ask'] } },
+      status: 401,
+      challenge: `Bearer scope="sess sess:ask", resource_metadata="${META}"`,
+    },
+    {
+      name: 'an invalid token, scopes required',
+      setup: { headers: authorization, options: { resourceMetadataUrl: META, requiredScopes: ['sess'] } },
+      status: 401,
+      challenge: `Bearer error="invalid_token", scope="sess", resource_metadata="${META}"`,
+    },
+    {
+      name: 'an invalid token, nothing else',
+      setup: { headers: authorization },
+      status: 401,
+      challenge: 'Bearer error="invalid_token"',
+    },
+    {
+      name: 'a missing scope',
+      setup: {
+        headers: authorization,
+        options: { resourceMetadataUrl: META, requiredScopes: ['sess', 'sess:ask'] },
+      },
+      principal,
+      status: 403,
+      challenge: `Bearer error="insufficient_scope", scope="sess sess:ask", resource_metadata="${META}"`,
+    },
+  ];
+  it.each(cases)(
+    '$name: $status with its challenge',
+    async ({ setup, principal: given, status, challenge }) => {
+      const { ctx } = contextOf({ ...setup, options: { ...setup.options, authenticate: () => given } });
+      methodStage(ctx);
+      const refused = (await run(authenticationStage, ctx)) ?? scopeStage(ctx);
+      expect(refused?.response.status).toBe(status);
+      const header = refused?.response.headers.get('www-authenticate') ?? '';
+      expect(header).toBe(challenge);
+      expect(header).toMatch(GRAMMAR);
+      expect(await refused!.response.json()).toMatchObject({
+        error: status === 401 ? 'invalid_token' : 'insufficient_scope',
+      });
+    },
+  );
+});
+
 describe('the body stage', () => {
   it('reads nothing for a method other than POST', async () => {
     const { ctx, reads } = contextOf({ method: 'GET' });

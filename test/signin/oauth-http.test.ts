@@ -271,9 +271,11 @@ if (!HAVE_CHROMIUM) {
     const audit = audited();
     expect(example.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
 
-    // 1. The 401 names the resource metadata; the metadata names the authorization server.
+    // 1. The 401 names the scope it requires and the resource metadata; the metadata names the
+    // authorization server.
     const refused = await fetch(example.url, { method: 'POST' });
     expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toMatch(/^Bearer scope="sess", resource_metadata="/);
     const metadataUrl = /resource_metadata="([^"]+)"/.exec(
       refused.headers.get('www-authenticate') ?? '',
     )?.[1];
@@ -526,7 +528,12 @@ if (!HAVE_CHROMIUM) {
       const seen = await rawExchange(Number(port), head('/mcp', authorization), { maxMs: 3_000 });
       expect(seen.text).not.toMatch(/HTTP\/1\.1 100/);
       expect(seen.status).toBe(401);
-      expect(seen.text).toMatch(/www-authenticate: Bearer resource_metadata=/i);
+      // No token: the scope and the metadata; a token the server refused: invalid_token first.
+      expect(seen.text).toMatch(
+        authorization === ''
+          ? /www-authenticate: Bearer scope="[^"]+", resource_metadata=/i
+          : /www-authenticate: Bearer error="invalid_token", scope="[^"]+", resource_metadata=/i,
+      );
       expect(seen.bodyBytesSent).toBe(0);
     }
     // Any other path of the example's server still gets 100 Continue, then its own answer.

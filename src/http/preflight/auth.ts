@@ -115,7 +115,12 @@ function principalFrom(
   if (outcome.kind === 'threw') return refusal(answer.authenticationFailed(), 'http.authenticate_failed');
   const given: unknown = outcome.value;
   if (given === undefined || given === null) {
-    return refusal(answer.unauthenticated(ctx.options.resourceMetadataUrl), 'http.unauthenticated');
+    const presented = ctx.incoming.headers.has('authorization');
+    const { requiredScopes, resourceMetadataUrl } = ctx.options;
+    return refusal(
+      answer.unauthenticated(presented, requiredScopes, resourceMetadataUrl),
+      'http.unauthenticated',
+    );
   }
   const problem = principalProblem(given);
   if (problem !== undefined) {
