@@ -25,7 +25,10 @@ export const DATABASE_URL = process.env.DATABASE_URL || undefined;
 /** Why a PostgreSQL suite is skipped, and how to run it. */
 export const PG_SKIP_REASON = 'DATABASE_URL is unset; run: eval "$(bash scripts/ci-postgres.sh)"';
 
-/** Say on stderr that `suite` is skipped; under CI (`CI` set) register a test that fails instead. */
+/**
+ * Say on stderr that `suite` is skipped, and register it as skipped with its reason; under CI
+ * (`CI` set) register a test that fails instead.
+ */
 export function reportPostgresSkipped(suite: string): void {
   if (process.env.CI) {
     describe(suite, () => {
@@ -35,6 +38,9 @@ export function reportPostgresSkipped(suite: string): void {
     });
   } else {
     process.stderr.write(`${suite} skipped: ${PG_SKIP_REASON}\n`);
+    describe.skip(`${suite} (skipped: ${PG_SKIP_REASON})`, () => {
+      it('needs DATABASE_URL', () => {});
+    });
   }
 }
 
