@@ -6,8 +6,10 @@
  * retried a millisecond later, so claims and marks are written all the time the calls run.
  *
  * A claim or a mark never changes a record or its version (`src/core/contract/outbox.ts`), so no
- * tool call may fail (`stale_version`, `STATE_STORE_CONFLICT`, anything), every record's version
- * is the number of writes tool calls made to it, and every event reaches the good sink once.
+ * tool call may fail (`INVALID_STATE` `stale_version`, a store conflict, anything), every record's
+ * version is the number of writes tool calls made to it, and every event reaches the good sink
+ * once. On the file store marks and record writes take turns at the profile's lease, so the calls
+ * take longer there than on the other stores (twice as long as with no delivery, or so).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -184,7 +186,6 @@ describe.each(KINDS)('1 000 tool calls racing delivery marks: %s store', (kind) 
       }
       return outcome;
     };
-    const started = Date.now();
     const failedBefore = failedAttempts;
     const chainFailures: unknown[] = [];
     await inTurns(subjects, AT_ONCE, (subject) =>
@@ -192,12 +193,8 @@ describe.each(KINDS)('1 000 tool calls racing delivery marks: %s store', (kind) 
         chainFailures.push(error);
       }),
     );
-    const racedMs = Date.now() - started;
     const marksDuringCalls = failedAttempts - failedBefore;
     const deliveredDuringCalls = received.size;
-    process.stderr.write(
-      `delivery race (${kind}): ${calls} calls in ${racedMs} ms, ${marksDuringCalls} failed attempts marked meanwhile\n`,
-    );
 
     expect(errors).toEqual([]);
     expect(chainFailures).toEqual([]);
