@@ -7,17 +7,15 @@
 import { describe, expect, it } from 'vitest';
 import type { EventOutbox, WakeEvent } from '../../src/core/contract/outbox.js';
 import type { Binding, HandleStoreFactory } from '../../src/core/contract/ports.js';
-import { nextRecord } from '../../src/core/engine/call.js';
 import {
   createEventDelivery,
   type EventSink,
   type SinkOutcome,
 } from '../../src/core/engine/event-delivery.js';
-import { eventIdOf } from '../../src/core/model/events.js';
-import type { InteractionState } from '../../src/core/model/record.js';
 import { createFileHandleStore } from '../../src/store/file/index.js';
 import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
-import { httpA, makeRecord, stdioA } from '../store/fixtures.js';
+import { httpA, stdioA } from '../store/fixtures.js';
+import { saveAnswered } from '../store/outbox-contract.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 
 const tempDir = useTempDirs('sess-mcp-delivery-');
@@ -46,20 +44,7 @@ function recordingSink(
 
 /** Leave `waiting` for `answered` on a fresh record of `binding`: its event id. */
 async function answer(stores: HandleStoreFactory, binding: Binding, at: number): Promise<string> {
-  const view = stores.forBinding(binding);
-  const waiting = makeRecord(binding, 'waiting');
-  await view.create(waiting);
-  const w = waiting.state as Extract<InteractionState, { kind: 'waiting' }>;
-  const answered = makeRecord(binding, 'answered').state as Extract<InteractionState, { kind: 'answered' }>;
-  await view.update(
-    nextRecord(
-      waiting,
-      { ...answered, session: w.session, revision: w.revision, surface: w.surface },
-      new Date(at).toISOString(),
-    ),
-    1,
-  );
-  return eventIdOf(waiting.handle, 1);
+  return (await saveAnswered(stores, binding, new Date(at).toISOString())).eventId;
 }
 
 const DAY = 24 * 3600_000;

@@ -36,6 +36,30 @@ function answeredOf(record: InteractionRecord): InteractionState {
   return { ...answered, session: waiting.session, revision: waiting.revision, surface: waiting.surface };
 }
 
+/** What {@link saveAnswered} saved: the view, the answered record and its version, its event. */
+export interface SavedAnswer {
+  view: HandleStore;
+  record: InteractionRecord;
+  version: number;
+  eventId: string;
+}
+
+/**
+ * A fresh `waiting` record of `binding`, then its answer saved over it at `at` (an ISO time)
+ * through the engine's own `nextRecord`: the `answered` event a tool call would write.
+ */
+export async function saveAnswered(
+  stores: HandleStoreFactory,
+  binding: Binding,
+  at: string,
+): Promise<SavedAnswer> {
+  const view = stores.forBinding(binding);
+  const waiting = makeRecord(binding, 'waiting');
+  await view.create(waiting);
+  const saved = await view.update(nextRecord(waiting, answeredOf(waiting), at), 1);
+  return { view, record: saved.record, version: saved.version, eventId: eventIdOf(waiting.handle, 1) };
+}
+
 export function describeEventOutboxContract(name: string, makeBackend: () => Promise<OutboxBackend>): void {
   describe(`EventOutbox contract: ${name}`, () => {
     let backend: OutboxBackend;
@@ -52,20 +76,7 @@ export function describeEventOutboxContract(name: string, makeBackend: () => Pro
     };
 
     /** A waiting record, then its answer saved over it: the `answered` event, and the view. */
-    async function answered(): Promise<{
-      view: HandleStore;
-      record: InteractionRecord;
-      version: number;
-      eventId: string;
-    }> {
-      const binding = freshBinding();
-      const view = backend.factory.forBinding(binding);
-      const waiting = makeRecord(binding, 'waiting');
-      await view.create(waiting);
-      const next = nextRecord(waiting, answeredOf(waiting), at());
-      const saved = await view.update(next, 1);
-      return { view, record: saved.record, version: saved.version, eventId: eventIdOf(waiting.handle, 1) };
-    }
+    const answered = () => saveAnswered(backend.factory, freshBinding(), at());
 
     const dueIds = async (sink: string, now = clock) =>
       (await outbox.due(sink, { now, since: SINCE, limit: 1000 })).map((owed) => owed.event.eventId);

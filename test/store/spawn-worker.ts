@@ -85,6 +85,8 @@ export interface StartedWorker {
   pid: number;
   /** Release it; resolves with its tally (the JSON line it prints last). */
   go(): Promise<Record<string, number | string>>;
+  /** Write `line` to its stdin (`stop` ends a `deliver` job, whose tally `go` then resolves with). */
+  say(line: string): void;
   /** End it if it still runs. */
   stop(): void;
 }
@@ -111,6 +113,9 @@ export async function startWorker(job: WorkerJob, env: Record<string, string> = 
       const result = waitForLine(child, (line) => line.startsWith('{'));
       child.stdin?.write('go\n');
       return JSON.parse(await result) as Record<string, number | string>;
+    },
+    say(line) {
+      child.stdin?.write(`${line}\n`);
     },
     stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

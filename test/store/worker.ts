@@ -14,8 +14,9 @@
  * `pick: 'newest'` instead of `handle`, it updates the newest unfinished record of `binding`),
  * `tool` (file store only: one tool call through a real engine, `engine-job.ts`; with `pauseAt`,
  * the process stops itself when the `pauseAtWrite`-th record write of the call reaches that step)
- * and `cursorKey` (read, or make, the store's `sess_list` cursor key; its tally names the key's
- * SHA-256, never the key).
+ * `cursorKey` (read, or make, the store's `sess_list` cursor key; its tally names the key's
+ * SHA-256, never the key) and `deliver` (a delivery loop over the store's outbox to a receiver in
+ * the test process, `delivery-job.ts`, until `stop` on stdin).
  */
 
 import { createHash } from 'node:crypto';
@@ -31,6 +32,7 @@ import { nodeFileStoreFs, ProfileIo } from '../../src/store/file/io.js';
 import { lockTakeovers, ProfileLease } from '../../src/store/file/lock.js';
 import type { HandleStoreFactory } from '../../src/store/memory/memory-store.js';
 import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
+import { type DeliveryJob, runDelivery } from './delivery-job.js';
 import { runTool, type ToolJob } from './engine-job.js';
 import { makeRecord } from './fixtures.js';
 import type { WriteStep } from './write-steps.js';
@@ -40,7 +42,7 @@ export interface WorkerJob {
   store:
     | { kind: 'file'; stateDir: string; profile: string }
     | { kind: 'postgres'; connectionString: string; table: string };
-  job: 'create' | 'cas' | 'hold' | 'once' | 'tool' | 'cursorKey';
+  job: 'create' | 'cas' | 'hold' | 'once' | 'tool' | 'cursorKey' | 'deliver';
   binding: Binding;
   count: number;
   handle?: string;
@@ -57,6 +59,8 @@ export interface WorkerJob {
   pick?: 'newest';
   /** `tool`: the call. */
   tool?: ToolJob;
+  /** `deliver`: the loop's receiver and settings. */
+  delivery?: DeliveryJob;
   /** `once`: every rename of a record write takes this long (a slow disk; the heartbeat goes on). */
   slowRenameMs?: number;
 }
@@ -214,7 +218,14 @@ async function main(): Promise<void> {
   const count = (key: string) => {
     tally[key] = (tally[key] ?? 0) + 1;
   };
-  if (job.job === 'tool' && job.binding.kind === 'stdio') {
+  if (job.job === 'deliver') {
+    const stopped = new Promise<void>((resolve) => {
+      process.stdin.on('data', (chunk) => {
+        if (String(chunk).includes('stop')) resolve();
+      });
+    });
+    Object.assign(tally, await runDelivery(job.delivery!, factory.outbox!(), stopped));
+  } else if (job.job === 'tool' && job.binding.kind === 'stdio') {
     Object.assign(tally, await runTool(job.tool!, job.binding, factory));
   } else if (job.job === 'once') {
     Object.assign(tally, await once(job, store));
