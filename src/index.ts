@@ -104,7 +104,7 @@ export type {
   ToolResult,
 } from './core/contract/result.js';
 // The tool contract: what `tools/list` publishes and what the tools accept.
-export { type ToolSet, WAIT_CEILING_MS } from './core/contract/rules.js';
+export { type InstructionsForm, type ToolSet, WAIT_CEILING_MS } from './core/contract/rules.js';
 export {
   type AskArgs,
   type AskBooleanField,

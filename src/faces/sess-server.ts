@@ -6,6 +6,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import { toolsOf } from '../core/contract/rules.js';
 import {
+  type InstructionsForm,
   type McpServerLike,
   registerSessTools,
   type SessEngine,
@@ -19,7 +20,8 @@ import { PACKAGE_NAME, PACKAGE_VERSION } from './package-info.js';
  * it has no tools: the HTTP face uses that for a request it answers before any principal is known
  * (a body that is not JSON).
  *
- * `inputSchemas` is the form of the listed input schemas (`registerSessTools`'s option).
+ * `inputSchemas` is the form of the listed input schemas (`registerSessTools`'s option), and
+ * `instructions` the form of the server instructions (`serverInstructions`'s).
  *
  * With `only`, one tool name of that set, only that tool is registered: the HTTP face builds a
  * server per request, and a request that is one `tools/call` can reach no other tool, so the
@@ -33,13 +35,14 @@ export function createSessMcpServer(
   only?: string,
   inputSchemas?: 'exact' | 'flat',
   claudeChannel = false,
+  instructions?: InstructionsForm,
 ): McpServer {
   const server = new McpServer(
     { name: PACKAGE_NAME, version: PACKAGE_VERSION },
     {
       // Claude Code's channel (opt-in, stdio): events pushed as `notifications/claude/channel`.
       capabilities: claudeChannel ? { tools: {}, experimental: { 'claude/channel': {} } } : { tools: {} },
-      ...(engine === undefined ? {} : { instructions: serverInstructions(tools) }),
+      ...(engine === undefined ? {} : { instructions: serverInstructions(tools, instructions) }),
     },
   );
   if (engine === undefined) return server;

@@ -296,6 +296,8 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
         resolved.tools,
         scope.tool,
         resolved.inputSchemas,
+        false,
+        resolved.instructions,
       ),
     () => createSessMcpServer(undefined),
   );

@@ -11,6 +11,8 @@
 import { MAX_TIMER_MS, type OptionReader, optionNames, readOptions } from '../core/contract/options.js';
 import {
   INPUT_SCHEMAS_RULE,
+  INSTRUCTIONS_FORM_RULE,
+  type InstructionsForm,
   RECEIPT_ISSUER_RULE,
   SESS_ID_RULE,
   TOOL_SET_RULE,
@@ -202,6 +204,13 @@ export interface SessMcpHttpHandlerOptions {
    */
   inputSchemas?: 'exact' | 'flat';
   /**
+   * Which server instructions `initialize` sends: `'full'`, or `'short'`, the essentials in at
+   * most 512 UTF-16 code units, for a host that cuts instructions there (Mastra forwards 512 by
+   * default). `docs/hosts.md` says which form each host needs.
+   * @default 'full'
+   */
+  instructions?: InstructionsForm;
+  /**
    * Where diagnostics go: fixed event names, codes, durations and names, never a link, token,
    * credential or answer; the one value a request carried that an event holds is the refused
    * `Host` or `Origin` (`received`, escaped and at most 200 characters). Besides the engine's own
@@ -245,6 +254,7 @@ export interface ResolvedHttpOptions {
   maxOpenPerPrincipal: number;
   tools: ToolSet | undefined;
   inputSchemas: 'exact' | 'flat' | undefined;
+  instructions: InstructionsForm | undefined;
   diagnostics: DiagnosticsSink;
 }
 
@@ -283,6 +293,7 @@ const KNOWN_OPTIONS = optionNames<SessMcpHttpHandlerOptions>()(
   'maxOpenPerPrincipal',
   'tools',
   'inputSchemas',
+  'instructions',
   'diagnostics',
 );
 
@@ -433,6 +444,9 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     | 'exact'
     | 'flat'
     | undefined;
+  const instructions = read.optionalRule('instructions', options.instructions, INSTRUCTIONS_FORM_RULE) as
+    | InstructionsForm
+    | undefined;
   const { allowInsecureLocalhost, sessOrigin } = readSessOrigin(read, options);
   const expectedWorkspaceId = read.optionalRule(
     'expectedWorkspaceId',
@@ -470,6 +484,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     maxOpenPerPrincipal,
     tools,
     inputSchemas,
+    instructions,
     diagnostics,
   };
 }

@@ -13,6 +13,8 @@ import { posix as posixPath, win32 as win32Path } from 'node:path';
 import {
   DEFAULT_PROFILE,
   INPUT_SCHEMAS_RULE,
+  INSTRUCTIONS_FORM_RULE,
+  type InstructionsForm,
   PROFILE_NAME_RULE,
   profileDirectory,
   RECEIPT_ISSUER_RULE,
@@ -36,6 +38,7 @@ export const STDIO_ENV = {
   expectedWorkspaceId: 'SESS_EXPECTED_WORKSPACE_ID',
   tools: 'SESS_MCP_TOOLS',
   inputSchemas: 'SESS_MCP_INPUT_SCHEMAS',
+  instructions: 'SESS_MCP_INSTRUCTIONS',
   allowInsecureLocalhost: 'SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST',
   crashAt: 'SESS_MCP_TEST_CRASH_AT',
   claudeChannel: 'SESS_MCP_CLAUDE_CHANNEL',
@@ -74,6 +77,11 @@ export interface StdioConfig {
    * `anyOf`/`oneOf`, for a client that rewrites unions before it validates. Unset: `exact`.
    */
   inputSchemas?: 'exact' | 'flat';
+  /**
+   * The form of the server instructions (`SESS_MCP_INSTRUCTIONS`): `short` sends the essentials
+   * in at most 512 UTF-16 code units, for a host that cuts them there. Unset: `full`.
+   */
+  instructions?: InstructionsForm;
   /** Testing only (`SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1`): allow `http://` loopback origins. */
   allowInsecureLocalhost: boolean;
   /**
@@ -233,6 +241,17 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
       );
     }
     config.inputSchemas = inputSchemas;
+  }
+
+  const instructions = optional(env, STDIO_ENV.instructions);
+  if (instructions !== undefined) {
+    if (!INSTRUCTIONS_FORM_RULE.test(instructions)) {
+      throw notConfigured(
+        STDIO_ENV.instructions,
+        `${STDIO_ENV.instructions} must be ${INSTRUCTIONS_FORM_RULE.text.replaceAll('"', '')}, or unset for full.`,
+      );
+    }
+    config.instructions = instructions;
   }
 
   const crashAt = optional(env, STDIO_ENV.crashAt);

@@ -164,9 +164,10 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
 
   const tools = config instanceof Error ? undefined : config.tools;
   const inputSchemas = config instanceof Error ? undefined : config.inputSchemas;
+  const instructions = config instanceof Error ? undefined : config.instructions;
   const handle: StdioServerHandle = serveStdio(
     () => {
-      served = createSessMcpServer(engine, tools, undefined, inputSchemas, claudeChannel);
+      served = createSessMcpServer(engine, tools, undefined, inputSchemas, claudeChannel, instructions);
       return served;
     },
     {

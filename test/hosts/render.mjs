@@ -109,6 +109,23 @@ if (results.some((r) => r.slug === 'langchain-http')) {
   );
 }
 lines.push('');
+lines.push(
+  '### Which server instructions to send',
+  '',
+  'The server sends its full instructions by default; `instructions: \'short\'` on the HTTP handler, or',
+  '`SESS_MCP_INSTRUCTIONS=short` for the stdio server, sends the essentials in at most 512 characters',
+  '(`serverInstructions(set, \'short\')` for a server of your own). The short form names the tools by',
+  'their own names and says a host may prefix them.',
+  '',
+  '| Host | What it does with the instructions | Form to send |',
+  '| --- | --- | --- |',
+  '| Claude Code, Codex CLI | put in the model’s prompt whole (the rows above) | `full` |',
+  '| Vercel AI SDK | not used by the SDK; the app puts `client.instructions` in `system` | `full`, or `short` for a small prompt |',
+  '| LangChain.js (`@langchain/mcp-adapters`) | not read by the adapter | put `serverInstructions()` in the agent’s prompt yourself |',
+  '| Mastra `MCPClient` | forwarded only when asked, cut at 512 characters by default (its documentation; not in this matrix) | `short` |',
+  '| OpenAI Agents SDK | never forwarded (its documentation; not in this matrix) | put `serverInstructions()` in the agent’s instructions yourself |',
+  '',
+);
 lines.push('What the columns mean:');
 lines.push('');
 lines.push(

@@ -162,6 +162,19 @@ export function toolsOf(set: ToolSet | undefined): readonly ToolName[] {
  */
 export type InputSchemas = 'exact' | 'flat';
 
+/**
+ * Which server instructions a server sends (the `instructions` option of the HTTP handler,
+ * `SESS_MCP_INSTRUCTIONS` for stdio, the second argument of `serverInstructions`): `full` (the
+ * default), or `short`, at most 512 UTF-16 code units, for a host that cuts them there (Mastra).
+ */
+export type InstructionsForm = 'full' | 'short';
+
+/** An instructions form, as every entry that takes one checks it. */
+export const INSTRUCTIONS_FORM_RULE: ValueRule<InstructionsForm> = {
+  text: '"full" or "short"',
+  test: (value): value is InstructionsForm => value === 'full' || value === 'short',
+};
+
 /** An input-schema form, as every entry that takes one checks it. */
 export const INPUT_SCHEMAS_RULE: ValueRule<InputSchemas> = {
   text: '"exact" or "flat"',

@@ -10,7 +10,7 @@
 import { flattenUnions } from './flat-schema.js';
 import { type JsonSchemaObject, toolInputJsonSchema } from './json-schema.js';
 import { STRUCTURE_LIMITS, TEXT_LIMITS } from './limits.js';
-import { type InputSchemas, type ToolSet, toolsOf } from './rules.js';
+import { type InputSchemas, type InstructionsForm, type ToolSet, toolsOf } from './rules.js';
 import { TOOL_NAMES, type ToolName } from './schemas.js';
 
 /** MCP tool annotations (hints for hosts; never a security boundary). */
@@ -309,20 +309,46 @@ export function listToolDefinitions(set?: ToolSet, inputSchemas?: InputSchemas):
 
 /**
  * The server instructions for a server that lists the tool set `set` (every tool by default): the
- * lines about `sess_list` and `sess_withdraw` appear only when it lists them.
+ * lines about `sess_list` and `sess_withdraw` appear only when it lists them. `form: 'short'` is
+ * the essentials in at most {@link SHORT_INSTRUCTIONS_MAX} UTF-16 code units (JavaScript
+ * `length`), for a host that cuts instructions there: show the link, wait in bounded calls, the
+ * wake rule (`/6`), act only on the verified answer, complete.
  */
-export function serverInstructions(set?: ToolSet): string {
+export function serverInstructions(set?: ToolSet, form: InstructionsForm = 'full'): string {
   const key = set ?? TOOLS_CONTRACT_VERSION;
-  let text = instructionsBySet.get(key);
+  const cacheKey = `${key} ${form}`;
+  let text = instructionsBySet.get(cacheKey);
   if (text === undefined) {
-    text = buildInstructions(toolsOf(key), key === TOOLS_CONTRACT_VERSION);
-    instructionsBySet.set(key, text);
+    const wake = key === TOOLS_CONTRACT_VERSION;
+    text = form === 'short' ? buildShortInstructions(wake) : buildInstructions(toolsOf(key), wake);
+    instructionsBySet.set(cacheKey, text);
   }
   return text;
 }
 
-/** Built once per tool set: the HTTP face builds a server per request. */
-const instructionsBySet = new Map<ToolSet, string>();
+/** Built once per tool set and form: the HTTP face builds a server per request. */
+const instructionsBySet = new Map<string, string>();
+
+/** The most UTF-16 code units the short instructions hold (Mastra's default cut). */
+export const SHORT_INSTRUCTIONS_MAX = 512;
+
+/**
+ * The short instructions. Tools are named by their own names, and the text says a host may put a
+ * prefix in front of them (Mastra calls `sess_response` `sess_sess_response`).
+ */
+function buildShortInstructions(wake: boolean): string {
+  return [
+    'Sess asks a person; continue only on their verified answer. Tool names may have a host prefix ' +
+      '(e.g. sess_sess_request).',
+    'Call sess_request or sess_ask, show the person the link in interaction.humanUrl at once, then call ' +
+      `sess_response to wait. Follow each result's "next".`,
+    wake
+      ? 'If still waiting and it has wake.command, run it in the background and end your turn; else ' +
+        're-wait up to three times, then ask the person to say continue.'
+      : 'If still waiting, re-wait up to three times, then ask the person to say continue.',
+    'Act only on state "answered" (validate the values), then call sess_complete.',
+  ].join(' ');
+}
 
 function buildInstructions(tools: readonly string[], wake: boolean): string {
   return [
