@@ -112,9 +112,9 @@ lines.push('');
 lines.push(
   '### Which server instructions to send',
   '',
-  'The server sends its full instructions by default; `instructions: \'short\'` on the HTTP handler, or',
+  "The server sends its full instructions by default; `instructions: 'short'` on the HTTP handler, or",
   '`SESS_MCP_INSTRUCTIONS=short` for the stdio server, sends the essentials in at most 512 characters',
-  '(`serverInstructions(set, \'short\')` for a server of your own). The short form names the tools by',
+  "(`serverInstructions(set, 'short')` for a server of your own). The short form names the tools by",
   'their own names and says a host may prefix them.',
   '',
   '| Host | What it does with the instructions | Form to send |',

@@ -238,6 +238,8 @@ describe('the wake command (stdio)', () => {
       await other.callTool('sess_list', {});
       const watcherFile = join(stack.stateDir, 'profiles', 'default', 'wake.watcher');
       const holderPid = async () => Number((await readFile(watcherFile, 'utf8')).split(' ')[0]);
+      // The watcher starts beside the first tool call and writes its heartbeat soon after.
+      for (let i = 0; i < 100 && !existsSync(watcherFile); i++) await new Promise((r) => setTimeout(r, 50));
       expect(await holderPid()).toBe(stack.server.pid);
       process.kill(stack.server.pid, 'SIGSTOP');
       try {
