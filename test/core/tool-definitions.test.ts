@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TEXT_LIMITS } from '../../src/core/contract/limits.js';
 import { REWAIT_LINE } from '../../src/core/contract/result.js';
@@ -18,6 +20,7 @@ import {
   WITHDRAW_INSTRUCTION,
 } from '../../src/core/contract/tool-definitions.js';
 import { askToSurface, parseToolArguments } from '../../src/core/contract/validate.js';
+import { repoRoot } from '../support/repo-files.js';
 
 describe('the agent-facing rules', () => {
   it('the sess_complete rule is in the instructions and in the sess_response and sess_complete descriptions', () => {
@@ -115,6 +118,42 @@ describe('definitions', () => {
     expect(TOOL_DEFINITIONS.sess_response.annotations.readOnlyHint).toBe(true);
     expect(TOOL_DEFINITIONS.sess_request.annotations.readOnlyHint).toBe(false);
     expect(TOOL_DEFINITIONS.sess_complete.annotations.idempotentHint).toBe(true);
+  });
+
+  it("pins every tool's four hints, and docs/tools.md's table of them says the same", () => {
+    const hints = Object.fromEntries(
+      listToolDefinitions().map(({ name, annotations }) => [
+        name,
+        [
+          annotations.readOnlyHint,
+          annotations.destructiveHint,
+          annotations.idempotentHint,
+          annotations.openWorldHint,
+        ],
+      ]),
+    );
+    // readOnly, destructive, idempotent, openWorld: why each is what it is is docs/tools.md's.
+    expect(hints).toEqual({
+      sess_request: [false, false, false, true],
+      sess_response: [true, false, true, true],
+      sess_publish: [false, false, true, true],
+      sess_complete: [false, false, true, true],
+      sess_ask: [false, false, false, true],
+      sess_list: [true, false, true, false],
+      sess_withdraw: [false, true, true, true],
+    });
+    const docs = readFileSync(join(repoRoot, 'docs/tools.md'), 'utf8');
+    const section = docs.slice(docs.indexOf('### Annotations, and why'));
+    const rows = [
+      ...section.matchAll(
+        /^\| `(sess_\w+)` \| (true|false) \| (true|false) \| (true|false) \| (true|false) \|$/gm,
+      ),
+    ];
+    expect(Object.fromEntries(rows.map((r) => [r[1], r.slice(2, 6).map((v) => v === 'true')]))).toEqual(
+      hints,
+    );
+    // The read-only tools are the ones a read-only plan can still call.
+    expect(Object.keys(hints).filter((name) => hints[name]![0])).toEqual(['sess_response', 'sess_list']);
   });
 
   it('sess_withdraw is destructive, and its schema is closed with a reason of at most 160 code points', () => {
