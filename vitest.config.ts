@@ -38,11 +38,12 @@ const OTHER_NODE = process.env.SESS_MCP_OTHER_NODE === '1';
 /**
  * The hosted-agent wake recipes (`examples/wake-*.ts`, tested in `test/recipes/`) drive agent
  * frameworks, one of which (the OpenAI Agents SDK) needs Node 22 and is installed under
- * `.tmp/recipes` rather than as a devDependency (`test/recipes/frameworks.ts`). They never run in
- * the default projects: `.ci/run` runs them in a step of their own on Node 22, with
- * `SESS_MCP_RECIPES=1`, which makes the `recipes` project the only one.
+ * `.tmp/recipes` rather than as a devDependency (`test/recipes/frameworks.ts`). The host matrix's
+ * row of that SDK (`test/hosts/openai-agents.test.ts`) needs it too. They never run in the default
+ * projects: `.ci/run` runs them in a step of their own on Node 22, with `SESS_MCP_RECIPES=1`, which
+ * makes the `recipes` project the only one.
  */
-const RECIPES = 'test/recipes/**/*.test.ts';
+const RECIPES = ['test/recipes/**/*.test.ts', 'test/hosts/openai-agents.test.ts'];
 const RECIPES_RUN = process.env.SESS_MCP_RECIPES === '1';
 
 // A renamed file left in a list would run in neither group, or on every Node: refuse it.
@@ -79,7 +80,7 @@ export default defineConfig({
             extends: true,
             // The Node 22 frameworks resolve from `.tmp/recipes`.
             plugins: [frameworksFrom()],
-            test: { name: 'recipes', include: [RECIPES], maxWorkers: 3 },
+            test: { name: 'recipes', include: RECIPES, maxWorkers: 3 },
           },
         ]
       : [
@@ -88,7 +89,7 @@ export default defineConfig({
             test: {
               name: 'side-by-side',
               include: ['test/**/*.test.ts'],
-              exclude: [...configDefaults.exclude, RECIPES, ...APART, ...(OTHER_NODE ? ONE_NODE : [])],
+              exclude: [...configDefaults.exclude, ...RECIPES, ...APART, ...(OTHER_NODE ? ONE_NODE : [])],
               maxWorkers: SIDE_BY_SIDE_WORKERS,
               sequence: { groupOrder: 0 },
             },

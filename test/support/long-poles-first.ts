@@ -15,6 +15,7 @@ export const LONG_POLES = [
   'test/hosts/codex.test.ts', // ~80 s
   'test/hosts/langchain.test.ts', // ~57 s
   'test/reliability/crash-cells.test.ts', // ~51 s
+  'test/hosts/openai-agents.test.ts', // ~50 s: four rows side by side, each bound by its 45 s call
   'test/hosts/ai-sdk.test.ts', // ~49 s
   'test/reliability/crash.test.ts', // ~36 s
   'test/hosts/claude-code-wake.test.ts', // ~35 s: two interactive Claude Codes, a person 15 s late
