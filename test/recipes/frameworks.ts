@@ -7,7 +7,8 @@
  *
  * Two readers resolve those packages from `.tmp/recipes`: Vite, through {@link frameworksFrom} in
  * the `recipes` project of `vitest.config.ts`, and TypeScript, through `paths` in
- * `test/recipes/tsconfig.json`. Nothing else imports them.
+ * `test/recipes/tsconfig.json`. What imports them: the wake recipes and their tests, and the host
+ * matrix's OpenAI Agents SDK row (`test/hosts/openai-agents.test.ts`), which runs in the same step.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -74,7 +75,7 @@ export function recipesRunnable(): boolean {
     if (installed !== version) problems.push(`${name} ${installed} under .tmp/recipes, not ${version}`);
   }
   if (problems.length === 0) return true;
-  const message = `the wake recipes cannot run: ${problems.join('; ')}; install with: ${INSTALL_LINE}`;
+  const message = `the tests of the Node 22 frameworks (the wake recipes, the host matrix's OpenAI Agents SDK row) cannot run: ${problems.join('; ')}; install with: ${INSTALL_LINE}`;
   if (process.env.CI === 'true') throw new Error(message);
   console.warn(`skipping: ${message}`);
   return false;
