@@ -16,6 +16,10 @@ const ORDER = [
   'claude-code-wake',
   'codex-stdio',
   'ai-sdk-http',
+  'openai-agents-stdio',
+  'openai-agents-stdio-structured',
+  'openai-agents-http',
+  'openai-agents-http-structured',
   'langchain-http',
   'langchain-http-exact',
   'langchain-http-own-tools',
@@ -108,6 +112,25 @@ if (results.some((r) => r.slug === 'langchain-http')) {
     'exact schemas works too (the “tools built from the server’s schemas” row).',
   );
 }
+if (results.some((r) => r.slug.startsWith('openai-agents-'))) {
+  lines.push('');
+  lines.push(
+    '**OpenAI Agents SDK users** (`@openai/agents`, Node 22 or later): the SDK never forwards a server’s',
+    'instructions, so put `serverInstructions()` (from `@sess.si/mcp`) in the agent’s `instructions`,',
+    'beside your own. Its default tool output is the text block (`next`, then the JSON);',
+    '`useStructuredContent: true` on `MCPServerStdio` or `MCPServerStreamableHttp` gives the model the',
+    '`structuredContent` JSON instead, `next` in it; every flow passes either way. Its MCP calls time',
+    'out after 60 s by default (the `timeout` option), above the 45 s ceiling of a wait. A hosted agent',
+    'that should not hold a run open while the person decides pauses it when a result says `waiting`:',
+    'give the model an app tool with `needsApproval: true` to call then, keep',
+    '`result.state.toString()` by the interaction’s handle, and when the person has answered (the',
+    'server’s webhook, [wake.md](wake.md)) load it with `RunState.fromString(agent, saved)`, approve the',
+    'pending call and run on; the resumed step reads the answer with `sess_response`. The saved state',
+    'holds the conversation, the Sess link among it: store it as a secret (encrypted at rest, never',
+    'logged), and run with tracing off (`tracingDisabled: true`), since a trace carries the tool',
+    'results. `examples/wake-openai-agents.ts` does all of this.',
+  );
+}
 lines.push('');
 lines.push(
   '### Which server instructions to send',
@@ -123,7 +146,7 @@ lines.push(
   '| Vercel AI SDK | not used by the SDK; the app puts `client.instructions` in `system` | `full`, or `short` for a small prompt |',
   '| LangChain.js (`@langchain/mcp-adapters`) | not read by the adapter | put `serverInstructions()` in the agent’s prompt yourself |',
   '| Mastra `MCPClient` | forwarded only when asked, cut at 512 characters by default (its documentation; not in this matrix) | `short` |',
-  '| OpenAI Agents SDK | never forwarded (its documentation; not in this matrix) | put `serverInstructions()` in the agent’s instructions yourself |',
+  '| OpenAI Agents SDK | never forwarded (the rows above) | put `serverInstructions()` in the agent’s instructions yourself |',
   '',
 );
 lines.push('What the columns mean:');
@@ -184,7 +207,7 @@ lines.push(
   'nowhere, except where the host stores the configuration it was given, which is not scanned:',
   '`~/.claude.json` after `claude mcp add` (the bearer header, or the server’s environment with the API',
   'key) and Claude Code’s own backups of that file under `~/.claude/backups/`; `~/.codex/config.toml`.',
-  'The two frameworks write no files. Links and answer values appear only',
+  'The frameworks write no files. Links and answer values appear only',
   'where the host keeps its own conversation transcript (Claude Code: `~/.claude/projects/`; Codex:',
   '`~/.codex/sessions/`, its thread history database and the `codex exec --json` event stream) and in',
   'what it sends its model.',
@@ -204,7 +227,15 @@ lines.push(
   'node test/hosts/render.mjs',
   '```',
   '',
-  'Without an install a CLI host’s suite is skipped outside CI; under `CI=true` it fails.',
+  'The OpenAI Agents SDK needs Node 22 and is no devDependency: it is installed under `.tmp/recipes`',
+  'and its rows run, with the wake recipes, in the `recipes` project on Node 22:',
+  '',
+  '```sh',
+  'npm install --prefix .tmp/recipes @openai/agents@0.20.0 openai@7.60.0 zod@4.6.7',
+  'SESS_MCP_RECIPES=1 npx vitest run --project recipes test/hosts/openai-agents.test.ts  # on Node 22',
+  '```',
+  '',
+  'Without an install a host’s suite is skipped outside CI; under `CI=true` it fails.',
 );
 if (extra.length > 0) lines.push('', `Other results found and not rendered: ${extra.join(', ')}.`);
 lines.push('');
