@@ -11,6 +11,7 @@
  * this file runs in the `recipes` project of `vitest.config.ts` and is type-checked by
  * `test/recipes/tsconfig.json`.
  */
+import { readFile } from 'node:fs/promises';
 import {
   Agent,
   type MCPServer,
@@ -72,6 +73,8 @@ interface ConnectedAgent {
   log: StandInLog;
   /** Every JSON-RPC message the SDK sent the MCP server. */
   tapped(): Promise<TappedMessage[]>;
+  /** What the stdio server wrote to stderr (the SDK passes it through to the app's own). */
+  serverStderr(): Promise<string>;
 }
 
 async function connectAgent(sess: LocalSess, row: Row, audit: SecretsAudit): Promise<ConnectedAgent> {
@@ -79,9 +82,10 @@ async function connectAgent(sess: LocalSess, row: Row, audit: SecretsAudit): Pro
   cleanup.push(() => standIn.close());
   let server: MCPServer;
   let tapped: () => Promise<TappedMessage[]>;
+  let serverStderr = async () => '';
   if (row.transport === 'stdio') {
     const { home } = await hostPlace(cleanup, 'openai-agents');
-    const stdio = hostStdioServer(sess, home);
+    const stdio = hostStdioServer(sess, home, { stderr: true });
     server = new MCPServerStdio({
       name: 'sess',
       command: stdio.command,
@@ -90,6 +94,7 @@ async function connectAgent(sess: LocalSess, row: Row, audit: SecretsAudit): Pro
       useStructuredContent: row.structured,
     });
     tapped = () => readStdioTap(stdio.tap);
+    serverStderr = () => readFile(stdio.stderr!, 'utf8').catch(() => '');
   } else {
     const http = await startHostHttpServer(sess);
     cleanup.push(() => http.close());
@@ -124,6 +129,7 @@ async function connectAgent(sess: LocalSess, row: Row, audit: SecretsAudit): Pro
     },
     log: standIn.log,
     tapped,
+    serverStderr,
   };
 }
 
@@ -164,6 +170,7 @@ async function matrixRun(row: Row) {
     );
   }
   const callTimeout = await probe;
+  audit.text(`${await host.serverStderr()}\n${await probeHost.serverStderr()}`, 'sess-mcp stderr');
 
   const keysOnly = keysOnlyAudit(sess, host.log);
   keysOnly.secret(probeSess.apiKey, 'sess api key of the probe');
