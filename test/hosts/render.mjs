@@ -71,15 +71,26 @@ lines.push(
   '`node test/hosts/render.mjs` renders it. Every cell below comes from that run.',
 );
 lines.push('');
+/**
+ * The wait ceiling a host needs, from its measured cut: the default when a 45 s call was not cut,
+ * else at least 5 s below the cut (`SESS_MCP_MAX_WAIT_MS` / `maxWaitMs`).
+ */
+function ceilingToSet(callTimeout) {
+  if (callTimeout.startsWith('a 45 s call is not cut')) return 'the default, 45 000 ms';
+  const cut = /^cut: after ([\d.]+) s/.exec(callTimeout);
+  if (cut !== null) return `${Math.max(0, Math.floor(Number(cut[1]) - 5)) * 1000} ms or less`;
+  return '—';
+}
+
 lines.push('## The matrix');
 lines.push('');
 lines.push(
-  '| Host | Version | Transport | What reaches the model of a tool result | Result guidance it reaches | Progress token | How long it lets a call run | Ask, re-waited | Request with follow-up | Two respondents | List, then withdraw | Wakes on a late answer |',
+  '| Host | Version | Transport | What reaches the model of a tool result | Result guidance it reaches | Progress token | How long it lets a call run | Wait ceiling to set | Ask, re-waited | Request with follow-up | Two respondents | List, then withdraw | Wakes on a late answer |',
 );
-lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const r of results) {
   lines.push(
-    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')}${r.answeredNext === false ? ' (not the step after an answer)' : ''} | ${r.progressToken} | ${cell(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} | ${cell(r.wakes ?? 'unknown')} |`,
+    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')}${r.answeredNext === false ? ' (not the step after an answer)' : ''} | ${r.progressToken} | ${cell(r.callTimeout)} | ${ceilingToSet(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} | ${cell(r.wakes ?? 'unknown')} |`,
   );
 }
 const failing = results.filter((r) => r.flows.some((f) => !f.pass));
@@ -165,6 +176,9 @@ lines.push(
   '- **How long it lets a call run**: one `sess_response` at the 45 s ceiling that nobody answers (the',
   '  flows themselves use a 1.5 s `wait_ms`): whether its `waiting` result reached the model after about',
   '  45 s, or the host cut the call.',
+  '- **Wait ceiling to set**: from that measurement, the `SESS_MCP_MAX_WAIT_MS` (stdio) or `maxWaitMs`',
+  '  (HTTP) the host needs: the default when a 45 s call is not cut, else at least 5 s below the cut. A',
+  '  host whose own timeout you lowered needs the same margin.',
   '- The flows: the person answers the Ask only once the host’s second `sess_response` wait has started; the',
   '  request flow publishes a follow-up after the first answer and completes after the second; the Ask with',
   '  two respondents ends when both answered (an Ask’s `sess_response` reads without waiting). The',
