@@ -234,6 +234,8 @@ export interface HostResult {
   guidance: GuidanceReach;
   /** Whether the step after an answer (`next` of an `answered` result) reached the model. */
   answeredNext: boolean;
+  /** The name the model was offered `sess_request` under (a host may prefix it), if it was. */
+  toolName: string;
   progressToken: 'yes' | 'no' | 'not observable';
   /** How long the host lets a call run. */
   callTimeout: string;
@@ -453,8 +455,10 @@ export function requestBodies(log: StandInLog): string {
 export function reachOf(
   log: StandInLog,
   messages: readonly TappedMessage[],
-): Pick<HostResult, 'reachesModel' | 'guidance' | 'answeredNext' | 'progressToken'> {
+): Pick<HostResult, 'reachesModel' | 'guidance' | 'answeredNext' | 'toolName' | 'progressToken'> {
+  const offered = log.requests.flatMap((r) => r.toolNames).find((name) => name.endsWith('sess_request'));
   return {
+    toolName: offered ?? 'not offered',
     reachesModel: toolResultShape(firstInteractionResult(log)),
     guidance: guidanceReach(log),
     answeredNext: nextsReached(log).includes(ANSWERED_NEXT),

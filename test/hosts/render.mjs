@@ -72,6 +72,16 @@ lines.push(
 );
 lines.push('');
 /**
+ * Whether the host itself put the server's instructions in front of its model, from what the run
+ * saw (`instructions`: where the marker of the instructions reached the model, or why not).
+ */
+function forwardsInstructions(instructions) {
+  if (/^(in the|as the)\b/.test(instructions)) return 'yes';
+  if (/^not sent|^never forwarded|^not used by the SDK/.test(instructions)) return 'no';
+  return 'unknown';
+}
+
+/**
  * The wait ceiling a host needs, from its measured cut: the default when a 45 s call was not cut,
  * else at least 5 s below the cut (`SESS_MCP_MAX_WAIT_MS` / `maxWaitMs`).
  */
@@ -85,12 +95,12 @@ function ceilingToSet(callTimeout) {
 lines.push('## The matrix');
 lines.push('');
 lines.push(
-  '| Host | Version | Transport | What reaches the model of a tool result | Result guidance it reaches | Progress token | How long it lets a call run | Wait ceiling to set | Ask, re-waited | Request with follow-up | Two respondents | List, then withdraw | Wakes on a late answer |',
+  '| Host | Version | Transport | What reaches the model of a tool result | Result guidance it reaches | Forwards server instructions | Tool name the model sees | Progress token | How long it lets a call run | Wait ceiling to set | Ask, re-waited | Request with follow-up | Two respondents | List, then withdraw | Wakes on a late answer |',
 );
-lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const r of results) {
   lines.push(
-    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')}${r.answeredNext === false ? ' (not the step after an answer)' : ''} | ${r.progressToken} | ${cell(r.callTimeout)} | ${ceilingToSet(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} | ${cell(r.wakes ?? 'unknown')} |`,
+    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')}${r.answeredNext === false ? ' (not the step after an answer)' : ''} | ${forwardsInstructions(r.instructions)} | ${r.toolName === undefined ? 'unknown' : cell(`\`${r.toolName}\``)} | ${r.progressToken} | ${cell(r.callTimeout)} | ${ceilingToSet(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} | ${cell(r.wakes ?? 'unknown')} |`,
   );
 }
 const failing = results.filter((r) => r.flows.some((f) => !f.pass));
@@ -176,6 +186,9 @@ lines.push(
   '- **How long it lets a call run**: one `sess_response` at the 45 s ceiling that nobody answers (the',
   '  flows themselves use a 1.5 s `wait_ms`): whether its `waiting` result reached the model after about',
   '  45 s, or the host cut the call.',
+  '- **Forwards server instructions**: whether the host itself put the server’s instructions in front of',
+  '  its model (“no” where the app has to, as the per-host notes below say). **Tool name the model sees**:',
+  '  the name the model was offered `sess_request` under; a host may prefix the server’s tool names.',
   '- **Wait ceiling to set**: from that measurement, the `SESS_MCP_MAX_WAIT_MS` (stdio) or `maxWaitMs`',
   '  (HTTP) the host needs: the default when a 45 s call is not cut, else at least 5 s below the cut. A',
   '  host whose own timeout you lowered needs the same margin.',
