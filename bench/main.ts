@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: runs the benchmarks and prints one table. `--only 1,2,4` runs some of them,
  * `--runs 3` runs them three times (a fresh process each, bench/lib/repeat.ts) and prints each
- * figure's median and spread (bench/lib/summary.ts); `--waits A,B` sets the sizes of measure 3 and
- * `--http-waits A,B` those of measure 7. The flags are read in bench/lib/args.ts, which refuses
+ * figure's median and spread (bench/lib/summary.ts); `--waits A,B` sets the sizes of measure 3,
+ * `--http-waits A,B` those of measure 7 and `--watched A,B` those of measure 9. The flags are read in bench/lib/args.ts, which refuses
  * any other. The goals the `met?` column judges by are in bench/lib/goals.ts.
  *
  * Benchmarks, not tests: nothing here fails the process on a missed goal; the table says `no`.
@@ -31,7 +31,7 @@ const measures: Record<string, [string, Measure]> = {
   6: ['postgres store', () => postgresStore()],
   7: ['idle HTTP requests', (args) => idleHttpRequests(args.httpWaits)],
   8: ['sess_list', () => listBench()],
-  9: ['wake-up', () => wakeBench()],
+  9: ['wake-up', (args) => wakeBench(args.watched)],
 };
 
 /** The command line, or exit 2 with the refusal and the usage. */

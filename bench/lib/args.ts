@@ -1,6 +1,6 @@
 /**
- * The command line of `npm run bench`: which measures, how many runs, and the sizes of measures 3
- * and 7. Every flag is checked here, and anything else is refused by name, so a mistyped flag
+ * The command line of `npm run bench`: which measures, how many runs, and the sizes of measures 3,
+ * 7 and 9. Every flag is checked here, and anything else is refused by name, so a mistyped flag
  * never runs the whole bench with its defaults.
  *
  * Parsing only: it runs nothing, and it does not know what a measure does.
@@ -16,6 +16,8 @@ export interface BenchArgs {
   waits: number[] | undefined;
   /** The sizes of measure 7 (`--http-waits 1000`); undefined for its default. */
   httpWaits: number[] | undefined;
+  /** The sizes of measure 9 (`--watched 1,1000`); undefined for its default. */
+  watched: number[] | undefined;
 }
 
 /** A command line the bench refuses; its message says what to change. */
@@ -29,11 +31,12 @@ const FLAGS = {
   '--runs': 'a whole number of runs, 1 or more, e.g. 3',
   '--waits': 'measure 3 sizes separated by commas, e.g. 1000,5000',
   '--http-waits': 'measure 7 sizes separated by commas, e.g. 1000',
+  '--watched': 'measure 9 sizes separated by commas, e.g. 1,1000',
 } as const;
 type Flag = keyof typeof FLAGS;
 
 /** How to call the bench, for the refusal messages. */
-export const USAGE = `usage: npm run bench -- [--only 1,2,4] [--runs 3] [--waits 1000,5000] [--http-waits 1000]`;
+export const USAGE = `usage: npm run bench -- [--only 1,2,4] [--runs 3] [--waits 1000,5000] [--http-waits 1000] [--watched 1,1000]`;
 
 function isFlag(name: string): name is Flag {
   return Object.hasOwn(FLAGS, name);
@@ -95,11 +98,13 @@ export function parseBenchArgs(argv: readonly string[], measures: readonly strin
   const runs = values.get('--runs');
   const waits = values.get('--waits');
   const httpWaits = values.get('--http-waits');
+  const watched = values.get('--watched');
   return {
     only: only === undefined ? undefined : measureList(only, measures),
     runs: runs === undefined ? 1 : wholeNumber('--runs', runs),
     waits: waits === undefined ? undefined : wholeNumbers('--waits', waits),
     httpWaits: httpWaits === undefined ? undefined : wholeNumbers('--http-waits', httpWaits),
+    watched: watched === undefined ? undefined : wholeNumbers('--watched', watched),
   };
 }
 
@@ -109,5 +114,6 @@ export function oneRunArgs(args: BenchArgs): string[] {
     ...(args.only === undefined ? [] : ['--only', args.only.join(',')]),
     ...(args.waits === undefined ? [] : ['--waits', args.waits.join(',')]),
     ...(args.httpWaits === undefined ? [] : ['--http-waits', args.httpWaits.join(',')]),
+    ...(args.watched === undefined ? [] : ['--watched', args.watched.join(',')]),
   ];
 }

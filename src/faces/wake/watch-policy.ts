@@ -56,8 +56,8 @@ export function watcherSlots(cap: number): number {
 /**
  * One poll's wait when `watched` records share `slots` polls: the whole wait while each has a
  * poll of its own, else shorter in proportion (at least a second), so every record has its turn
- * about once per `waitMs` and the upstream calls stay at about `slots` per `waitMs`, however many
- * records wait.
+ * about once per `waitMs`: about one upstream call per record per `waitMs`, `slots` at a time, and
+ * never more than `slots` a second, however many records wait.
  */
 export function rotationWaitMs(waitMs: number, watched: number, slots: number): number {
   if (watched <= slots) return waitMs;
