@@ -179,10 +179,20 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
     },
   );
   diagnostics({ event: 'server_started' });
+  // When the host closes stdin the connection is over: stop the watcher and the delivery loop too,
+  // so their polls and timers do not keep the process alive (events still owed stay in the outbox
+  // for the next server of this profile).
+  const input = (options.stdin ?? process.stdin) as { once?(event: string, listener: () => void): unknown };
+  let stopped: Promise<void> | undefined;
+  const stopBackground = () => {
+    stopped ??= Promise.all([watcher?.close(), delivery?.stop()]).then(() => undefined);
+    return stopped;
+  };
+  input.once?.('end', () => void stopBackground());
+  input.once?.('close', () => void stopBackground());
   return {
     async close() {
-      await watcher?.close();
-      await delivery?.stop();
+      await stopBackground();
       await handle.close();
       diagnostics({ event: 'server_closed' });
     },

@@ -17,7 +17,7 @@ import { posixQuote, wakeCommandOf } from '../../src/stdio/wake-command.js';
 import { openProfileRecords } from '../../src/store/file/index.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 import { approveSurface } from '../support/surfaces.js';
-import { connectStdio, interactionOf, runBin } from './harness.js';
+import { buildSessMcpBin, connectStdio, interactionOf, runBin } from './harness.js';
 
 const stdio = useStdioStack();
 
@@ -284,6 +284,37 @@ describe('the wake command (stdio)', () => {
     await stack.sess.submitAnswer(last.humanUrl, { action: 'approve', values: { message: 'fine by me' } });
     // Twelve share four polls of 2000 × 4 / 12 ms: the last one asked has its turn too.
     expect((await wait.exited).stdout).toBe(lineOf(last.handle, 'answered'));
+  });
+
+  it('a server whose watcher is polling exits by itself when the host closes stdin', async () => {
+    const stack = await stdio.start();
+    const created = await stack.server.callTool('sess_request', { interaction: approveSurface });
+    const { handle, humanUrl } = interactionOf(created);
+    stdio.audit.url(humanUrl!, 'sess link');
+    const record = await openProfileRecords({ stateDir: stack.stateDir }).read(handle!);
+    const sessionId = (record!.record.state as { session: { sessionId: string } }).session.sessionId;
+    await stack.server.kill();
+    const until = async (check: () => boolean) => {
+      while (!check()) await new Promise((r) => setTimeout(r, 20));
+    };
+    await until(() => stack.sess.pendingWaits(sessionId) === 0);
+    // A server of the profile, started with nothing said to it: its watcher finds the waiting
+    // record and long-polls its Session. Then the host closes stdin, and sends no signal at all.
+    const child = spawn(process.execPath, [await buildSessMcpBin()], {
+      env: stack.env,
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    stdio.audit.watch(child.stderr!, 'server stderr');
+    const exit = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    try {
+      await until(() => stack.sess.pendingWaits(sessionId) > 0);
+      child.stdin!.end();
+      expect(await exit).toEqual({ code: 0, signal: null });
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 
   it('SESS_MCP_WATCH=0: no watcher, and no result offers a wake command', async () => {
