@@ -171,6 +171,10 @@ export async function startHostHttpServer(
       res.end();
     });
   });
+  // Node closes an idle kept-alive socket after 5 s; a host whose next call reuses it just then gets
+  // a reset it does not retry (a POST), "fetch failed" (seen on a loaded machine). Hosts keep their
+  // connections longer than that, as a deployment's server would.
+  server.keepAliveTimeout = 65_000;
   server.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   port = (server.address() as AddressInfo).port;
