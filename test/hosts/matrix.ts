@@ -461,8 +461,10 @@ export function reachOf(
   messages: readonly TappedMessage[],
 ): Pick<HostResult, 'reachesModel' | 'guidance' | 'answeredNext' | 'toolName' | 'progressToken'> {
   const offered = log.requests.flatMap((r) => r.toolNames).find((name) => name.endsWith('sess_request'));
+  // A host that defers its MCP tools (Claude Code's ToolSearch) names them in the prompt instead.
+  const named = /\b(\w+_sess_request)\b/.exec(requestBodies(log).replaceAll('\\n', '\n'))?.[1];
   return {
-    toolName: offered ?? 'not offered',
+    toolName: offered ?? (named === undefined ? 'not offered' : `${named} (deferred: named in the prompt)`),
     reachesModel: toolResultShape(firstInteractionResult(log)),
     guidance: guidanceReach(log),
     answeredNext: nextsReached(log).includes(ANSWERED_NEXT),

@@ -81,6 +81,14 @@ function forwardsInstructions(instructions) {
   return 'unknown';
 }
 
+/** The tool name a model saw, the name in code and what the run said of it after. */
+function toolNameCell(toolName) {
+  if (toolName === undefined) return 'unknown';
+  if (toolName === 'not offered') return toolName;
+  const [name, ...rest] = toolName.split(' ');
+  return cell(rest.length === 0 ? `\`${name}\`` : `\`${name}\` ${rest.join(' ')}`);
+}
+
 /**
  * The wait ceiling a host needs, from its measured cut: the default when a 45 s call was not cut,
  * else at least 5 s below the cut (`SESS_MCP_MAX_WAIT_MS` / `maxWaitMs`).
@@ -100,7 +108,7 @@ lines.push(
 lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const r of results) {
   lines.push(
-    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')}${r.answeredNext === false ? ' (not the step after an answer)' : ''} | ${forwardsInstructions(r.instructions)} | ${r.toolName === undefined ? 'unknown' : cell(`\`${r.toolName}\``)} | ${r.progressToken} | ${cell(r.callTimeout)} | ${ceilingToSet(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} | ${cell(r.wakes ?? 'unknown')} |`,
+    `| ${cell(r.host)} | ${cell(r.version)} | ${r.transport} | ${cell(r.reachesModel)} | ${cell(r.guidance ?? 'not read')}${r.answeredNext === false ? ' (not the step after an answer)' : ''} | ${forwardsInstructions(r.instructions)} | ${toolNameCell(r.toolName)} | ${r.progressToken} | ${cell(r.callTimeout)} | ${ceilingToSet(r.callTimeout)} | ${verdict(r, 'ask')} | ${verdict(r, 'request')} | ${verdict(r, 'respondents')} | ${verdict(r, 'lifecycle')} | ${cell(r.wakes ?? 'unknown')} |`,
   );
 }
 const failing = results.filter((r) => r.flows.some((f) => !f.pass));
