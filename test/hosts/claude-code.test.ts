@@ -5,7 +5,7 @@
  * Over stdio (`claude mcp add … -- node …/sess-mcp.js`, through a pass-through tap that logs what
  * the host sent) and over HTTP (`claude mcp add --transport http` with a bearer header).
  *
- * Installed by `.ci/run` under `.tmp/claude-code`; under `CI=true` a missing install fails.
+ * Installed by `.ci/run` under `.tmp/claude-code-2.1.332`; under `CI=true` a missing install fails.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -48,11 +48,11 @@ import { FLOWS, promptFor } from './script.js';
 import { nextSentences } from './stand-in-log.js';
 
 const run = promisify(execFile);
-const VERSION = '2.1.328';
+const VERSION = '2.1.332';
 const claude = requireHost(
   'Claude Code',
-  '.tmp/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude',
-  `npm install --prefix .tmp/claude-code @anthropic-ai/claude-code@${VERSION}`,
+  `.tmp/claude-code-${VERSION}/node_modules/@anthropic-ai/claude-code-linux-x64/claude`,
+  `npm install --prefix .tmp/claude-code-${VERSION} @anthropic-ai/claude-code@${VERSION}`,
 );
 const TOOLS = TOOL_NAMES.map((t) => `mcp__sess__${t}`).join(',');
 const SCHEDULING_TOOLS = ['ScheduleWakeup', 'CronCreate', 'Monitor'];

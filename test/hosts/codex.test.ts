@@ -24,11 +24,11 @@ import { startResponsesStandIn } from './responses-stand-in.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, promptFor } from './script.js';
 
-const VERSION = '0.169.0';
+const VERSION = '0.171.0';
 const codex = requireHost(
   'Codex CLI',
-  '.tmp/codex/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex',
-  `npm install --prefix .tmp/codex @openai/codex@${VERSION}`,
+  `.tmp/codex-${VERSION}/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex`,
+  `npm install --prefix .tmp/codex-${VERSION} @openai/codex@${VERSION}`,
 );
 const PROVIDER_KEY = 'stand-in-provider-key-not-secret';
 

@@ -27,8 +27,8 @@ const run = promisify(execFile);
 const KEY = 'sk_test_install_lines_not_a_real_key';
 const claude = requireHost(
   'Claude Code',
-  '.tmp/claude-code/node_modules/@anthropic-ai/claude-code-linux-x64/claude',
-  'npm install --prefix .tmp/claude-code @anthropic-ai/claude-code@2.1.328',
+  '.tmp/claude-code-2.1.332/node_modules/@anthropic-ai/claude-code-linux-x64/claude',
+  'npm install --prefix .tmp/claude-code-2.1.332 @anthropic-ai/claude-code@2.1.332',
 );
 
 /** The README's fenced blocks of `language`, in order. */
