@@ -162,6 +162,17 @@ if (results.some((r) => r.slug.startsWith('openai-agents-'))) {
 }
 lines.push('');
 lines.push(
+  '**Mastra users** (`@mastra/mcp` `MCPClient`; its documentation, not yet a row of this matrix): the',
+  'tools reach the model as `<server key>_<tool>`, so under the key `sess` the model sees',
+  '`sess_sess_request`, `sess_sess_response` and so on. The short instructions say a host may prefix',
+  'the names; a key that reads well in front of them (`ask`, giving `ask_sess_request`) helps too.',
+  'Mastra forwards a server’s instructions only with `forwardInstructions: true`, cut at',
+  '`instructionsMaxLength` (512 characters by default): serve the short form',
+  "(`instructions: 'short'`, `SESS_MCP_INSTRUCTIONS=short`), or raise the limit for the full one. Its",
+  'tool calls time out after 60 s by default, above the 45 s ceiling of a wait.',
+);
+lines.push('');
+lines.push(
   '### Which server instructions to send',
   '',
   "The server sends its full instructions by default; `instructions: 'short'` on the HTTP handler, or",
