@@ -44,6 +44,7 @@ export type {
   OwedEvent,
   WakeEvent,
 } from './core/contract/outbox.js';
+export { wakeEventReference } from './core/contract/outbox.js';
 // The ports, and the memory store beside them.
 export {
   type AskRespondentsOptions,

@@ -44,6 +44,27 @@ export interface WakeEvent {
   scope?: string;
 }
 
+/**
+ * The reference fields of `event`, in the order {@link WakeEvent} declares them, and nothing else
+ * (a field the given object has beyond them, such as an outbox event's binding, is left out);
+ * `scope` only when one is given. What a sink receives and what a webhook's body carries.
+ */
+export function wakeEventReference(
+  event: Omit<WakeEvent, 'scope'>,
+  scope: string | undefined = undefined,
+): WakeEvent {
+  const out: WakeEvent = {
+    eventId: event.eventId,
+    type: event.type,
+    handle: event.handle,
+    revision: event.revision,
+    sequence: event.sequence,
+    occurredAt: event.occurredAt,
+  };
+  if (scope !== undefined) out.scope = scope;
+  return out;
+}
+
 /** An event owed to a sink, with its delivery so far. */
 export interface OwedEvent {
   event: OutboxEvent;

@@ -15,7 +15,12 @@
  */
 
 import { optionNames, readOptions } from '../contract/options.js';
-import type { EventOutbox, OutboxEvent, WakeEvent } from '../contract/outbox.js';
+import {
+  type EventOutbox,
+  type OutboxEvent,
+  type WakeEvent,
+  wakeEventReference,
+} from '../contract/outbox.js';
 import { bindingScope, type Clock, type DiagnosticsSink, systemClock } from '../contract/ports.js';
 import type { EngineHooks } from './types.js';
 
@@ -102,17 +107,7 @@ async function scopeDigest(event: OutboxEvent): Promise<string | undefined> {
 
 /** The event as a sink receives it: the reference, without the binding. */
 export async function wakeEventOf(event: OutboxEvent): Promise<WakeEvent> {
-  const out: WakeEvent = {
-    eventId: event.eventId,
-    type: event.type,
-    handle: event.handle,
-    revision: event.revision,
-    sequence: event.sequence,
-    occurredAt: event.occurredAt,
-  };
-  const scope = await scopeDigest(event);
-  if (scope !== undefined) out.scope = scope;
-  return out;
+  return wakeEventReference(event, await scopeDigest(event));
 }
 
 /** Build a delivery loop over one outbox. */

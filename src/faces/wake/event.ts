@@ -8,7 +8,12 @@
  * This module defines the event, its checks and its one body (the JSON a webhook carries). It
  * does not store, claim or order events (the outbox does) and does not send them.
  */
-import { INTERACTION_EVENT_TYPES, type InteractionEventType, type WakeEvent } from '../../index.js';
+import {
+  INTERACTION_EVENT_TYPES,
+  type InteractionEventType,
+  type WakeEvent,
+  wakeEventReference,
+} from '../../index.js';
 
 /** Why an interaction's waiter is woken: the core's event types (`src/core/model/record.ts`). */
 export type WakeEventType = InteractionEventType;
@@ -77,14 +82,5 @@ export function wakeEventProblem(event: unknown): string | undefined {
  * never sent). The caller checks the event first ({@link wakeEventProblem}).
  */
 export function wakeEventBody(event: WakeEvent): string {
-  const body: WakeEvent = {
-    eventId: event.eventId,
-    type: event.type,
-    handle: event.handle,
-    revision: event.revision,
-    sequence: event.sequence,
-    occurredAt: event.occurredAt,
-  };
-  if (event.scope !== undefined) body.scope = event.scope;
-  return JSON.stringify(body);
+  return JSON.stringify(wakeEventReference(event, event.scope));
 }
