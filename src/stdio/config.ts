@@ -20,6 +20,7 @@ import {
   RECEIPT_ISSUER_RULE,
   SESS_ID_RULE,
   TOOL_SET_RULE,
+  type ValueRule,
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
 } from '../core/contract/rules.js';
@@ -154,6 +155,27 @@ function optional(env: EnvLike, name: string): string | undefined {
 }
 
 /**
+ * A variable that takes one of a rule's values: the value, or `undefined` when unset or empty.
+ * @throws SessMcpError `NOT_CONFIGURED` naming the variable, its values and what unset means.
+ */
+function ruled<T extends string>(
+  env: EnvLike,
+  name: string,
+  rule: ValueRule<T>,
+  unsetMeans: string,
+): T | undefined {
+  const value = optional(env, name);
+  if (value === undefined) return undefined;
+  if (!rule.test(value)) {
+    throw notConfigured(
+      name,
+      `${name} must be ${rule.text.replaceAll('"', '')}, or unset for ${unsetMeans}.`,
+    );
+  }
+  return value;
+}
+
+/**
  * Read and check the configuration (all but the key).
  *
  * @throws SessMcpError `NOT_CONFIGURED` naming the variable and the rule, never its value.
@@ -221,38 +243,12 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
     config.expectedWorkspaceId = workspace;
   }
 
-  const tools = optional(env, STDIO_ENV.tools);
-  if (tools !== undefined) {
-    if (!TOOL_SET_RULE.test(tools)) {
-      throw notConfigured(
-        STDIO_ENV.tools,
-        `${STDIO_ENV.tools} must be ${TOOL_SET_RULE.text.replaceAll('"', '')}, or unset for every tool.`,
-      );
-    }
-    config.tools = tools;
-  }
-
-  const inputSchemas = optional(env, STDIO_ENV.inputSchemas);
-  if (inputSchemas !== undefined) {
-    if (!INPUT_SCHEMAS_RULE.test(inputSchemas)) {
-      throw notConfigured(
-        STDIO_ENV.inputSchemas,
-        `${STDIO_ENV.inputSchemas} must be ${INPUT_SCHEMAS_RULE.text.replaceAll('"', '')}, or unset for exact.`,
-      );
-    }
-    config.inputSchemas = inputSchemas;
-  }
-
-  const instructions = optional(env, STDIO_ENV.instructions);
-  if (instructions !== undefined) {
-    if (!INSTRUCTIONS_FORM_RULE.test(instructions)) {
-      throw notConfigured(
-        STDIO_ENV.instructions,
-        `${STDIO_ENV.instructions} must be ${INSTRUCTIONS_FORM_RULE.text.replaceAll('"', '')}, or unset for full.`,
-      );
-    }
-    config.instructions = instructions;
-  }
+  const tools = ruled(env, STDIO_ENV.tools, TOOL_SET_RULE, 'every tool');
+  if (tools !== undefined) config.tools = tools;
+  const inputSchemas = ruled(env, STDIO_ENV.inputSchemas, INPUT_SCHEMAS_RULE, 'exact');
+  if (inputSchemas !== undefined) config.inputSchemas = inputSchemas;
+  const instructions = ruled(env, STDIO_ENV.instructions, INSTRUCTIONS_FORM_RULE, 'full');
+  if (instructions !== undefined) config.instructions = instructions;
 
   const crashAt = optional(env, STDIO_ENV.crashAt);
   if (crashAt !== undefined && allowInsecureLocalhost) {
