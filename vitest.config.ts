@@ -30,9 +30,15 @@ const APART = [
  * only and leaves them out of its runs on the other Nodes (which set `SESS_MCP_OTHER_NODE`). The
  * strict-consumer check is TypeScript's compile of the declarations, and its three compiles are the
  * costliest file of the suite; the examples' check is a compile too, in a project installed from
- * the packed tarball.
+ * the packed tarball. The README's install lines are checked against the packed tarball and the
+ * README's words (npm's install, Claude Code's `mcp add`): what they show is in the tarball
+ * and the README, whatever Node runs them.
  */
-const ONE_NODE = ['test/package/strict-consumer.test.ts', 'test/package/examples-compile.test.ts'];
+const ONE_NODE = [
+  'test/package/strict-consumer.test.ts',
+  'test/package/examples-compile.test.ts',
+  'test/package/install-lines.test.ts',
+];
 const OTHER_NODE = process.env.SESS_MCP_OTHER_NODE === '1';
 
 /**
