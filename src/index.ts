@@ -105,7 +105,12 @@ export type {
   ToolResult,
 } from './core/contract/result.js';
 // The tool contract: what `tools/list` publishes and what the tools accept.
-export { type InstructionsForm, type ToolSet, WAIT_CEILING_MS } from './core/contract/rules.js';
+export {
+  type InstructionsForm,
+  type SessMcpTelemetryOptions,
+  type ToolSet,
+  WAIT_CEILING_MS,
+} from './core/contract/rules.js';
 export {
   type AskArgs,
   type AskBooleanField,

@@ -290,6 +290,7 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
             waitGate,
             maxOpenPerPrincipal: resolved.maxOpenPerPrincipal,
             ...(resolved.maxWaitMs === undefined ? {} : { maxWaitMs: resolved.maxWaitMs }),
+            ...(resolved.telemetry === undefined ? {} : { telemetry: resolved.telemetry }),
           }),
           scope,
         ),

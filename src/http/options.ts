@@ -14,7 +14,9 @@ import {
   INSTRUCTIONS_FORM_RULE,
   type InstructionsForm,
   RECEIPT_ISSUER_RULE,
+  readTelemetryOption,
   SESS_ID_RULE,
+  type SessMcpTelemetryOptions,
   TOOL_SET_RULE,
   WAIT_CAP_RANGES,
   WAIT_MS_RULE,
@@ -228,6 +230,12 @@ export interface SessMcpHttpHandlerOptions {
    * value. A sink that throws is ignored.
    */
   diagnostics?: DiagnosticsSink;
+  /**
+   * Where spans and metrics go: the host's OpenTelemetry providers (`docs/operate.md` lists what
+   * is emitted). Attributes never carry a link, key, token, answer value or free text.
+   * @default the global providers of `@opentelemetry/api` (a no-op until the host registers an SDK)
+   */
+  telemetry?: SessMcpTelemetryOptions;
 }
 
 /** The options after validation, with defaults filled in. */
@@ -256,6 +264,7 @@ export interface ResolvedHttpOptions {
   inputSchemas: 'exact' | 'flat' | undefined;
   instructions: InstructionsForm | undefined;
   diagnostics: DiagnosticsSink;
+  telemetry: SessMcpTelemetryOptions | undefined;
 }
 
 /** Default `maxBodyBytes`: 256 KiB. */
@@ -295,6 +304,7 @@ const KNOWN_OPTIONS = optionNames<SessMcpHttpHandlerOptions>()(
   'inputSchemas',
   'instructions',
   'diagnostics',
+  'telemetry',
 );
 
 function isNonEmptyString(value: unknown): value is string {
@@ -465,7 +475,9 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
             // A failing sink must never change an answer.
           }
         };
+  const telemetry = readTelemetryOption(read, options.telemetry);
   return {
+    telemetry,
     authenticate,
     handleStore,
     allowedHosts,

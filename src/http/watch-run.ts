@@ -194,6 +194,7 @@ export class WatchRun {
       waitGate: this.gate,
       maxWaitMs: this.options.maxWaitMs,
       diagnostics: this.engineDiagnostics,
+      ...(this.options.telemetry === undefined ? {} : { telemetry: this.options.telemetry }),
     });
     return pollRecord(engine, current, waitMs, signal);
   }

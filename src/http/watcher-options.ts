@@ -6,7 +6,14 @@
  * the calls each credential may make.
  */
 import { optionNames, readOptions } from '../core/contract/options.js';
-import { RECEIPT_ISSUER_RULE, SESS_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../core/contract/rules.js';
+import {
+  RECEIPT_ISSUER_RULE,
+  readTelemetryOption,
+  SESS_ID_RULE,
+  type SessMcpTelemetryOptions,
+  WAIT_CEILING_MS,
+  WAIT_MS_RULE,
+} from '../core/contract/rules.js';
 import {
   readRoutedWebhookOptions,
   readWebhookOptions,
@@ -122,6 +129,12 @@ export interface SessMcpWatcherOptions {
    * failed, with the code) and `watcher.sweep_done` (with `ms`). A sink that throws is ignored.
    */
   diagnostics?: DiagnosticsSink;
+  /**
+   * Where spans and metrics go: the host's OpenTelemetry providers (`docs/operate.md` lists what
+   * is emitted). Attributes never carry a link, key, token, answer value or free text.
+   * @default the global providers of `@opentelemetry/api` (a no-op until the host registers an SDK)
+   */
+  telemetry?: SessMcpTelemetryOptions;
 }
 
 /** The default of {@link SessMcpWatcherOptions.callsPerMinutePerCredential}. */
@@ -142,6 +155,7 @@ export interface ResolvedWatcherOptions {
   /** The webhook: its sender, and the receiver of each event (`undefined`: not sent). */
   webhook: ResolvedWebhook | undefined;
   diagnostics: DiagnosticsSink;
+  telemetry: SessMcpTelemetryOptions | undefined;
 }
 
 /** A checked webhook option. */
@@ -167,6 +181,7 @@ const KNOWN_OPTIONS = optionNames<SessMcpWatcherOptions>()(
   'webhook',
   'webhookFor',
   'diagnostics',
+  'telemetry',
 );
 
 /** The webhook and webhookFor options, checked, with the sender made (its errors name `webhook`). */
@@ -273,6 +288,7 @@ export function resolveWatcherOptions(options: SessMcpWatcherOptions): ResolvedW
     ),
     onEvent,
     webhook,
+    telemetry: readTelemetryOption(read, options.telemetry),
     diagnostics: (event) => {
       try {
         sink?.(event);

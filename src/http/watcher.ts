@@ -182,7 +182,12 @@ export function createSessMcpWatcher(options: SessMcpWatcherOptions): SessMcpWat
   const delivery: EventDelivery | undefined =
     sinks.length === 0 || handleStores.outbox === undefined
       ? undefined
-      : createWakeDelivery({ outbox: handleStores.outbox(), sinks, diagnostics });
+      : createWakeDelivery({
+          outbox: handleStores.outbox(),
+          sinks,
+          diagnostics,
+          ...(resolved.telemetry === undefined ? {} : { telemetry: resolved.telemetry }),
+        });
   const run = new WatchRun(resolved, () => delivery?.kick());
   const page = (after: string | undefined) =>
     handleStores.waiting(after === undefined ? { limit: LOOP_PAGE } : { after, limit: LOOP_PAGE });

@@ -6,6 +6,7 @@
  * This module only states rules. It reads no environment and builds no message prefix: the option
  * helper (`options.ts`) and the stdio configuration name the option or variable.
  */
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import { TOOL_NAMES, TOOLS_V5, type ToolName } from './tool-args.js';
 
 /** A rule a value must satisfy, with the words a message uses for it ("must be <text>"). */
@@ -180,3 +181,42 @@ export const INPUT_SCHEMAS_RULE: ValueRule<InputSchemas> = {
   text: '"exact" or "flat"',
   test: (value): value is InputSchemas => value === 'exact' || value === 'flat',
 };
+
+/**
+ * Where the package's spans and metrics go: providers of the host's OpenTelemetry SDK. Either may
+ * be left out; a left-out provider is the global one of `@opentelemetry/api`, a no-op until the
+ * host registers an SDK. What is emitted is listed in `docs/operate.md`.
+ */
+export interface SessMcpTelemetryOptions {
+  /** Spans of tool calls, Sess calls, store operations and event deliveries. */
+  tracerProvider?: TracerProvider;
+  /** The metrics (waits, Sess call durations, receipt checks, conflicts, deliveries, quotas). */
+  meterProvider?: MeterProvider;
+}
+
+/** The keys of {@link SessMcpTelemetryOptions}; any other key is refused. */
+export const TELEMETRY_OPTION_KEYS = ['tracerProvider', 'meterProvider'] as const;
+
+/** The parts of the option reader (`options.ts`) {@link readTelemetryOption} uses. */
+interface TelemetryOptionReader {
+  bag(option: string, value: unknown, known: readonly string[]): Record<string, unknown>;
+  fail(option: string, rule: string): never;
+}
+
+/**
+ * The `telemetry` option of an entry that takes one (the engine, event delivery, the HTTP handler,
+ * the watcher), read by `read`: an object with only {@link TELEMETRY_OPTION_KEYS}, each a provider.
+ */
+export function readTelemetryOption(
+  read: TelemetryOptionReader,
+  value: unknown,
+): SessMcpTelemetryOptions | undefined {
+  if (value === undefined) return undefined;
+  const bag = read.bag('telemetry', value, TELEMETRY_OPTION_KEYS);
+  const { tracerProvider, meterProvider } = bag as { tracerProvider?: unknown; meterProvider?: unknown };
+  if (tracerProvider !== undefined && typeof (tracerProvider as TracerProvider)?.getTracer !== 'function')
+    read.fail('telemetry.tracerProvider', 'must be a TracerProvider (with getTracer())');
+  if (meterProvider !== undefined && typeof (meterProvider as MeterProvider)?.getMeter !== 'function')
+    read.fail('telemetry.meterProvider', 'must be a MeterProvider (with getMeter())');
+  return bag as SessMcpTelemetryOptions;
+}

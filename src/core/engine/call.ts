@@ -13,6 +13,7 @@ import { bindingGeneration, bindingScope } from '../contract/ports.js';
 import { lastSequence, withEvent } from '../model/events.js';
 import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../model/record.js';
 import { type InteractionEvent, transition } from '../model/transitions.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import {
   bindingMismatch,
   blockedError,
@@ -37,6 +38,8 @@ export interface OperationSettings {
   waitGate: WaitGate;
   /** The limits every create passes to the store (the per-principal quota). */
   createLimits: CreateLimits;
+  /** Spans and metrics (`telemetry/telemetry.ts`). */
+  telemetry: Telemetry;
 }
 
 /** A loaded record narrowed to one state. */

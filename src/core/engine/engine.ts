@@ -33,7 +33,7 @@ import {
   type WakeHint,
   wakes,
 } from '../contract/result.js';
-import { RANDOM_ID_RULE, WAIT_CEILING_MS, WAIT_MS_RULE } from '../contract/rules.js';
+import { RANDOM_ID_RULE, readTelemetryOption, WAIT_CEILING_MS, WAIT_MS_RULE } from '../contract/rules.js';
 import type {
   AskArgs,
   CompleteArgs,
@@ -46,6 +46,8 @@ import type {
 } from '../contract/schemas.js';
 import { TOOL_NAMES } from '../contract/schemas.js';
 import { parseToolArguments, type ValidatedCall, validateToolCall } from '../contract/validate.js';
+import { instrumentedAuthority } from '../telemetry/instrumented-ports.js';
+import { type Telemetry, telemetryOf } from '../telemetry/telemetry.js';
 import { Call } from './call.js';
 import { create } from './create.js';
 import { defaultRandomId } from './identity.js';
@@ -127,6 +129,7 @@ interface CheckedOptions {
   waitGate: WaitGate;
   createLimits: CreateLimits;
   wakeCommand: ((handle: string) => string | undefined) | undefined;
+  telemetry: Telemetry;
 }
 
 /** The option names of {@link SessEngineOptions}; any other key is refused. */
@@ -140,6 +143,7 @@ const KNOWN_OPTIONS = optionNames<SessEngineOptions>()(
   'waitGate',
   'maxOpenPerPrincipal',
   'wakeCommand',
+  'telemetry',
   'hooks',
 );
 
@@ -199,6 +203,7 @@ function checkOptions(options: SessEngineOptions): CheckedOptions {
     waitGate: options.waitGate ?? createWaitGate(),
     createLimits: maxOpenPerPrincipal === undefined ? {} : { maxOpenPerPrincipal },
     wakeCommand,
+    telemetry: telemetryOf(readTelemetryOption(read, options.telemetry)),
   };
 }
 
@@ -279,7 +284,7 @@ function operate(validated: ValidatedCall, start: () => Promise<Call>): Promise<
  */
 export function createSessEngine(options: SessEngineOptions): SessEngine {
   const checked = checkOptions(options);
-  const { clock, diagnostics } = checked;
+  const { clock, diagnostics, telemetry } = checked;
   const emit = (event: DiagnosticEvent): void => {
     if (diagnostics === undefined) return;
     try {
@@ -297,11 +302,12 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     emit,
     waitGate: checked.waitGate,
     createLimits: checked.createLimits,
+    telemetry,
   };
 
   async function resolve(): Promise<CallAuthority> {
     try {
-      return await options.authority.resolve();
+      return instrumentedAuthority(await options.authority.resolve(), telemetry);
     } catch (error) {
       if (isSessMcpError(error)) throw error;
       throw new SessMcpError(
@@ -325,10 +331,11 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
     tool: ToolName,
     exec: () => Promise<R>,
     stateOf: (result: R) => string | undefined,
+    handleOf: (result: R) => string | undefined,
   ): Promise<R> {
     const started = clock.now();
     try {
-      const result = await exec();
+      const result = await telemetry.tool(tool, exec, (r) => ({ state: stateOf(r), handle: handleOf(r) }));
       const state = stateOf(result);
       emit({
         event: 'tool_result',
@@ -357,6 +364,7 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
       tool,
       () => run(tool, rawArgs, ctx),
       (r) => r.state,
+      (r) => r.handle,
     );
   }
 
@@ -373,6 +381,7 @@ export function createSessEngine(options: SessEngineOptions): SessEngine {
         if (a.handle !== undefined) op.handle = a.handle;
         return list(new Call(settings, await resolve(), ctx), op);
       },
+      () => undefined,
       () => undefined,
     );
   }

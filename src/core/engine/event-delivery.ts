@@ -22,6 +22,8 @@ import {
   wakeEventReference,
 } from '../contract/outbox.js';
 import { bindingScope, type Clock, type DiagnosticsSink, systemClock } from '../contract/ports.js';
+import { readTelemetryOption, type SessMcpTelemetryOptions } from '../contract/rules.js';
+import { telemetryOf } from '../telemetry/telemetry.js';
 import type { EngineHooks } from './types.js';
 
 /** How one attempt of a sink ended. */
@@ -60,6 +62,11 @@ export interface EventDeliveryOptions {
   clock?: Clock;
   /** Fixed event names only (`event_delivered`, `event_retry`, `event_dead_lettered`). */
   diagnostics?: DiagnosticsSink;
+  /**
+   * Where each attempt's span and the delivery counter go (`docs/operate.md`).
+   * @default the global providers of `@opentelemetry/api`
+   */
+  telemetry?: SessMcpTelemetryOptions;
   /** Test-only: awaited at `event.after_delivered` (a sink took it, its mark not yet written). */
   hooks?: EngineHooks;
 }
@@ -86,6 +93,7 @@ const KNOWN_OPTIONS = optionNames<EventDeliveryOptions>()(
   'batch',
   'clock',
   'diagnostics',
+  'telemetry',
   'hooks',
 );
 
@@ -128,6 +136,7 @@ export function createEventDelivery(options: EventDeliveryOptions): EventDeliver
   const clock = options.clock ?? systemClock;
   const holdMs = options.holdMs ?? DEFAULT_CLAIM_HOLD_MS;
   const batch = options.batch ?? 32;
+  const telemetry = telemetryOf(readTelemetryOption(read, options.telemetry));
   const emit = (event: Parameters<DiagnosticsSink>[0]) => {
     try {
       options.diagnostics?.(event);
@@ -147,7 +156,8 @@ export function createEventDelivery(options: EventDeliveryOptions): EventDeliver
     const startedAt = clock.now();
     let outcome: SinkOutcome;
     try {
-      outcome = await sink.deliver(await wakeEventOf(event), event);
+      const reference = await wakeEventOf(event);
+      outcome = await telemetry.deliver(sink.name, event.handle, () => sink.deliver(reference, event));
     } catch {
       outcome = { kind: 'retry', reason: 'sink_failed' };
     }
@@ -155,6 +165,7 @@ export function createEventDelivery(options: EventDeliveryOptions): EventDeliver
     if (outcome.kind === 'delivered') {
       await options.hooks?.onStep?.('event.after_delivered');
       await options.outbox.settle(claim, { kind: 'delivered' }, now);
+      telemetry.delivered(sink.name, 'delivered', undefined);
       emit({ event: 'event_delivered', state: sink.name });
       return;
     }
@@ -162,9 +173,11 @@ export function createEventDelivery(options: EventDeliveryOptions): EventDeliver
       outcome.kind === 'dead' ? 'dead' : options.retryDelay(attempts + 1, first ?? startedAt, now);
     if (delay === 'dead') {
       await options.outbox.settle(claim, { kind: 'dead', reason: outcome.reason }, now);
+      telemetry.delivered(sink.name, 'dead_lettered', outcome.reason);
       emit({ event: 'event_dead_lettered', state: sink.name });
     } else {
       await options.outbox.settle(claim, { kind: 'retry', at: now + delay, reason: outcome.reason }, now);
+      telemetry.delivered(sink.name, 'retry', outcome.reason);
       emit({ event: 'event_retry', state: sink.name });
     }
   }

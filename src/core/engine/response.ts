@@ -20,10 +20,11 @@ import type {
   SessionView,
   VerifiedReceipt,
 } from '../contract/ports.js';
-import { bindingGeneration, bindingPrincipal, bindingScope } from '../contract/ports.js';
+import { bindingGeneration, bindingPrincipal, bindingScope, SessApiError } from '../contract/ports.js';
 import type { AskAnswerResult, AskResult, ResponseResult } from '../contract/result.js';
 import type { InteractionState, VerifiedResponse } from '../model/record.js';
 import type { Surface } from '../model/surface.js';
+import { outcomeOf } from '../telemetry/telemetry.js';
 import { type Call, type Loaded, WaitAborted } from './call.js';
 import { sameJson } from './identity.js';
 import {
@@ -82,7 +83,20 @@ export async function response(call: Call, op: ResponseOperation): Promise<Engin
   }
 }
 
+/** One wait of `sess_response`, counted while it runs and by how it ended. */
 async function wait(call: Call, loaded: Waiting, op: ResponseOperation): Promise<EngineResult> {
+  const end = call.settings.telemetry.waitStarted();
+  try {
+    const result = await waitRounds(call, loaded, op);
+    end(result.state);
+    return result;
+  } catch (error) {
+    end(error instanceof WaitAborted ? 'needs_resume' : outcomeOf(error));
+    throw error;
+  }
+}
+
+async function waitRounds(call: Call, loaded: Waiting, op: ResponseOperation): Promise<EngineResult> {
   const { state } = loaded.record;
   const { sessionId } = state.session;
   const timeoutMs = Math.min(op.waitMs ?? call.settings.maxWaitMs, call.settings.maxWaitMs);
@@ -246,6 +260,10 @@ async function verify(
       call.signalOptions(),
     );
   } catch (error) {
+    call.settings.telemetry.receipt(
+      'failed',
+      error instanceof SessApiError ? (error.reason ?? error.kind) : outcomeOf(error),
+    );
     return call.readFailed(loaded, classifyReadFailure(error, 'verifying the answer'));
   }
   if (
@@ -255,8 +273,10 @@ async function verify(
     receipt.workspaceId !== workspaceId ||
     receipt.actorAssurance !== 'link_holder'
   ) {
+    call.settings.telemetry.receipt('rejected', 'claims_mismatch');
     return call.block(loaded, 'VERIFICATION_FAILED', 'claims_mismatch');
   }
+  call.settings.telemetry.receipt('verified', undefined);
   return receipt;
 }
 

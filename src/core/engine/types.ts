@@ -6,6 +6,7 @@
  */
 import type { AskRespondentsOptions, Authority, Clock, DiagnosticsSink } from '../contract/ports.js';
 import type { InteractionResult } from '../contract/result.js';
+import type { SessMcpTelemetryOptions } from '../contract/rules.js';
 import type { Surface } from '../model/surface.js';
 import type { WaitGate } from './wait-gate.js';
 
@@ -82,6 +83,12 @@ export interface SessEngineOptions {
    * @default none (results carry no `wake`)
    */
   wakeCommand?: (handle: string) => string | undefined;
+  /**
+   * Where spans and metrics go (`docs/operate.md` lists them): the host's OpenTelemetry providers.
+   * Attributes never carry a link, key, token, answer value or free text.
+   * @default the global providers of `@opentelemetry/api` (a no-op until the host registers an SDK)
+   */
+  telemetry?: SessMcpTelemetryOptions;
   /** Test-only hooks. */
   hooks?: EngineHooks;
 }

@@ -14,6 +14,7 @@ import {
   type EventDelivery,
   type EventOutbox,
   type EventSink,
+  type SessMcpTelemetryOptions,
   type WakeEvent,
 } from '../../index.js';
 import { claimHoldMs, DEFAULT_WEBHOOK_SCHEDULE, nextAttemptDelay } from './webhook-schedule.js';
@@ -41,6 +42,7 @@ export function createWakeDelivery(options: {
   sinks: readonly EventSink[];
   diagnostics?: DiagnosticsSink;
   hooks?: EngineHooks;
+  telemetry?: SessMcpTelemetryOptions;
 }): EventDelivery {
   return createEventDelivery({
     outbox: options.outbox,
@@ -50,5 +52,6 @@ export function createWakeDelivery(options: {
     holdMs: claimHoldMs(DEFAULT_CLAIM_HOLD_MS),
     ...(options.diagnostics === undefined ? {} : { diagnostics: options.diagnostics }),
     ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
   });
 }
