@@ -21,6 +21,7 @@ import { useTempDirs } from '../support/temp-dirs.js';
 import { type ContractBackend, describeHandleStoreContract, listPage, storeFailure } from './contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
 import { describeEventOutboxContract } from './outbox-contract.js';
+import { describeReadyContract } from './ready-contract.js';
 import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './spawn-worker.js';
 import { describeWaitingContract } from './waiting-contract.js';
 
@@ -109,6 +110,17 @@ async function fileBackend(): Promise<ContractBackend> {
 
 describeHandleStoreContract('file', fileBackend);
 describeWaitingContract('file', fileBackend);
+describeReadyContract('file', async () => {
+  const stateDir = await tempStateDir();
+  return {
+    factory: createFileHandleStore({ stateDir, profile: 'default' }),
+    // A state directory others may write is refused, though the store checked it before.
+    unready: async () => {
+      await fs.chmod(stateDir, 0o777);
+      return 'unsafe_path';
+    },
+  };
+});
 
 describeEventOutboxContract('file', async () => {
   const stateDir = await tempStateDir();

@@ -7,6 +7,7 @@ import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js'
 import { describeHandleStoreContract } from './contract.js';
 import { makeRecord, stdioA } from './fixtures.js';
 import { describeEventOutboxContract } from './outbox-contract.js';
+import { describeReadyContract } from './ready-contract.js';
 import { describeWaitingContract } from './waiting-contract.js';
 
 describeHandleStoreContract('memory', async () => ({ factory: createMemoryHandleStore() }));
@@ -31,3 +32,4 @@ describe('memory store', () => {
 
 describeEventOutboxContract('memory', async () => ({ factory: createMemoryHandleStore() }));
 describeWaitingContract('memory', async () => ({ factory: createMemoryHandleStore() }));
+describeReadyContract('memory', async () => ({ factory: createMemoryHandleStore() }));

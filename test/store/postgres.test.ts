@@ -53,6 +53,7 @@ import {
   stdioA,
 } from './fixtures.js';
 import { describeEventOutboxContract } from './outbox-contract.js';
+import { describeReadyContract } from './ready-contract.js';
 import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
 import { describeWaitingContract } from './waiting-contract.js';
 import type { WorkerJob } from './worker.js';
@@ -169,6 +170,87 @@ if (url === undefined || url === '') {
       pgBackend(preparedStatements),
     );
   describeWaitingContract('postgres', () => pgBackend(true));
+  describeReadyContract('postgres', async () => {
+    const store = createPostgresHandleStore({ connectionString: url, table: freshTable() });
+    await store.migrate();
+    return {
+      factory: store,
+      unready: async () => {
+        await store.close();
+        return 'closed';
+      },
+      close: () => store.close(),
+    };
+  });
+
+  describe('PostgreSQL store readiness', () => {
+    /** A store on a fresh table, migrated unless `migrated` is false; closed after the suite. */
+    const opened: ReturnType<typeof createPostgresHandleStore>[] = [];
+    const open = async (options: { migrated?: boolean; connectionString?: string } = {}) => {
+      const table = freshTable();
+      const store = createPostgresHandleStore({ connectionString: options.connectionString ?? url, table });
+      opened.push(store);
+      if (options.migrated !== false) await store.migrate();
+      return { store, table };
+    };
+    afterAll(async () => {
+      for (const store of opened) await store.close();
+    });
+
+    it('is not_migrated until migrate() has run, and after a column or an index of this version is gone', async () => {
+      const { store, table } = await open({ migrated: false });
+      expect(await store.ready()).toEqual({ kind: 'not_ready', reason: 'not_migrated' });
+      await store.migrate();
+      expect(await store.ready()).toEqual({ kind: 'ready' });
+      await admin.query(`DROP INDEX "public"."${table}_watched"`);
+      expect(await store.ready()).toEqual({ kind: 'not_ready', reason: 'not_migrated' });
+      await store.migrate();
+      expect(await store.ready()).toEqual({ kind: 'ready' });
+      await admin.query(`ALTER TABLE "public"."${table}" DROP COLUMN principal`);
+      expect(await store.ready()).toEqual({ kind: 'not_ready', reason: 'not_migrated' });
+      await admin.query(`ALTER TABLE "public"."${table}" ADD COLUMN principal text`);
+      await admin.query(`DELETE FROM "public"."${table}_keys"`);
+      expect(await store.ready()).toEqual({ kind: 'not_ready', reason: 'not_migrated' });
+    });
+
+    it('is db_transient when nothing listens where the database should be', async () => {
+      const { store } = await open({
+        migrated: false,
+        connectionString: `postgres://postgres:secret-pw@127.0.0.1:${await closedPort()}/none`,
+      });
+      const outcome = await store.ready();
+      expect(outcome).toEqual({ kind: 'not_ready', reason: 'db_transient' });
+      expect(JSON.stringify(outcome)).not.toContain('secret-pw');
+    });
+
+    it('answers timeout within the bound when the database accepts and never answers, with one check in flight', async () => {
+      const sockets = new Set<import('node:net').Socket>();
+      const hung = createServer((socket) => {
+        sockets.add(socket);
+        socket.on('error', () => {});
+      });
+      await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+      const { port } = hung.address() as { port: number };
+      try {
+        const { store } = await open({
+          migrated: false,
+          connectionString: `postgres://postgres@127.0.0.1:${port}/none`,
+        });
+        for (let probe = 0; probe < 2; probe++) {
+          const started = performance.now();
+          expect(await store.ready()).toEqual({ kind: 'not_ready', reason: 'timeout' });
+          const ms = performance.now() - started;
+          expect(ms).toBeGreaterThanOrEqual(900);
+          expect(ms).toBeLessThan(1_500);
+        }
+        // The first check still waits on its connection; the later probes did not open more.
+        expect(sockets.size).toBe(1);
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => hung.close(() => resolve()));
+      }
+    });
+  });
 
   describe('PostgreSQL store', () => {
     let table: string;

@@ -593,7 +593,40 @@ export interface HandleStoreFactory {
    *   {@link MAX_WAITING_PAGE_LIMIT}, `after` a string).
    */
   waiting?(query: WaitingQuery): Promise<WaitingPage>;
+  /**
+   * Whether the store can serve now: what a readiness check (`createSessMcpHttpHandler`'s
+   * `health.store`) asks before a load balancer sends requests here. Optional: a store without it
+   * cannot gate readiness.
+   *
+   * Implementations MUST:
+   * - never throw: every failure is `{ kind: 'not_ready', reason }`, the reason a
+   *   {@link StoreNotReadyReason};
+   * - answer within {@link STORE_READY_TIMEOUT_MS} (`timeout` when the medium has not answered by
+   *   then), and keep at most one check of the medium in flight, so a hung database is not asked
+   *   again by every probe;
+   * - report `not_migrated` when the store's layout is older than this version (its `migrate()`
+   *   has not run, or not to its end), and `closed` once the store was closed;
+   * - read and write no record, and never call Sess.
+   */
+  ready?(): Promise<StoreReadiness>;
 }
+
+/** The longest a store's {@link HandleStoreFactory.ready} takes before it answers `timeout`: 1 s. */
+export const STORE_READY_TIMEOUT_MS = 1_000;
+
+/**
+ * Why a store is not ready: a {@link StoreErrorReason} (`db_transient` for a database that cannot
+ * be reached, `not_migrated`, `unsafe_path`, `closed`, …), or `timeout` when the medium did not
+ * answer within {@link STORE_READY_TIMEOUT_MS}.
+ */
+export type StoreNotReadyReason = StoreErrorReason | 'timeout';
+
+/** What {@link HandleStoreFactory.ready} found. */
+export type StoreReadiness =
+  /** The medium answered and the store's layout is current. */
+  | { kind: 'ready' }
+  /** It did not: `reason` says why in one word, never a path, host or password. */
+  | { kind: 'not_ready'; reason: StoreNotReadyReason };
 
 /** The most records one {@link WaitingQuery} may ask for. */
 export const MAX_WAITING_PAGE_LIMIT = 500;

@@ -303,6 +303,24 @@ export class ProfileIo {
     return true;
   }
 
+  /**
+   * What the profile's readiness checks, afresh (the checks {@link ProfileIo.prepare} remembers
+   * are not taken as read): every directory that exists passes its safety checks, and the records
+   * directory can be listed. Directories not made yet are fine: the first write makes them.
+   */
+  async checkReady(): Promise<void> {
+    const levels = [join(this.stateDir, 'profiles'), this.profileDir, this.handlesDir];
+    try {
+      if (!(await this.checkDirectory(this.stateDir, true))) return;
+      for (const dir of levels) {
+        if (!(await this.checkDirectory(dir, false))) return;
+      }
+      await this.fs.readdir(this.handlesDir);
+    } catch (error) {
+      throw ioError(error, 'open its directory');
+    }
+  }
+
   /** Check the directories again before the next change (after a failure: the owner may have removed them). */
   recheck(): void {
     this.checked = false;

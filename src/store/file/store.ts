@@ -13,6 +13,7 @@ import {
   bindingScope,
   type HandleStoreFactory,
   MAX_UNFINISHED,
+  type StoreReadiness,
   type VersionedRecord,
   type WaitingPage,
   type WaitingQuery,
@@ -30,6 +31,7 @@ import {
   storeFullError,
 } from '../../core/store-kit/kit.js';
 import { outboxEventsOf } from '../../core/store-kit/outbox-rules.js';
+import { createReadiness } from '../../core/store-kit/readiness.js';
 import { checkWaitingQuery } from '../../core/store-kit/waiting-index.js';
 import { encodeEnvelope, encodeRecordWithCopy } from '../record-codec.js';
 import { summaryOf } from './cap.js';
@@ -48,6 +50,13 @@ export interface FileHandleStore extends HandleStoreFactory {
   waiting(query: WaitingQuery): Promise<WaitingPage>;
   /** The event outbox of the profile (`outbox.json`; `HandleStoreFactory.outbox`). */
   outbox(): EventOutbox;
+  /**
+   * Whether the profile can serve (`HandleStoreFactory.ready`): every directory of it that
+   * exists is safe (`unsafe_path` otherwise) and the records directory can be listed
+   * (`io_permanent`, `io_transient`), within 1 s (`timeout`). Missing directories are fine: the
+   * first write makes them.
+   */
+  ready(): Promise<StoreReadiness>;
 }
 
 /**
@@ -101,6 +110,7 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
     directory: files.handlesDir,
     outbox: () => outbox,
     waiting: async (query) => files.waitingPage(checkWaitingQuery(query)),
+    ready: createReadiness(() => files.io.checkReady()),
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       if (binding.kind === 'stdio' && binding.profile !== profile) {

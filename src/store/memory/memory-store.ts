@@ -82,7 +82,7 @@ interface ScopeEntries {
  * A listing page is chosen from an index kept sorted per generation and state kind, so it costs
  * the page and a binary search, however many records the scope holds; cursors are signed with a
  * key of this process. `waiting` pages through the watched records of every scope from their
- * handles kept sorted.
+ * handles kept sorted. `ready` is always `ready`: the records live in this object.
  * It takes no options: a bag with any key is refused (`TypeError`), as every factory refuses an
  * option it does not know.
  *
@@ -167,6 +167,8 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
   return {
     outbox: () => outbox,
     waiting,
+    // Records live in this object: nothing to reach, nothing to migrate, nothing to close.
+    ready: async () => ({ kind: 'ready' }),
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       const principal = quotaPrincipalOf(binding);

@@ -99,6 +99,30 @@ const INDEXES: readonly { suffix: string; definition: string }[] = [
   { suffix: 'watched', definition: `(handle COLLATE "C") WHERE ${WATCHED_ROWS}` },
 ];
 
+/**
+ * The columns of the records table this version reads and writes: what {@link migrationStatements}
+ * leaves (the readiness check names them all, so a table older than this version is
+ * `not_migrated`).
+ */
+export const CURRENT_COLUMNS: readonly string[] = [
+  'handle',
+  'scope',
+  'version',
+  'unfinished',
+  'created_at',
+  'record',
+  'record_text',
+  'state_kind',
+  'list_group',
+  'generation',
+  'principal',
+];
+
+/** The names of the indexes `migrate()` builds on the records table `table`. */
+export function indexNamesOf(table: string): string[] {
+  return INDEXES.map(({ suffix }) => `${table}_${suffix}`);
+}
+
 /** The key table of the table `table` in `schema` (quoted): secrets the store's instances share. */
 export function keyTableOf(schema: string, table: string): string {
   return `"${schema}"."${table}_keys"`;

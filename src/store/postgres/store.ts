@@ -19,16 +19,23 @@
  * `pool.ts` (`pg` is loaded only there, and only when the store makes its own pool), the
  * SQL `statements.ts`, one binding's view `view.ts`, the cache of decoded
  * versions `versions.ts`, the watched rows of every scope `waiting.ts`, the table and `migrate()`
- * `schema.ts`.
+ * `schema.ts`, the readiness check `ready.ts`.
  */
 
 import { optionNames, readOptions } from '../../core/contract/options.js';
 import type { EventOutbox } from '../../core/contract/outbox.js';
-import type { HandleStoreFactory, WaitingPage, WaitingQuery } from '../../core/contract/ports.js';
+import type {
+  HandleStoreFactory,
+  StoreReadiness,
+  WaitingPage,
+  WaitingQuery,
+} from '../../core/contract/ports.js';
 import type { ValueRule } from '../../core/contract/rules.js';
+import { createReadiness } from '../../core/store-kit/readiness.js';
 import { checkWaitingQuery } from '../../core/store-kit/waiting-index.js';
 import { outboxTablesOf, PostgresOutbox } from './outbox.js';
 import { openConnection, type PoolLike } from './pool.js';
+import { readinessCheck } from './ready.js';
 import { keyTableOf, migrate } from './schema.js';
 import { keyStatements, tableStatements } from './statements.js';
 import { createNotedVersions } from './versions.js';
@@ -88,6 +95,13 @@ export interface PostgresHandleStore extends HandleStoreFactory {
    * range of the partial index `<table>_watched`.
    */
   waiting(query: WaitingQuery): Promise<WaitingPage>;
+  /**
+   * Whether the store can serve (`HandleStoreFactory.ready`): one statement, within 1 s
+   * (`timeout`), that reaches the database (`db_transient` when it cannot) and finds the table,
+   * its columns, its key row and its indexes as this version's `migrate()` leaves them
+   * (`not_migrated` otherwise); `closed` after `close()`. It reads no record.
+   */
+  ready(): Promise<StoreReadiness>;
   /** End the pool the store made (a host's own pool is left open). */
   close(): Promise<void>;
 }
@@ -178,5 +192,6 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     forBinding: (binding) => postgresView(context, binding),
     outbox: () => outbox,
     waiting: async (query) => waitingPage(context, checkWaitingQuery(query)),
+    ready: createReadiness(readinessCheck(connection, schema, table)),
   };
 }
