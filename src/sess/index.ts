@@ -21,6 +21,7 @@ export {
   type SessClientOptions,
   type SessCredentialOptions,
 } from './client.js';
+export type { ReceiptKeySetFailure, ReceiptKeySetStatus } from './key-set.js';
 export { DEFAULT_SESS_ORIGIN, type SessOriginOptions, validateSessOrigin } from './origin.js';
 export {
   createReceiptVerifier,

@@ -6,8 +6,9 @@
  * used, so a key Sess withdrew stops verifying), and when a key id is unknown (a rotation).
  *
  * The age and the cooldown are counted on a clock a wall-clock step cannot turn back
- * (`steady-clock.ts`). It verifies no receipt (`receipt.ts` does) and never puts a key in an
- * error message.
+ * (`steady-clock.ts`). It reports its state for a health check (`status`: held or not, its age,
+ * the last fetch's failure as one word) without fetching. It verifies no receipt (`receipt.ts`
+ * does) and never puts a key in an error message.
  */
 
 import * as v from 'valibot';
@@ -27,6 +28,31 @@ export interface CachedKey {
   key: CryptoKey;
 }
 
+/** Why the last fetch of the key set failed, in one word: never a URL, a key or a message. */
+export type ReceiptKeySetFailure =
+  /** Unreachable, too slow, or larger than the bound. */
+  | 'unreachable'
+  /** Answered with another status than 200. */
+  | 'bad_status'
+  /** Not served as JSON, or not JSON. */
+  | 'not_json'
+  /** JSON, but not a key set. */
+  | 'malformed';
+
+/**
+ * The state of a receipt key set, for a health report. Reading it fetches nothing.
+ */
+export type ReceiptKeySetStatus =
+  /** No fetch has succeeded yet (the set is fetched on the first receipt to verify). */
+  | { state: 'not_loaded'; lastError?: ReceiptKeySetFailure }
+  /** A set is held and young enough to verify with; `lastError` when a later fetch failed. */
+  | { state: 'loaded'; ageSeconds: number; keys: number; lastError?: ReceiptKeySetFailure }
+  /**
+   * The set held is past its maximum age: it is fetched again before the next receipt is
+   * verified, and not used until then.
+   */
+  | { state: 'stale'; ageSeconds: number; keys: number; lastError?: ReceiptKeySetFailure };
+
 /** Looks keys up by key id, fetching the set when its rules say so. */
 export interface KeySetCache {
   /**
@@ -34,6 +60,8 @@ export interface KeySetCache {
    * `key_set_unavailable`) or `aborted` when `signal` ends the wait for a fetch.
    */
   keyFor(kid: string, signal: AbortSignal | undefined): Promise<CachedKey>;
+  /** The set's state now; fetches nothing. */
+  status(): ReceiptKeySetStatus;
 }
 
 /** The usable keys of a key-set body: malformed, repeated and unusable entries are left out. */
@@ -71,10 +99,20 @@ export function createKeySetCache(config: ConnectionSettings): KeySetCache {
   let lastAttemptAt: number | undefined;
   let inflight: Promise<void> | undefined;
 
-  /** Fetch and replace the key set; failed attempts count against the cooldown too. */
+  /** Why the last fetch failed; cleared by one that succeeds. */
+  let lastError: ReceiptKeySetFailure | undefined;
+
+  /**
+   * Fetch and replace the key set; failed attempts count against the cooldown too. A failure is
+   * kept as its word for {@link KeySetCache.status}; a success clears it.
+   */
   async function refresh(): Promise<void> {
     const startedAt = steadyNow();
     lastAttemptAt = startedAt;
+    const fail = (failure: ReceiptKeySetFailure, cause: unknown): never => {
+      lastError = failure;
+      throw refuse('key_set_unavailable', cause);
+    };
     let response: { status: number; headers: Pick<Headers, 'get'>; text: string };
     try {
       response = await runExchange({
@@ -89,22 +127,23 @@ export function createKeySetCache(config: ConnectionSettings): KeySetCache {
       });
     } catch (error) {
       // Unreachable, too slow, or larger than MAX_JWKS_BYTES.
-      throw refuse('key_set_unavailable', error);
+      return fail('unreachable', error);
     }
-    if (response.status !== 200) throw refuse('key_set_unavailable', new Error(`HTTP ${response.status}`));
+    if (response.status !== 200) fail('bad_status', new Error(`HTTP ${response.status}`));
     if (!JSON_CONTENT_TYPE.test(response.headers.get('content-type') ?? '')) {
-      throw refuse('key_set_unavailable', new Error('the key set is not served as JSON'));
+      fail('not_json', new Error('the key set is not served as JSON'));
     }
     let json: unknown;
     try {
       json = JSON.parse(response.text);
     } catch {
-      throw refuse('key_set_unavailable', new Error('the key set is not JSON'));
+      fail('not_json', new Error('the key set is not JSON'));
     }
     const parsed = v.safeParse(JwksEnvelopeSchema, json);
-    if (!parsed.success) throw refuse('key_set_unavailable', new Error('the key set is malformed'));
+    if (!parsed.success) return fail('malformed', new Error('the key set is malformed'));
     keys = await usableKeys(parsed.output.keys);
     fetchedAt = startedAt;
+    lastError = undefined;
   }
 
   /**
@@ -151,5 +190,17 @@ export function createKeySetCache(config: ConnectionSettings): KeySetCache {
     return found;
   }
 
-  return { keyFor };
+  function status(): ReceiptKeySetStatus {
+    const failed = lastError === undefined ? {} : { lastError };
+    if (keys === undefined) return { state: 'not_loaded', ...failed };
+    const age = steadyNow() - fetchedAt;
+    return {
+      state: age < maxAgeMs ? 'loaded' : 'stale',
+      ageSeconds: Math.max(0, Math.floor(age / 1000)),
+      keys: keys.size,
+      ...failed,
+    };
+  }
+
+  return { keyFor, status };
 }

@@ -17,7 +17,7 @@ import { RECEIPT_ISSUER_RULE } from '../core/contract/rules.js';
 import { digestCanonicalJson } from './digest.js';
 import { verificationAborted as aborted, refuseReceipt as refuse } from './errors.js';
 import { type ParsedCompactJws, parseCompactJws, verifyCompactJwsSignature } from './jws.js';
-import { createKeySetCache } from './key-set.js';
+import { createKeySetCache, type ReceiptKeySetStatus } from './key-set.js';
 import { type ConnectionOptions, type ConnectionSettings, readConnectionOptions } from './settings.js';
 import { type ReceiptClaims, readReceiptClaims, readReceiptHeader } from './wire-reader.js';
 
@@ -137,6 +137,12 @@ export interface ReceiptVerifier {
    * `aborted` when the caller's signal ends a key-set fetch.
    */
   verify(check: ReceiptCheck, signal?: AbortSignal): Promise<VerifiedReceipt>;
+  /**
+   * The state of the verifier's key set now (held or not, its age in seconds, why the last fetch
+   * failed), for a health report: it fetches nothing. The verifiers of
+   * {@link createReceiptVerifier} have it; a verifier of the host's own may leave it out.
+   */
+  keySetStatus?(): ReceiptKeySetStatus;
 }
 
 /** Whether the claims of a respondent's receipt agree with its Ask (claims that are absent agree). */
@@ -217,6 +223,7 @@ export function receiptVerifier(config: ConnectionSettings, issuer: string): Rec
     return Promise.all([digest(surface), digest(answer)]);
   };
   return {
+    keySetStatus: () => keys.status(),
     async verify(check, signal) {
       if (signal?.aborted) throw aborted();
       if (check.workspaceId === undefined) throw refuse('context_missing');

@@ -90,6 +90,43 @@ describe('the maximum age of the key set', () => {
   });
 });
 
+describe('the key set state a health report reads (keySetStatus)', () => {
+  it('is not_loaded, then loaded with its age, stale past its maximum age, and keeps the last failure as one word', async () => {
+    const verifier = createReceiptVerifier({
+      origin: sess.origin,
+      allowInsecureLocalhost: true,
+      clock: sess.clock,
+      keySetMaxAgeMs: 60_000,
+    });
+    const client = clientFor(sess, { receiptVerifier: verifier });
+    const before = jwksFetches();
+    expect(verifier.keySetStatus?.()).toEqual({ state: 'not_loaded' });
+    // Reading the state fetches nothing.
+    expect(jwksFetches()).toBe(before);
+    const { input } = await answerSignedByNewKey(client);
+    await client.verifyResponse(input);
+    const loaded = verifier.keySetStatus?.();
+    expect(loaded).toMatchObject({ state: 'loaded', ageSeconds: 0 });
+    expect(loaded?.state === 'loaded' && loaded.keys).toBeGreaterThanOrEqual(1);
+    sess.clock.advance(42_000);
+    expect(verifier.keySetStatus?.()).toMatchObject({ state: 'loaded', ageSeconds: 42 });
+    sess.clock.advance(18_000);
+    expect(verifier.keySetStatus?.()).toMatchObject({ state: 'stale', ageSeconds: 60 });
+    sess.faults.fail('jwks', 503);
+    await expectSessError(client.verifyResponse(input), 'verification', { reason: 'key_set_unavailable' });
+    const failed = verifier.keySetStatus?.();
+    expect(failed).toMatchObject({ state: 'stale', lastError: 'bad_status' });
+    expect(JSON.stringify(failed)).not.toContain(sess.origin);
+    sess.clock.advance(10_000);
+    await client.verifyResponse(input);
+    expect(verifier.keySetStatus?.()).toEqual({
+      state: 'loaded',
+      ageSeconds: 0,
+      keys: expect.any(Number),
+    });
+  });
+});
+
 describe('the key set under a wall-clock step', () => {
   const HOUR = 3_600_000;
 
