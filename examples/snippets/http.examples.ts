@@ -60,6 +60,15 @@ export function attachExample(handler: SessMcpHttpHandler): http.Server {
   return server;
 }
 
+export function readyExample(handler: SessMcpHttpHandler): (request: Request) => Promise<Response> {
+  //#region ready
+  // A route of the host's own in front of the handler; Sess is never called by it.
+  const route = (request: Request) =>
+    new URL(request.url).pathname === '/ready' ? handler.ready(request) : handler.fetch(request);
+  //#endregion
+  return route;
+}
+
 export function watcherExample(stores: HandleStoreFactory): SessMcpWatcher {
   //#region createSessMcpWatcher
   // createSessMcpWatcher and createSessMcpHttpHandler come from '@sess.si/mcp/http'.

@@ -24,6 +24,7 @@ import {
 } from '../index.js';
 import { createReceiptVerifier, createSessClientFactory } from '../sess/index.js';
 import { incomingFromRequest } from './fetch-face.js';
+import { createHealth, withHealthPaths } from './health.js';
 import {
   createNodeFace,
   type NodeRequestLike,
@@ -81,6 +82,27 @@ export interface SessMcpHttpHandler {
    * ```
    */
   attach(server: NodeServerLike): void;
+  /**
+   * Readiness, for a route of the host's own (the `health` option's `path` answers the same):
+   * `200` `{"status":"ok"}` when the `health.store` answered within 1 s and its layout is current,
+   * else `503` `{"status":"unavailable"}` (also without `health.store`, and once the handler is
+   * closed). It never calls Sess. A request `health.authorize` accepts gets the details too: the
+   * store check's outcome and the receipt key set's state (`SessMcpHealthReport`). `HEAD`
+   * gets the status alone; a method other than `GET` and `HEAD` `405`.
+   * @example
+   * ```ts source="examples/snippets/http.examples.ts#ready"
+   * // A route of the host's own in front of the handler; Sess is never called by it.
+   * const route = (request: Request) =>
+   *   new URL(request.url).pathname === '/ready' ? handler.ready(request) : handler.fetch(request);
+   * ```
+   */
+  ready(request: Request): Promise<Response>;
+  /**
+   * Liveness: `200` `{"status":"ok"}`, touching nothing (no store, no Sess, no `authorize`), also
+   * once the handler is closed. `HEAD` gets the status alone; another method than `GET` and `HEAD`
+   * `405`.
+   */
+  live(request: Request): Response;
   /**
    * Stop: every later request gets `503`; waits in flight end as `needs_resume`; mutations
    * already sent finish. Resolves once nothing is in flight. Idempotent.
@@ -302,16 +324,29 @@ export function createSessMcpHttpHandler(options: SessMcpHttpHandlerOptions): Se
       ),
     () => createSessMcpServer(undefined),
   );
-  const node = createNodeFace(pipeline);
-  const checkContinue = createNodeFace(pipeline, { sendContinue: true });
+  const closing = new AbortController();
+  const health = createHealth({
+    options: resolved.health,
+    closing: closing.signal,
+    // The handler's one verifier: its key set is the one every request's client verifies with.
+    keySetStatus: receiptVerifier.keySetStatus?.bind(receiptVerifier),
+  });
+  const served = withHealthPaths(pipeline, health, resolved.health);
+  const node = createNodeFace(served);
+  const checkContinue = createNodeFace(served, { sendContinue: true });
   return {
-    fetch: async (request) => (await pipeline.handle(incomingFromRequest(request))).response,
+    fetch: async (request) => (await served.handle(incomingFromRequest(request))).response,
     node,
     checkContinue,
     attach(server) {
       server.on('request', node);
       server.on('checkContinue', checkContinue);
     },
-    close: () => pipeline.close(),
+    ready: (request) => health.ready(request),
+    live: (request) => health.live(request),
+    close: () => {
+      closing.abort();
+      return served.close();
+    },
   };
 }

@@ -7,7 +7,8 @@
  * late answer between requests is {@link createSessMcpWatcher}: a long-lived watcher, or a
  * bounded sweep for a cron-triggered edge function. This file only re-exports.
  *
- * The folder: the handler and its options (`handler.ts`, `options.ts`), the two faces
+ * The folder: the handler and its options (`handler.ts`, `options.ts`), its health answers
+ * (`health.ts`, their option `health-options.ts`), the two faces
  * (`fetch-face.ts`, `node-face.ts`), the pipeline they share (`pipeline.ts`, `request-life.ts`,
  * `sdk-exchange.ts`), the preflight (`preflight.ts` and one stage per module in `preflight/`), the
  * answers given before the SDK (`responses.ts`), cancellation (`cancellation.ts`), and the
@@ -19,6 +20,8 @@
 
 export type { WebhookEndpoint, WebhookOptions, WebhookSettings } from '../faces/wake/webhook-config.js';
 export { createSessMcpHttpHandler, httpBindingOf, type SessMcpHttpHandler } from './handler.js';
+export type { SessMcpHealthKeySet, SessMcpHealthReport, SessMcpHealthStore } from './health.js';
+export { DEFAULT_HEALTH_PATH, DEFAULT_LIVE_PATH, type SessMcpHealthOptions } from './health-options.js';
 export type { NodeRequestLike, NodeResponseLike, NodeServerLike } from './node-face.js';
 export {
   DEFAULT_HTTP_REQUEST_DEADLINE_MS,

@@ -32,6 +32,11 @@ import {
   type WaitGate,
 } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
+import {
+  type ResolvedHealthOptions,
+  readHealthOptions,
+  type SessMcpHealthOptions,
+} from './health-options.js';
 import { hostParts } from './host-syntax.js';
 
 /**
@@ -236,6 +241,17 @@ export interface SessMcpHttpHandlerOptions {
    * @default the global providers of `@opentelemetry/api` (a no-op until the host registers an SDK)
    */
   telemetry?: SessMcpTelemetryOptions;
+  /**
+   * Health checks for a load balancer or an orchestrator: the store whose readiness gates this
+   * instance (`store`, required here), and the paths `fetch` and `node` answer in front of the
+   * MCP endpoint, readiness on `path` and liveness on `livePath`, without the Host, Origin or
+   * authentication checks. Readiness never calls Sess. `authorize` decides who sees the details
+   * (the store check's outcome, the receipt key set's state); everyone else gets `ok` or
+   * `unavailable`. Without this option, `handler.ready` answers `503` (no store to check) and no
+   * path is answered.
+   * @default no health paths
+   */
+  health?: SessMcpHealthOptions;
 }
 
 /** The options after validation, with defaults filled in. */
@@ -265,6 +281,7 @@ export interface ResolvedHttpOptions {
   instructions: InstructionsForm | undefined;
   diagnostics: DiagnosticsSink;
   telemetry: SessMcpTelemetryOptions | undefined;
+  health: ResolvedHealthOptions;
 }
 
 /** Default `maxBodyBytes`: 256 KiB. */
@@ -305,6 +322,7 @@ const KNOWN_OPTIONS = optionNames<SessMcpHttpHandlerOptions>()(
   'instructions',
   'diagnostics',
   'telemetry',
+  'health',
 );
 
 function isNonEmptyString(value: unknown): value is string {
@@ -498,6 +516,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     inputSchemas,
     instructions,
     diagnostics,
+    health: readHealthOptions(read, options.health),
   };
 }
 

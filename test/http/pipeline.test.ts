@@ -46,7 +46,8 @@ function principal(id: string, scopes: string[]): SessHttpPrincipal {
 }
 
 interface Harness {
-  handler: SessMcpHttpHandler;
+  /** The faces only: the health answers have a test file of their own (health.test.ts). */
+  handler: Omit<SessMcpHttpHandler, 'ready' | 'live'>;
   server: TestServer;
   authCalls: number;
   events: DiagnosticEvent[];
