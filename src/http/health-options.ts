@@ -52,9 +52,9 @@ export interface ResolvedHealthOptions {
 }
 
 /** The default readiness path. */
-export const DEFAULT_HEALTH_PATH = '/healthz';
+const DEFAULT_HEALTH_PATH = '/healthz';
 /** The default liveness path. */
-export const DEFAULT_LIVE_PATH = '/livez';
+const DEFAULT_LIVE_PATH = '/livez';
 
 const KNOWN_KEYS = optionNames<SessMcpHealthOptions>()('store', 'path', 'livePath', 'authorize');
 

@@ -21,7 +21,7 @@
 export type { WebhookEndpoint, WebhookOptions, WebhookSettings } from '../faces/wake/webhook-config.js';
 export { createSessMcpHttpHandler, httpBindingOf, type SessMcpHttpHandler } from './handler.js';
 export type { SessMcpHealthKeySet, SessMcpHealthReport, SessMcpHealthStore } from './health.js';
-export { DEFAULT_HEALTH_PATH, DEFAULT_LIVE_PATH, type SessMcpHealthOptions } from './health-options.js';
+export type { SessMcpHealthOptions } from './health-options.js';
 export type { NodeRequestLike, NodeResponseLike, NodeServerLike } from './node-face.js';
 export {
   DEFAULT_HTTP_REQUEST_DEADLINE_MS,

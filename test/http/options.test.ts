@@ -17,6 +17,7 @@ import { createWaitGate } from '../../src/core/engine/wait-gate.js';
 import * as httpEntry from '../../src/http/index.js';
 import { resolveHttpOptions, type SessMcpHttpHandlerOptions } from '../../src/http/options.js';
 import { readStdioConfig } from '../../src/stdio/config.js';
+import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js';
 import { MINIMAL_HTTP_OPTIONS } from './helpers.js';
 
 const base = MINIMAL_HTTP_OPTIONS;
@@ -69,6 +70,16 @@ describe('createSessMcpHttpHandler options', () => {
     ['waitGate', { waitGate: {} }],
     ['waitGate', { waitGate: null }],
     ['maxTotalWaits', { waitGate: createWaitGate(), maxTotalWaits: 10 }],
+    ['health', { health: 'yes' }],
+    ['health.store', { health: {} }],
+    ['health.store', { health: { store: { forBinding() {} } } }],
+    ['health.path', { health: { store: createMemoryHandleStore(), path: 'healthz' } }],
+    ['health.path', { health: { store: createMemoryHandleStore(), path: '/healthz?x=1' } }],
+    ['health.path', { health: { store: createMemoryHandleStore(), path: '/health z' } }],
+    ['health.livePath', { health: { store: createMemoryHandleStore(), livePath: true } }],
+    ['health.livePath', { health: { store: createMemoryHandleStore(), path: '/h', livePath: '/h' } }],
+    ['health.authorize', { health: { store: createMemoryHandleStore(), authorize: 'token' } }],
+    ['health.bogus', { health: { store: createMemoryHandleStore(), bogus: 1 } }],
   ])('a bad %s is a TypeError in the one form, naming it', (name, bad) => {
     const message = httpVerdict(bad as Partial<SessMcpHttpHandlerOptions>);
     expect(message).toMatch(new RegExp(`^createSessMcpHttpHandler: option "${name}" [^\\n]+\\.$`));
@@ -80,6 +91,21 @@ describe('createSessMcpHttpHandler options', () => {
     expect(httpVerdict({ waitGate, maxConcurrentWaits: 3 })).toBe(
       'createSessMcpHttpHandler: option "maxConcurrentWaits" cannot be given with "waitGate": the gate has its own caps (give them to createWaitGate).',
     );
+  });
+
+  it('takes health with its defaults, or paths of the host’s own, or none', () => {
+    const store = createMemoryHandleStore();
+    expect(resolveHttpOptions({ ...base, health: { store } }).health).toEqual({
+      store,
+      path: '/healthz',
+      livePath: '/livez',
+      authorize: undefined,
+    });
+    const authorize = () => true;
+    expect(
+      resolveHttpOptions({ ...base, health: { store, path: false, livePath: '/alive', authorize } }).health,
+    ).toEqual({ store, path: undefined, livePath: '/alive', authorize });
+    expect(resolveHttpOptions(base).health.store).toBeUndefined();
   });
 
   it('refuses the old name requestTimeoutMs, naming the new one, whatever its value', () => {
