@@ -33,6 +33,7 @@ export type SessMcpHealthKeySet = ReceiptKeySetStatus | { state: 'unknown' };
 export interface SessMcpHealthReport {
   /** `ok` with `200`, `unavailable` with `503`: the store alone decides. */
   status: 'ok' | 'unavailable';
+  /** What the store check found: the one thing readiness depends on. */
   store: SessMcpHealthStore;
   /** Reported only: a key set that is not loaded, stale or failing leaves the instance ready. */
   keySet: SessMcpHealthKeySet;
