@@ -2,7 +2,8 @@
  * {@link createSessMcpHttpHandler}: the Sess tools as one stateless Streamable HTTP endpoint,
  * for a hosting runtime that owns authentication and storage. Every request that passes
  * the pipeline's checks gets a fresh `McpServer` and engine, bound to the principal the host's
- * `authenticate` returned; the handler is `{ fetch, node, attach, close }` over that one pipeline.
+ * `authenticate` returned; the handler is `{ fetch, node, attach, close }` over that one pipeline,
+ * with the health answers (`ready`, `live`, and the `health` option's paths, `health.ts`) in front.
  *
  * This module only wires: the authority of a request (binding, Sess client on the principal's
  * credential, the host's store), the request's wait signal into each tool call, and the two faces.

@@ -11,7 +11,12 @@
  * an address for `Host`, and what it gets back says nothing beyond up or down. It decides nothing
  * about MCP requests: every other path goes to the pipeline unchanged.
  */
-import { STORE_READY_TIMEOUT_MS, type StoreNotReadyReason, type StoreReadiness } from '../index.js';
+import {
+  STORE_ERROR_REASONS,
+  STORE_READY_TIMEOUT_MS,
+  type StoreNotReadyReason,
+  type StoreReadiness,
+} from '../index.js';
 import type { ReceiptKeySetStatus } from '../sess/index.js';
 import type { ResolvedHealthOptions } from './health-options.js';
 import type { IncomingRequest, PipelineResult } from './incoming.js';
@@ -85,6 +90,12 @@ async function within<T>(work: () => T | PromiseLike<T>, ms: number, fallback: T
   }
 }
 
+/** The reason words a readiness answer may carry: the port's, nothing a store made up. */
+const NOT_READY_REASONS: ReadonlySet<string> = new Set<StoreNotReadyReason>([
+  ...STORE_ERROR_REASONS,
+  'timeout',
+]);
+
 /** Only what the port allows through: a host's store may return anything. */
 function checkedReadiness(value: unknown): StoreReadiness {
   const given = value as { kind?: unknown; reason?: unknown } | null;
@@ -92,7 +103,7 @@ function checkedReadiness(value: unknown): StoreReadiness {
   if (
     given?.kind === 'not_ready' &&
     typeof given.reason === 'string' &&
-    /^[a-z_]{1,32}$/.test(given.reason)
+    NOT_READY_REASONS.has(given.reason)
   ) {
     return { kind: 'not_ready', reason: given.reason as StoreNotReadyReason };
   }

@@ -329,6 +329,13 @@ describe('the health paths', () => {
     });
     const nonsense = healthHandler({ ready: async () => ({ kind: 'great' }) as unknown as StoreReadiness });
     expect((await details(nonsense)).status).toBe(503);
+    // A reason word the port does not have is not repeated.
+    const madeUp = healthHandler({
+      ready: async () => ({ kind: 'not_ready', reason: 'pw_hunter2' }) as unknown as StoreReadiness,
+    });
+    expect((await details(madeUp)).body).toMatchObject({
+      store: { kind: 'not_ready', reason: 'store_failure' },
+    });
     const refusing = healthHandler(createMemoryHandleStore(), {
       authorize: () => {
         throw new Error('no');
