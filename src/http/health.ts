@@ -131,7 +131,7 @@ async function checkStore(sources: HealthSources): Promise<SessMcpHealthStore> {
   return outcome.kind === 'ready' ? { kind: 'ready', ms } : { ...outcome, ms };
 }
 
-/** The key set's state, copied field by field (a host's verifier may return anything). */
+/** The key set's state, copied field by field: nothing but these words and numbers reaches a body. */
 function keySetOf(sources: HealthSources): SessMcpHealthKeySet {
   let status: ReceiptKeySetStatus | undefined;
   try {
