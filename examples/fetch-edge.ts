@@ -10,7 +10,11 @@
  */
 
 import { createMemoryHandleStore } from '@sess.si/mcp';
-import { createSessMcpHttpHandler, type SessMcpHttpHandler } from '@sess.si/mcp/http';
+import {
+  createSessMcpHttpHandler,
+  type SessMcpHttpHandler,
+  type SessMcpHttpHandlerOptions,
+} from '@sess.si/mcp/http';
 
 /** The bindings this module reads. */
 export interface EdgeEnv {
@@ -36,10 +40,17 @@ function sameSecret(given: string, expected: string): boolean {
   return diff === 0;
 }
 
-/** Build the handler from the bindings. */
-export function createEdgeHandler(env: EdgeEnv): SessMcpHttpHandler {
+/**
+ * Build the handler from the bindings; `more` adds options a deployment sets in code, such as
+ * `telemetry` with its OpenTelemetry providers.
+ */
+export function createEdgeHandler(
+  env: EdgeEnv,
+  more: Pick<SessMcpHttpHandlerOptions, 'telemetry'> = {},
+): SessMcpHttpHandler {
   const stores = createMemoryHandleStore();
   return createSessMcpHttpHandler({
+    ...more,
     authenticate(request) {
       const header = request.headers.get('authorization') ?? '';
       const token = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';

@@ -6,6 +6,11 @@
  * the runtime on 127.0.0.1 through a network service that allows local addresses. Node
  * compatibility is switched off (`no_nodejs_compat`): the handler needs web APIs only.
  *
+ * The same handler runs a second time with the real OpenTelemetry SDK bundled into the Worker and
+ * its providers in the `telemetry` option (`test/edge/telemetry-worker.ts`): the flow runs the
+ * same, and the spans and metrics reach the SDK. The first run has `@opentelemetry/api` and no
+ * SDK, as a Worker without one has.
+ *
  * workerd is looked for at `$SESS_MCP_WORKERD`, then
  * `.tmp/workerd/node_modules/@cloudflare/workerd-linux-64/bin/workerd`, then on `PATH`.
  */
@@ -52,3 +57,52 @@ describe.runIf(requireRuntime(WORKERD, workerd))('examples/worker.ts on workerd'
     },
   });
 });
+
+const startWithTelemetry = useWorkerBundle(workerd, {
+  prefix: 'sess-workerd-otel-',
+  build: {
+    entryPoints: [join(root, 'test', 'edge', 'telemetry-worker.ts')],
+    platform: 'neutral',
+    mainFields: ['module', 'main'],
+    conditions: ['workerd', 'worker', 'browser'],
+  },
+  config: workerdConfig({
+    flags: {
+      comment: 'Node compatibility is on by default from 2026-08-04; the example must not need it.',
+      flags: ['no_nodejs_compat'],
+    },
+  }),
+  when: workerd !== undefined,
+});
+
+describe.runIf(requireRuntime(WORKERD, workerd))(
+  'examples/fetch-edge.ts on workerd with the OpenTelemetry SDK in the Worker',
+  { timeout: 60_000 },
+  () => {
+    edgeFlowTests({
+      label: 'workerd-otel',
+      start: startWithTelemetry,
+      async more(stack) {
+        const response = await fetch(stack.server.url.replace(/\/mcp$/, '/telemetry'));
+        const exported = (await response.json()) as { spans: string[]; metrics: string[] };
+        expect(exported.spans).toEqual(
+          expect.arrayContaining([
+            'sess_mcp.tool sess_request',
+            'sess_mcp.tool sess_response',
+            'sess_mcp.tool sess_complete',
+            'sess_mcp.sess createSession',
+            'sess_mcp.sess verifyResponse',
+            'sess_mcp.store create',
+          ]),
+        );
+        expect(exported.metrics).toEqual(
+          expect.arrayContaining([
+            'sess_mcp.tool.duration',
+            'sess_mcp.sess.duration',
+            'sess_mcp.receipt.verifications',
+          ]),
+        );
+      },
+    });
+  },
+);
