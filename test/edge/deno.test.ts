@@ -6,6 +6,9 @@
  * (here the repository's own, by self-reference) to the built `dist/` (`npm test` builds first),
  * and its other packages from this repository's node_modules.
  *
+ * The same handler also runs with the real OpenTelemetry SDK in the process
+ * (`test/edge/telemetry-serve.ts`): the flow runs the same, and the spans and metrics reach it.
+ *
  * `--sloppy-imports` lets Deno take the example's `./fetch-edge.js` for `./fetch-edge.ts`. Deno is looked for at `$SESS_MCP_DENO`, then
  * `.tmp/deno/node_modules/@deno/linux-x64-glibc/deno`, then on `PATH`.
  */
@@ -13,6 +16,7 @@ import { describe } from 'vitest';
 import {
   DENO,
   edgeFlowTests,
+  expectTelemetryExported,
   findRuntime,
   type RunningRuntime,
   requireRuntime,
@@ -22,17 +26,10 @@ import {
 
 const deno = findRuntime(DENO);
 
-function startDeno(env: Record<string, string>): Promise<RunningRuntime> {
+function startDeno(env: Record<string, string>, script = 'examples/deno-server.ts'): Promise<RunningRuntime> {
   return spawnRuntime(
     deno!,
-    [
-      'run',
-      '--no-prompt',
-      '--sloppy-imports',
-      '--allow-net=127.0.0.1',
-      '--allow-env',
-      'examples/deno-server.ts',
-    ],
+    ['run', '--no-prompt', '--sloppy-imports', '--allow-net=127.0.0.1', '--allow-env', script],
     {
       env: {
         // Deno's own cache stays inside the repository's ignored .tmp, and it asks no registry.
@@ -45,7 +42,7 @@ function startDeno(env: Record<string, string>): Promise<RunningRuntime> {
         ...env,
       },
       readPort: (out) => {
-        const match = /LISTENING (\d+) deno /.exec(out);
+        const match = /LISTENING (\d+)/.exec(out);
         return match === null ? undefined : Number(match[1]);
       },
     },
@@ -53,5 +50,17 @@ function startDeno(env: Record<string, string>): Promise<RunningRuntime> {
 }
 
 describe.runIf(requireRuntime(DENO, deno))('examples/deno-server.ts on Deno', { timeout: 60_000 }, () => {
-  edgeFlowTests({ label: 'deno', heldWaitWhere: 'on Deno', start: startDeno });
+  edgeFlowTests({ label: 'deno', heldWaitWhere: 'on Deno', start: (env) => startDeno(env) });
 });
+
+describe.runIf(requireRuntime(DENO, deno))(
+  'the edge handler on Deno with the OpenTelemetry SDK (test/edge/telemetry-serve.ts)',
+  { timeout: 60_000 },
+  () => {
+    edgeFlowTests({
+      label: 'deno-otel',
+      start: (env) => startDeno(env, 'test/edge/telemetry-serve.ts'),
+      more: expectTelemetryExported,
+    });
+  },
+);

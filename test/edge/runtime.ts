@@ -421,3 +421,29 @@ export function useWorkerBundle(
       readPort: workerdPort,
     });
 }
+
+/**
+ * What `telemetry-worker.ts` exported after the flow (its `/telemetry` answer): the spans of the
+ * tool calls, Sess calls and store operations, and the metrics, reached the SDK in the runtime.
+ */
+export async function expectTelemetryExported(stack: EdgeStack): Promise<void> {
+  const response = await fetch(stack.server.url.replace(/\/mcp$/, '/telemetry'));
+  const exported = (await response.json()) as { spans: string[]; metrics: string[] };
+  expect(exported.spans).toEqual(
+    expect.arrayContaining([
+      'sess_mcp.tool sess_request',
+      'sess_mcp.tool sess_response',
+      'sess_mcp.tool sess_complete',
+      'sess_mcp.sess createSession',
+      'sess_mcp.sess verifyResponse',
+      'sess_mcp.store create',
+    ]),
+  );
+  expect(exported.metrics).toEqual(
+    expect.arrayContaining([
+      'sess_mcp.tool.duration',
+      'sess_mcp.sess.duration',
+      'sess_mcp.receipt.verifications',
+    ]),
+  );
+}

@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import {
   edgeFlowTests,
+  expectTelemetryExported,
   findRuntime,
   requireRuntime,
   root,
@@ -82,27 +83,7 @@ describe.runIf(requireRuntime(WORKERD, workerd))(
     edgeFlowTests({
       label: 'workerd-otel',
       start: startWithTelemetry,
-      async more(stack) {
-        const response = await fetch(stack.server.url.replace(/\/mcp$/, '/telemetry'));
-        const exported = (await response.json()) as { spans: string[]; metrics: string[] };
-        expect(exported.spans).toEqual(
-          expect.arrayContaining([
-            'sess_mcp.tool sess_request',
-            'sess_mcp.tool sess_response',
-            'sess_mcp.tool sess_complete',
-            'sess_mcp.sess createSession',
-            'sess_mcp.sess verifyResponse',
-            'sess_mcp.store create',
-          ]),
-        );
-        expect(exported.metrics).toEqual(
-          expect.arrayContaining([
-            'sess_mcp.tool.duration',
-            'sess_mcp.sess.duration',
-            'sess_mcp.receipt.verifications',
-          ]),
-        );
-      },
+      more: expectTelemetryExported,
     });
   },
 );

@@ -1,14 +1,21 @@
 /**
  * The same flow through `handler.fetch` on a non-Node runtime: Bun (the `@oven/bun-linux-x64`
  * binary from the npm registry) serves `examples/fetch-edge.ts` with `Bun.serve`; real clients in
- * this process run request → answer → complete against the local Sess runtime.
+ * this process run request → answer → complete against the local Sess runtime. The same handler
+ * also runs with the real OpenTelemetry SDK in the process (`test/edge/telemetry-serve.ts`).
  *
  * Bun is looked for at `$SESS_MCP_BUN`, then `.tmp/bun/node_modules/@oven/bun-linux-x64/bin/bun`
  * (install with `npm install --prefix .tmp/bun @oven/bun-linux-x64@1.4.4`), then on `PATH`.
  * Without it the suite is skipped with that reason, except under `CI=true`, where it fails.
  */
 import { describe } from 'vitest';
-import { edgeFlowTests, type RunningRuntime, root, spawnRuntime } from '../edge/runtime.js';
+import {
+  edgeFlowTests,
+  expectTelemetryExported,
+  type RunningRuntime,
+  root,
+  spawnRuntime,
+} from '../edge/runtime.js';
 import { findOutsideTool } from '../support/outside-tool.js';
 
 function findBun(): string | undefined {
@@ -22,8 +29,8 @@ function findBun(): string | undefined {
 
 const bunPath = findBun();
 
-function startBun(env: Record<string, string>): Promise<RunningRuntime> {
-  return spawnRuntime(bunPath!, [`${root}test/http/bun-server.ts`], {
+function startBun(env: Record<string, string>, script = 'test/http/bun-server.ts'): Promise<RunningRuntime> {
+  return spawnRuntime(bunPath!, [`${root}${script}`], {
     env,
     readPort: (out) => {
       const match = /LISTENING (\d+)/.exec(out);
@@ -33,5 +40,13 @@ function startBun(env: Record<string, string>): Promise<RunningRuntime> {
 }
 
 describe.skipIf(bunPath === undefined)('handler.fetch under Bun (fetch-edge.ts in Bun.serve)', () => {
-  edgeFlowTests({ label: 'bun', start: startBun });
+  edgeFlowTests({ label: 'bun', start: (env) => startBun(env) });
+});
+
+describe.skipIf(bunPath === undefined)('handler.fetch under Bun with the OpenTelemetry SDK', () => {
+  edgeFlowTests({
+    label: 'bun-otel',
+    start: (env) => startBun(env, 'test/edge/telemetry-serve.ts'),
+    more: expectTelemetryExported,
+  });
 });
