@@ -7,7 +7,7 @@
  * and its other packages from this repository's node_modules.
  *
  * The same handler also runs with the real OpenTelemetry SDK in the process
- * (`test/edge/telemetry-serve.ts`): the flow runs the same, and the spans and metrics reach it.
+ * (`test/edge/serve.ts` with `SESS_MCP_TEST_TELEMETRY=1`): the flow runs the same, and the spans and metrics reach it.
  *
  * `--sloppy-imports` lets Deno take the example's `./fetch-edge.js` for `./fetch-edge.ts`. Deno is looked for at `$SESS_MCP_DENO`, then
  * `.tmp/deno/node_modules/@deno/linux-x64-glibc/deno`, then on `PATH`.
@@ -26,7 +26,7 @@ import {
 
 const deno = findRuntime(DENO);
 
-function startDeno(env: Record<string, string>, script = 'examples/deno-server.ts'): Promise<RunningRuntime> {
+function startDeno(env: Record<string, string>, script: string): Promise<RunningRuntime> {
   return spawnRuntime(
     deno!,
     ['run', '--no-prompt', '--sloppy-imports', '--allow-net=127.0.0.1', '--allow-env', script],
@@ -50,16 +50,20 @@ function startDeno(env: Record<string, string>, script = 'examples/deno-server.t
 }
 
 describe.runIf(requireRuntime(DENO, deno))('examples/deno-server.ts on Deno', { timeout: 60_000 }, () => {
-  edgeFlowTests({ label: 'deno', heldWaitWhere: 'on Deno', start: (env) => startDeno(env) });
+  edgeFlowTests({
+    label: 'deno',
+    heldWaitWhere: 'on Deno',
+    start: (env) => startDeno(env, 'examples/deno-server.ts'),
+  });
 });
 
 describe.runIf(requireRuntime(DENO, deno))(
-  'the edge handler on Deno with the OpenTelemetry SDK (test/edge/telemetry-serve.ts)',
+  'the edge handler on Deno with the OpenTelemetry SDK (test/edge/serve.ts)',
   { timeout: 60_000 },
   () => {
     edgeFlowTests({
       label: 'deno-otel',
-      start: (env) => startDeno(env, 'test/edge/telemetry-serve.ts'),
+      start: (env) => startDeno({ ...env, SESS_MCP_TEST_TELEMETRY: '1' }, 'test/edge/serve.ts'),
       more: expectTelemetryExported,
     });
   },

@@ -29,22 +29,30 @@ import {
 
 const workerd = findRuntime(WORKERD);
 
-const startWorkerd = useWorkerBundle(workerd, {
-  prefix: 'sess-workerd-',
-  build: {
-    entryPoints: [join(root, 'examples', 'worker.ts')],
-    platform: 'neutral',
-    mainFields: ['module', 'main'],
-    conditions: ['workerd', 'worker', 'browser'],
-  },
-  // Node compatibility off: the handler needs web APIs only.
-  config: workerdConfig({
-    flags: {
-      comment: 'Node compatibility is on by default from 2026-08-04; the example must not need it.',
-      flags: ['no_nodejs_compat'],
+/**
+ * The Worker module `entry` (below the repository) bundled as `wrangler` would, with Node
+ * compatibility off: the handler needs web APIs only.
+ */
+function workerBundle(entry: string[], prefix: string) {
+  return useWorkerBundle(workerd, {
+    prefix,
+    build: {
+      entryPoints: [join(root, ...entry)],
+      platform: 'neutral',
+      mainFields: ['module', 'main'],
+      conditions: ['workerd', 'worker', 'browser'],
     },
-  }),
-});
+    config: workerdConfig({
+      flags: {
+        comment: 'Node compatibility is on by default from 2026-08-04; the example must not need it.',
+        flags: ['no_nodejs_compat'],
+      },
+    }),
+  });
+}
+
+const startWorkerd = workerBundle(['examples', 'worker.ts'], 'sess-workerd-');
+const startWithTelemetry = workerBundle(['test', 'edge', 'telemetry-worker.ts'], 'sess-workerd-otel-');
 
 describe.runIf(requireRuntime(WORKERD, workerd))('examples/worker.ts on workerd', { timeout: 60_000 }, () => {
   edgeFlowTests({
@@ -57,23 +65,6 @@ describe.runIf(requireRuntime(WORKERD, workerd))('examples/worker.ts on workerd'
       await elsewhere.arrayBuffer();
     },
   });
-});
-
-const startWithTelemetry = useWorkerBundle(workerd, {
-  prefix: 'sess-workerd-otel-',
-  build: {
-    entryPoints: [join(root, 'test', 'edge', 'telemetry-worker.ts')],
-    platform: 'neutral',
-    mainFields: ['module', 'main'],
-    conditions: ['workerd', 'worker', 'browser'],
-  },
-  config: workerdConfig({
-    flags: {
-      comment: 'Node compatibility is on by default from 2026-08-04; the example must not need it.',
-      flags: ['no_nodejs_compat'],
-    },
-  }),
-  when: workerd !== undefined,
 });
 
 describe.runIf(requireRuntime(WORKERD, workerd))(

@@ -2,7 +2,7 @@
  * The same flow through `handler.fetch` on a non-Node runtime: Bun (the `@oven/bun-linux-x64`
  * binary from the npm registry) serves `examples/fetch-edge.ts` with `Bun.serve`; real clients in
  * this process run request → answer → complete against the local Sess runtime. The same handler
- * also runs with the real OpenTelemetry SDK in the process (`test/edge/telemetry-serve.ts`).
+ * also runs with the real OpenTelemetry SDK in the process (`test/edge/serve.ts` with `SESS_MCP_TEST_TELEMETRY=1`).
  *
  * Bun is looked for at `$SESS_MCP_BUN`, then `.tmp/bun/node_modules/@oven/bun-linux-x64/bin/bun`
  * (install with `npm install --prefix .tmp/bun @oven/bun-linux-x64@1.4.4`), then on `PATH`.
@@ -29,8 +29,8 @@ function findBun(): string | undefined {
 
 const bunPath = findBun();
 
-function startBun(env: Record<string, string>, script = 'test/http/bun-server.ts'): Promise<RunningRuntime> {
-  return spawnRuntime(bunPath!, [`${root}${script}`], {
+function startBun(env: Record<string, string>): Promise<RunningRuntime> {
+  return spawnRuntime(bunPath!, [`${root}test/edge/serve.ts`], {
     env,
     readPort: (out) => {
       const match = /LISTENING (\d+)/.exec(out);
@@ -40,13 +40,13 @@ function startBun(env: Record<string, string>, script = 'test/http/bun-server.ts
 }
 
 describe.skipIf(bunPath === undefined)('handler.fetch under Bun (fetch-edge.ts in Bun.serve)', () => {
-  edgeFlowTests({ label: 'bun', start: (env) => startBun(env) });
+  edgeFlowTests({ label: 'bun', start: startBun });
 });
 
 describe.skipIf(bunPath === undefined)('handler.fetch under Bun with the OpenTelemetry SDK', () => {
   edgeFlowTests({
     label: 'bun-otel',
-    start: (env) => startBun(env, 'test/edge/telemetry-serve.ts'),
+    start: (env) => startBun({ ...env, SESS_MCP_TEST_TELEMETRY: '1' }),
     more: expectTelemetryExported,
   });
 });

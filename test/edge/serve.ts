@@ -1,11 +1,11 @@
 /**
- * Run by Bun or Deno (not by vitest): serves `telemetry-worker.ts` (the edge example's handler
- * with the real OpenTelemetry SDK) with `Bun.serve` or `Deno.serve`. Prints `LISTENING <port>`
- * once ready. Configuration comes from the environment (`SESS_API_KEY`, `SESS_WORKSPACE_ID`,
- * `MCP_BEARER_TOKEN`, `SESS_API_ORIGIN`).
+ * Run by Bun or Deno (not by vitest): serves `examples/fetch-edge.ts` with `Bun.serve` or
+ * `Deno.serve`, so the whole flow runs through `handler.fetch` on a non-Node runtime; with
+ * `SESS_MCP_TEST_TELEMETRY=1`, `telemetry-worker.ts` instead (the same handler with the real
+ * OpenTelemetry SDK). Prints `LISTENING <port>` once ready. Configuration comes from the
+ * environment (`SESS_API_KEY`, `SESS_WORKSPACE_ID`, `MCP_BEARER_TOKEN`, `SESS_API_ORIGIN`).
  */
 import type { EdgeEnv } from '../../examples/fetch-edge.js';
-import worker from './telemetry-worker.js';
 
 type Serve = (request: Request) => Promise<Response>;
 interface BunLike {
@@ -26,7 +26,13 @@ const env: EdgeEnv = {
   ...(process.env.SESS_API_ORIGIN === undefined ? {} : { SESS_API_ORIGIN: process.env.SESS_API_ORIGIN }),
   SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST: '1',
 };
-const serve: Serve = (request) => worker.fetch(request, env);
+// Only the module asked for is loaded: the plain run has no OpenTelemetry SDK anywhere.
+const edge = (
+  process.env.SESS_MCP_TEST_TELEMETRY === '1'
+    ? await import('./telemetry-worker.js')
+    : await import('../../examples/fetch-edge.js')
+).default;
+const serve: Serve = (request) => edge.fetch(request, env);
 const { Bun: bun, Deno: deno } = globalThis as unknown as { Bun?: BunLike; Deno?: DenoLike };
 if (bun !== undefined) {
   process.stdout.write(`LISTENING ${bun.serve({ port: 0, hostname: '127.0.0.1', fetch: serve }).port}\n`);
