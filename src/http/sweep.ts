@@ -2,7 +2,8 @@
  * One bounded pass of the watcher for a cron-triggered edge function (a Worker's `scheduled`, a
  * Deno cron): it reads each due watched record once, without waiting (`sess_response` with
  * `wait_ms: 0`), through the same {@link WatchRun} the long-lived watcher uses, then delivers the
- * outbox's events once, all within `budgetMs`.
+ * outbox's events once, then removes finished records older than the watcher's `retention` with
+ * what is left, all within `budgetMs`.
  *
  * - No new read starts once the reading time is spent (all of `budgetMs`, or three quarters of it
  *   when events are delivered: the last quarter is the delivery's), and every read still running
@@ -15,8 +16,9 @@
  * isolate starts afresh.
  */
 import { MAX_TIMER_MS, optionNames, readOptions } from '../core/contract/options.js';
+import { prunePass } from '../faces/wake/retention.js';
 import type { EventDelivery, WaitingPage } from '../index.js';
-import { storeFailed, type WatchRun } from './watch-run.js';
+import { pruneFailed, storeFailed, type WatchRun } from './watch-run.js';
 import type { ResolvedWatcherOptions } from './watcher-options.js';
 
 /** How many reads one sweep runs at once. */
@@ -53,6 +55,11 @@ export interface SweepResult {
    * under their claims, and the next sweep sees their outcome).
    */
   delivered: number;
+  /**
+   * Finished records removed because they are older than the watcher's `retention`, with the
+   * budget left after delivery (at most 1000 per sweep); 0 when retention is off.
+   */
+  pruned: number;
   /** How long the sweep took, in milliseconds. */
   ms: number;
 }
@@ -114,6 +121,22 @@ async function readDue(
   }
 }
 
+/**
+ * The sweep's retention pass, last, with what is left of the budget: no batch starts after
+ * `deadline`, and the sweep does not wait past it for one running (that one finishes on its own).
+ */
+async function pruneWithin(options: ResolvedWatcherOptions, deadline: number): Promise<number> {
+  const left = deadline - Date.now();
+  if (options.retention === undefined || left <= 0) return 0;
+  const pass = prunePass(options.retention.prune, options.retention.ms, Date.now(), deadline).catch(
+    (error: unknown) => {
+      options.diagnostics(pruneFailed(error));
+      return 0;
+    },
+  );
+  return Promise.race([pass, sleep(left).then(() => 0)]);
+}
+
 /** Run one sweep of `run` (and one delivery pass of `delivery`, when there is one). */
 export async function sweepOnce(
   run: WatchRun,
@@ -137,6 +160,7 @@ export async function sweepOnce(
     deferred: 0,
     complete: false,
     delivered: 0,
+    pruned: 0,
     ms: 0,
   };
   const stop = new AbortController();
@@ -151,6 +175,7 @@ export async function sweepOnce(
   if (delivery !== undefined && left > 0) {
     result.delivered = await Promise.race([delivery.deliverDue().catch(() => 0), sleep(left).then(() => 0)]);
   }
+  result.pruned = await pruneWithin(options, deadline);
   result.ms = Date.now() - started;
   options.diagnostics({ event: 'watcher.sweep_done', ms: result.ms });
   return result;

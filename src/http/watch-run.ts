@@ -46,6 +46,13 @@ export function storeFailed(error: unknown): DiagnosticEvent {
     : { event: 'watcher.store_failed' };
 }
 
+/** The diagnostic of a failed retention pass (`prune()`), with its code when it has one. */
+export function pruneFailed(error: unknown): DiagnosticEvent {
+  return isSessMcpError(error)
+    ? { event: 'watcher.prune_failed', code: error.code }
+    : { event: 'watcher.prune_failed' };
+}
+
 /** What became of one record handed to {@link WatchRun.consider}. */
 export type Considered =
   /** A poll started; `outcome` settles when it ends (never rejects). */

@@ -14,6 +14,7 @@ import {
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
 } from '../core/contract/rules.js';
+import { type Prune, readRetention } from '../faces/wake/retention.js';
 import {
   readRoutedWebhookOptions,
   readWebhookOptions,
@@ -122,11 +123,23 @@ export interface SessMcpWatcherOptions {
    */
   webhookFor?: (binding: HttpBinding) => WebhookEndpoint | undefined | Promise<WebhookEndpoint | undefined>;
   /**
+   * How long a finished record (completed, expired, withdrawn, a closed Ask) is kept, in
+   * milliseconds (1000 to 3650 days), or `false` to keep every record. The watcher removes older
+   * ones through `handleStores.prune()`: `start()` at most once a minute, `sweep()` once per sweep
+   * with the budget left after delivery, each pass in batches of 100, at most 1000 records. A
+   * record waiting on the person, the agent or the owner is never removed, nor one whose event is
+   * still owed to `onEvent` or the webhook. A removed handle answers `HANDLE_NOT_FOUND`. Keep it
+   * longer than the webhook's retry span (24 hours), so every event is delivered first.
+   * @default 2592000000 (30 days; `DEFAULT_RETENTION_MS`)
+   */
+  retention?: number | false;
+  /**
    * Where diagnostics go: fixed event names and codes, never a key, link, handle or answer.
    * Besides the engine's own (`answer_released`, …): `watcher.started`, `watcher.stopped`,
    * `watcher.poll_failed` (with the code), `watcher.backoff` (with the pause in `ms`),
    * `watcher.credential_failed` (`credentialFor` threw), `watcher.store_failed` (`waiting()`
-   * failed, with the code) and `watcher.sweep_done` (with `ms`). A sink that throws is ignored.
+   * failed, with the code), `watcher.prune_failed` (`prune()` failed, with the code) and
+   * `watcher.sweep_done` (with `ms`). A sink that throws is ignored.
    */
   diagnostics?: DiagnosticsSink;
   /**
@@ -154,6 +167,8 @@ export interface ResolvedWatcherOptions {
   onEvent: SessMcpWatcherOptions['onEvent'];
   /** The webhook: its sender, and the receiver of each event (`undefined`: not sent). */
   webhook: ResolvedWebhook | undefined;
+  /** Retention: the store's prune and how long a finished record is kept; absent when off. */
+  retention: { prune: Prune; ms: number } | undefined;
   diagnostics: DiagnosticsSink;
   telemetry: SessMcpTelemetryOptions | undefined;
 }
@@ -180,6 +195,7 @@ const KNOWN_OPTIONS = optionNames<SessMcpWatcherOptions>()(
   'onEvent',
   'webhook',
   'webhookFor',
+  'retention',
   'diagnostics',
   'telemetry',
 );
@@ -231,6 +247,25 @@ function resolveWebhook(
 }
 
 /**
+ * The `retention` option with the store's prune: off when `false`, and when the store has no
+ * `prune()` and the option was left to its default (asking for it then is refused).
+ */
+function resolveRetention(
+  read: ReturnType<typeof readOptions>,
+  options: SessMcpWatcherOptions,
+  stores: Partial<HandleStoreFactory>,
+): ResolvedWatcherOptions['retention'] {
+  const ms = readRetention(read, options.retention);
+  if (ms === false) return undefined;
+  if (typeof stores.prune !== 'function') {
+    if (options.retention === undefined) return undefined;
+    read.fail('retention', 'needs a store with prune() (handleStores.prune), or false');
+  }
+  const prune = stores.prune as NonNullable<HandleStoreFactory['prune']>;
+  return { prune: (query) => prune.call(stores, query), ms };
+}
+
+/**
  * Validate the options and fill in defaults.
  * @throws {TypeError} `createSessMcpWatcher: option "<name>" <rule>.` for the first bad option.
  */
@@ -271,6 +306,7 @@ export function resolveWatcherOptions(options: SessMcpWatcherOptions): ResolvedW
   const maxWaitMs = options.maxWaitMs ?? WAIT_CEILING_MS;
   if (!WAIT_MS_RULE.test(maxWaitMs)) read.fail('maxWaitMs', `must be ${WAIT_MS_RULE.text}`);
   const sink = read.func<DiagnosticsSink>('diagnostics', options.diagnostics, true);
+  const retention = resolveRetention(read, options, stores);
   return {
     handleStores: stores as ResolvedWatcherOptions['handleStores'],
     credentialFor,
@@ -289,6 +325,7 @@ export function resolveWatcherOptions(options: SessMcpWatcherOptions): ResolvedW
     onEvent,
     webhook,
     telemetry: readTelemetryOption(read, options.telemetry),
+    retention,
     diagnostics: (event) => {
       try {
         sink?.(event);

@@ -11,18 +11,20 @@
  * out of calls) is where the next pass starts, so every record gets its turn however many there
  * are, and Sessions that take turns wait shorter in proportion (`watch-slots.ts`). Between two
  * passes it rests at least {@link WATCH_IDLE_MS}, and as long as the pass took, so a large store
- * is not read over and over.
+ * is not read over and over. Between passes it also removes finished records older than its
+ * `retention`, in the background, in small batches (`faces/wake/retention.ts`).
  *
  * It decides nothing about answers and writes nothing itself: the engine does. It uses only
  * `fetch` and WebCrypto (through the Sess client and the store), so it runs on edge runtimes.
  */
 
 import { createWakeDelivery, onEventSink } from '../faces/wake/delivery.js';
+import { RetentionSchedule } from '../faces/wake/retention.js';
 import { WATCH_IDLE_MS } from '../faces/wake/watch-policy.js';
 import { createWebhookSink } from '../faces/wake/webhook-sink.js';
 import type { EventDelivery, EventSink, VersionedRecord, WaitGate, WaitingPage } from '../index.js';
 import { type SweepOptions, type SweepResult, sweepOnce } from './sweep.js';
-import { storeFailed, WatchRun } from './watch-run.js';
+import { pruneFailed, storeFailed, WatchRun } from './watch-run.js';
 import { resolveWatcherOptions, type SessMcpWatcherOptions } from './watcher-options.js';
 
 /** The watcher `createSessMcpWatcher` returns. */
@@ -101,6 +103,7 @@ async function watchLoop(
   maxWaitMs: number,
   signal: AbortSignal,
   onStoreFailed: (error: unknown) => void,
+  retention: RetentionSchedule | undefined,
 ): Promise<void> {
   const inFlight = new Set<Promise<unknown>>();
   let resumeAfter: string | undefined;
@@ -135,9 +138,12 @@ async function watchLoop(
       resumeAfter = undefined;
     }
     run.prune(Date.now());
+    // Between passes, in the background: removing old records never holds up a poll.
+    retention?.kick(Date.now());
     await sleep(Math.max(WATCH_IDLE_MS, Date.now() - passStarted), signal);
   }
   await Promise.allSettled(inFlight);
+  await retention?.settled();
 }
 
 /**
@@ -200,8 +206,19 @@ export function createSessMcpWatcher(options: SessMcpWatcherOptions): SessMcpWat
       const stop = new AbortController();
       diagnostics({ event: 'watcher.started' });
       delivery?.start(DELIVERY_INTERVAL_MS);
-      const done = watchLoop(run, page, resolved.maxWaitMs, stop.signal, (error) =>
-        diagnostics(storeFailed(error)),
+      const retention =
+        resolved.retention === undefined
+          ? undefined
+          : new RetentionSchedule(resolved.retention.prune, resolved.retention.ms, (error) =>
+              diagnostics(pruneFailed(error)),
+            );
+      const done = watchLoop(
+        run,
+        page,
+        resolved.maxWaitMs,
+        stop.signal,
+        (error) => diagnostics(storeFailed(error)),
+        retention,
       );
       running = { stop, done };
     },

@@ -88,10 +88,11 @@ async function main(argv: readonly string[]): Promise<number | undefined> {
     ...(process.stdin.isTTY && process.stderr.isTTY ? { prompt: ask } : {}),
   };
   const where = { stateDir: config.stateDir, profile: config.profile };
-  const outbox = createFileHandleStore(where).outbox?.();
+  const store = createFileHandleStore(where);
   return runRecordsCli(rest, io, {
     ...openProfileRecords(where),
-    ...(outbox === undefined ? {} : { outbox }),
+    outbox: store.outbox(),
+    prune: store.prune,
   });
 }
 

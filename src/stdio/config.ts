@@ -12,6 +12,9 @@ import { homedir as osHomedir } from 'node:os';
 import { posix as posixPath, win32 as win32Path } from 'node:path';
 import {
   DEFAULT_PROFILE,
+  DEFAULT_RETENTION_MS,
+  DURATION_TEXT,
+  durationMs,
   INPUT_SCHEMAS_RULE,
   INSTRUCTIONS_FORM_RULE,
   type InstructionsForm,
@@ -44,6 +47,7 @@ export const STDIO_ENV = {
   crashAt: 'SESS_MCP_TEST_CRASH_AT',
   claudeChannel: 'SESS_MCP_CLAUDE_CHANNEL',
   watch: 'SESS_MCP_WATCH',
+  retention: 'SESS_MCP_RETENTION',
 } as const;
 
 /** The environment shape the server reads (`process.env` fits). */
@@ -107,6 +111,12 @@ export interface StdioConfig {
    * (`SESS_MCP_WATCH`; `0` turns it off, and then results carry no `wake`). @default true
    */
   watch: boolean;
+  /**
+   * How long the watcher keeps a finished record before removing it, in milliseconds
+   * (`SESS_MCP_RETENTION`: a duration such as `30d` or `12h`, or `off` to keep every record).
+   * @default 2592000000 (30 days)
+   */
+  retentionMs: number | false;
 }
 
 /** Platform facts the defaults depend on; tests pass their own. */
@@ -206,6 +216,7 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
     allowInsecureLocalhost,
     claudeChannel: readFlag(env, STDIO_ENV.claudeChannel),
     watch: readWatch(env),
+    retentionMs: readRetention(env),
   };
 
   const maxWait = optional(env, STDIO_ENV.maxWaitMs);
@@ -271,6 +282,17 @@ function readWatch(env: EnvLike): boolean {
   if (value === undefined || value === '1') return true;
   if (value === '0') return false;
   throw notConfigured(STDIO_ENV.watch, `${STDIO_ENV.watch} must be 0, 1 or unset.`);
+}
+
+function readRetention(env: EnvLike): number | false {
+  const value = optional(env, STDIO_ENV.retention);
+  if (value === undefined) return DEFAULT_RETENTION_MS;
+  if (value === 'off') return false;
+  const ms = durationMs(value);
+  if (ms === undefined) {
+    throw notConfigured(STDIO_ENV.retention, `${STDIO_ENV.retention} must be ${DURATION_TEXT}, or off.`);
+  }
+  return ms;
 }
 
 function readFlag(env: EnvLike, name: string): boolean {

@@ -2,13 +2,15 @@
  * `sess-mcp records …`: the owner's view of one profile's local records, for the owner procedure
  * (`docs/owner-procedure.md`). `list` shows records by state, `show` one record with the Sess link,
  * answer values, pre-filled Surface values and receipts redacted unless `--reveal`, `retire`
- * removes one record file after confirmation.
+ * removes one record file after confirmation, `events` shows the outbox, `prune` removes the
+ * finished records older than a duration.
  *
  * It never repairs or resumes a record and never contacts Sess: deciding what happens to a
  * Session is the owner's job, in Sess. It reads and removes files only through
  * {@link RecordsAccess}, which the file store provides.
  */
 
+import { DEFAULT_RETENTION_MS, DURATION_TEXT, durationMs } from '../core/contract/rules.js';
 import { visible } from '../faces/visible.js';
 import {
   type ErrorCode,
@@ -18,6 +20,9 @@ import {
   type InteractionStateKind,
   isSessMcpError,
   listStateOf,
+  MAX_PRUNE_LIMIT,
+  type PruneQuery,
+  type PruneResult,
   type VersionedRecord,
 } from '../index.js';
 import type { ProfileRecordSummary, ProfileRecords } from '../store/file/index.js';
@@ -29,6 +34,8 @@ import type { ProfileRecordSummary, ProfileRecords } from '../store/file/index.j
 export type RecordsAccess = Pick<ProfileRecords, 'list' | 'read' | 'remove' | 'pathOf'> & {
   /** The profile's event outbox (`records events`); without it that command is refused. */
   outbox?: Pick<EventOutbox, 'entries' | 'resend'>;
+  /** The store's retention (`records prune`); without it that command is refused. */
+  prune?: (query: PruneQuery) => Promise<PruneResult>;
 };
 
 /**
@@ -75,6 +82,7 @@ export const USAGE = `Usage:
   sess-mcp records retire HANDLE [--yes]   remove one record file after confirmation
   sess-mcp records events [--sink S] [--resend ID]
                                            this profile's events and their delivery (S: webhook, onEvent, claudeChannel)
+  sess-mcp records prune [--older-than D]  remove finished records that finished more than D ago (default 30d)
   sess-mcp wait HANDLE [--timeout S]       block until HANDLE leaves "waiting" (a result's wake.command)
   sess-mcp local [--port N] [--host H]     run a local Sess for trying the tools by hand
   sess-mcp --help | --version
@@ -82,6 +90,8 @@ export const USAGE = `Usage:
 The profile and state directory come from SESS_MCP_PROFILE and SESS_MCP_STATE_DIR, as for the
 server. The records commands never contact Sess and never read SESS_API_KEY.
 STATE is one of: ${RECORD_STATES.join(', ')}; or a group: ${STATE_GROUPS.join(', ')}.
+D is ${DURATION_TEXT}. prune removes only completed, expired and withdrawn records and closed
+Asks, never one whose event is still owed to a sink; a removed handle answers HANDLE_NOT_FOUND.
 See docs/owner-procedure.md for resolving blocked and unconfirmed records.
 `;
 
@@ -117,11 +127,13 @@ export async function runRecordsCli(
         return await retire(rest, io, access);
       case 'events':
         return await events(rest, io, access);
+      case 'prune':
+        return await prune(rest, io, access);
       default:
         throw new UsageError(
           command === undefined
-            ? 'records needs a command: list, show, retire or events.'
-            : 'unknown records command: use list, show, retire or events.',
+            ? 'records needs a command: list, show, retire, events or prune.'
+            : 'unknown records command: use list, show, retire, events or prune.',
         );
     }
   } catch (error) {
@@ -280,6 +292,30 @@ async function events(
       ...table,
     ]),
   );
+  return 0;
+}
+
+/**
+ * `records prune [--older-than DURATION]`: remove the profile's finished records that finished
+ * more than DURATION ago (30 days by default), in batches until none is left. Safe while a server
+ * runs on the profile (the store takes its lock per batch).
+ */
+async function prune(args: readonly string[], io: RecordsCliIo, access: RecordsAccess): Promise<CliExitCode> {
+  const { positional, values } = parse(args, { '--older-than': 'value' });
+  if (positional.length > 0) throw new UsageError('records prune takes no HANDLE.');
+  const given = values.get('--older-than');
+  const ms = typeof given === 'string' ? durationMs(given) : DEFAULT_RETENTION_MS;
+  if (ms === undefined) throw new UsageError(`--older-than must be ${DURATION_TEXT}.`);
+  if (access.prune === undefined) throw new UsageError('this store cannot prune.');
+  const olderThan = Date.now() - ms;
+  let removed = 0;
+  for (;;) {
+    const result = await access.prune({ olderThan, limit: MAX_PRUNE_LIMIT });
+    removed += result.removed;
+    if (!result.more || result.removed === 0) break;
+  }
+  const cutoff = new Date(olderThan).toISOString();
+  io.stdout.write(`Removed ${removed} finished record(s) that finished before ${cutoff}.\n`);
   return 0;
 }
 

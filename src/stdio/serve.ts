@@ -157,6 +157,14 @@ export function serveSessMcpStdio(options: SessMcpStdioOptions = {}): SessMcpStd
       wakeFiles: ProfileWakeFiles.open(config.stateDir, config.profile),
       waitMs: config.maxWaitMs ?? WAIT_CEILING_MS,
       diagnostics,
+      ...(config.retentionMs === false
+        ? {}
+        : {
+            retention: {
+              prune: createFileHandleStore({ stateDir: config.stateDir, profile: config.profile }).prune,
+              ms: config.retentionMs,
+            },
+          }),
     });
     watcher.kick('probe');
   }

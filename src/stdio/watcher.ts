@@ -18,11 +18,15 @@
  *   `SESS_UNAVAILABLE` (a `429`, an outage) backs every poll off, doubling up to a minute, never
  *   shorter than Sess's `Retry-After`.
  *
+ * - While it holds the role it also removes the profile's finished records older than
+ *   `SESS_MCP_RETENTION` (30 days by default), in the background, in small batches.
+ *
  * The per-record rules (what a poll is, when a record rests, the shortened waits, the backoff)
  * are `src/faces/wake/watch-policy.ts`, which the HTTP watcher runs too. It decides nothing about
  * answers and writes nothing itself: the engine does.
  */
 import { randomBytes } from 'node:crypto';
+import { type Prune, RetentionSchedule } from '../faces/wake/retention.js';
 import {
   Backoff,
   pollRecord,
@@ -61,6 +65,12 @@ export interface StdioWatcherOptions {
   /** Each poll's wait, in milliseconds (the server's `SESS_MCP_MAX_WAIT_MS`). */
   waitMs: number;
   diagnostics: DiagnosticsSink;
+  /**
+   * Retention (`SESS_MCP_RETENTION`): the profile store's prune and how long a finished record
+   * is kept. While it holds the role the watcher removes older ones, at most once a minute, in
+   * small batches, in the background. Absent: it removes nothing.
+   */
+  retention?: { prune: Prune; ms: number };
 }
 
 /** A running watcher. */
@@ -99,6 +109,12 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
   const lastPolled = new Map<string, number>();
   let running: Promise<void> | undefined;
   let started = false;
+  const retention =
+    options.retention === undefined
+      ? undefined
+      : new RetentionSchedule(options.retention.prune, options.retention.ms, (error) =>
+          emit({ event: 'watcher_prune_failed', ...(isSessMcpError(error) ? { code: error.code } : {}) }),
+        );
 
   const emit = (event: Parameters<DiagnosticsSink>[0]) => {
     try {
@@ -139,6 +155,7 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
   async function watch(held: AbortSignal): Promise<void> {
     const inFlight = new Set<Promise<void>>();
     while (!held.aborted) {
+      retention?.kick(Date.now());
       const paused = backoff.pausedFor(Date.now());
       if (paused > 0) {
         await sleep(paused, held);
@@ -158,6 +175,7 @@ export function createStdioWatcher(options: StdioWatcherOptions): StdioWatcher {
       }
     }
     await Promise.allSettled(inFlight);
+    await retention?.settled();
   }
 
   /** Hold the role (or stand by for it) and watch while it is held. */

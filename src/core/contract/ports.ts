@@ -609,6 +609,53 @@ export interface HandleStoreFactory {
    * - read and write no record, and never call Sess.
    */
   ready?(): Promise<StoreReadiness>;
+  /**
+   * Remove finished records that finished before `query.olderThan`, at most `query.limit` of them,
+   * over every scope: retention, for a host's own schedule (the watchers call it too). Optional:
+   * a store without it keeps every record until the owner removes it.
+   *
+   * Implementations MUST:
+   * - remove only records of a finished kind (`FINISHED`: `completed`, `expired`, `withdrawn`,
+   *   `ask_closed`) whose finish time (`finishedAtOf`: the record's `updatedAt`) is before
+   *   `olderThan`; never a record that waits for the person, the agent or the owner (`blocked`,
+   *   `create_*`, `*_pending`), nor one that cannot be read;
+   * - keep a record while one of its events is owed to a sink (an attempt made or claimed and
+   *   neither delivered nor dead-lettered, `holdsRecord` in the store kit's outbox rules), and
+   *   remove a pruned record's events and their deliveries with it, so nothing is left behind;
+   * - remove each record whole: a read of its handle afterwards finds nothing (the engine then
+   *   reports `HANDLE_NOT_FOUND`), a read during the prune finds it whole or not at all;
+   * - bound the work of one call by `limit` (and a constant) through an index of the finished
+   *   records by finish time, and never hold up writes of unfinished records for longer than one
+   *   small batch; set `more` when records that qualify may be left;
+   * - throw a `TypeError` naming the field for a query out of bounds (`olderThan` not a time in
+   *   milliseconds, `limit` not 1 to {@link MAX_PRUNE_LIMIT}) or with a field it does not know.
+   */
+  prune?(query: PruneQuery): Promise<PruneResult>;
+}
+
+/** The most records one {@link PruneQuery} may remove. */
+export const MAX_PRUNE_LIMIT = 1_000;
+
+/** The records one {@link PruneQuery} removes when it sets no `limit`. */
+export const DEFAULT_PRUNE_LIMIT = 100;
+
+/** What {@link HandleStoreFactory.prune} is asked for. */
+export interface PruneQuery {
+  /** Remove records that finished before this time, in milliseconds since the epoch. */
+  olderThan: number;
+  /**
+   * At most this many records (1 to {@link MAX_PRUNE_LIMIT}).
+   * @default 100 ({@link DEFAULT_PRUNE_LIMIT})
+   */
+  limit?: number;
+}
+
+/** What one {@link HandleStoreFactory.prune} did. */
+export interface PruneResult {
+  /** How many records it removed. */
+  removed: number;
+  /** True when more records that qualify may be left: call again (a loop ends when it is false). */
+  more: boolean;
 }
 
 /** The longest a store's {@link HandleStoreFactory.ready} takes before it answers `timeout`: 1 s. */

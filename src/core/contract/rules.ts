@@ -220,3 +220,36 @@ export function readTelemetryOption(
     read.fail('telemetry.meterProvider', 'must be a MeterProvider (with getMeter())');
   return bag as SessMcpTelemetryOptions;
 }
+
+/** One day, in milliseconds. */
+const DAY_MS = 86_400_000;
+
+/**
+ * How long a finished record is kept before retention removes it, unless told otherwise: 30 days,
+ * longer than any delivery retry span (at most 30 days, 24 hours by default), so every sink has
+ * had each event's whole span by then. The watchers' `retention` and `sess-mcp records prune` use it.
+ */
+export const DEFAULT_RETENTION_MS = 30 * DAY_MS;
+
+/** A retention: a whole number of milliseconds from one second to ten years. */
+export const RETENTION_MS_RULE: ValueRule<number> = {
+  text: `a whole number of milliseconds from 1000 to ${3650 * DAY_MS}, or false to keep every record`,
+  test: (value): value is number =>
+    typeof value === 'number' && Number.isSafeInteger(value) && value >= 1_000 && value <= 3650 * DAY_MS,
+};
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: DAY_MS };
+
+/** The words for a duration a person types (`sess-mcp records prune --older-than`). */
+export const DURATION_TEXT = 'a whole number and a unit, s, m, h or d (30d, 12h, 90m), from 1s to 3650d';
+
+/**
+ * The milliseconds of a duration a person types (`30d`, `12h`, `90m`, `45s`), or `undefined` when
+ * it is not one or is outside {@link RETENTION_MS_RULE}.
+ */
+export function durationMs(text: string): number | undefined {
+  const match = /^([1-9][0-9]{0,9})([smhd])$/.exec(text);
+  if (match === null) return undefined;
+  const ms = Number(match[1]) * (DURATION_UNITS[match[2] as string] as number);
+  return RETENTION_MS_RULE.test(ms) ? ms : undefined;
+}

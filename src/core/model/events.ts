@@ -86,3 +86,14 @@ export function eventsAddedBy(record: InteractionRecord): RecordEvent[] {
 export function eventIdOf(handle: string, sequence: number): string {
   return `evt_${handle}_${sequence}`;
 }
+
+/**
+ * The ids of every event `record` ever had, kept or not (sequences run from 1 without a gap):
+ * what a store removes from its outbox with the record.
+ */
+export function eventIdsOf(record: InteractionRecord): string[] {
+  const ids: string[] = [];
+  for (let sequence = 1; sequence <= lastSequence(record); sequence++)
+    ids.push(eventIdOf(record.handle, sequence));
+  return ids;
+}

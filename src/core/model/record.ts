@@ -1,7 +1,8 @@
 /**
  * The durable interaction record: one per handle, versioned, its state a tagged union keyed on
  * `state.kind`. This module names the states and states the facts read off a record: the record
- * formats written and read, whether a record is unfinished (`isUnfinished`, for the cap), and the
+ * formats written and read, whether a record is unfinished (`isUnfinished`, for the cap) and when it
+ * finished (`finishedAtOf`, for retention), and the
  * public state, listing group and owner code `sess_list` shows for it (`listStateOf`,
  * `listGroupOf`, `ownerCodeOf`).
  *
@@ -287,6 +288,18 @@ export const WATCHED_STATE_KINDS = ['waiting', 'ask_open'] as const satisfies re
 /** True for a record a watcher polls: of a {@link WATCHED_STATE_KINDS} kind. */
 export function isWatched(record: InteractionRecord): boolean {
   return record.state.kind === 'waiting' || record.state.kind === 'ask_open';
+}
+
+/**
+ * When `record` finished, in ms since the epoch: its `updatedAt`, the time of its last change,
+ * which for a {@link FINISHED} record is when it became finished (no transition leaves a finished
+ * kind). `undefined` for a record that is not finished, or whose `updatedAt` is not a time: such
+ * a record is never pruned. Every store's retention reads this, and only this.
+ */
+export function finishedAtOf(record: InteractionRecord): number | undefined {
+  if (!FINISHED.has(record.state.kind)) return undefined;
+  const at = Date.parse(record.updatedAt);
+  return Number.isFinite(at) ? at : undefined;
 }
 
 /** True while a record counts against the cap of unfinished interactions. */

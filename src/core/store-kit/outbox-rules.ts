@@ -1,6 +1,7 @@
 /**
  * The outbox's rules, shared by every store: one delivery of one event to one sink as a value, and
- * the transitions `due`, `claim`, `settle` and `resend` apply to it. The memory and file stores
+ * the transitions `due`, `claim`, `settle` and `resend` apply to it, and whether it holds its
+ * record back from retention. The memory and file stores
  * keep these values and call these functions; the PostgreSQL store states the same rules in SQL,
  * and the store contract suite holds the three to one verdict.
  *
@@ -51,6 +52,17 @@ export function isDue(
   if (delivery.state !== 'owed') return false;
   if (delivery.claim !== undefined && delivery.claim.until > now) return false;
   return (delivery.nextAttemptAt ?? 0) <= now;
+}
+
+/**
+ * True when a delivery holds its event's record back from retention (`HandleStoreFactory.prune`):
+ * a sink has it owed (claimed, attempted and to be tried again, or re-sent) and has neither
+ * delivered nor dead-lettered it. A dead letter is not owed. An event no sink has attempted holds
+ * nothing (a store does not know its sinks): with a retention at least as long as the delivery's
+ * retry span, each sink has had the event's whole span by the time its record goes.
+ */
+export function holdsRecord(delivery: Delivery | undefined): boolean {
+  return delivery?.state === 'owed';
 }
 
 /**

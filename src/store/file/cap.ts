@@ -24,6 +24,7 @@
 import type { SessMcpError } from '../../core/contract/errors.js';
 import { bindingGeneration, bindingScope, type VersionedRecord } from '../../core/contract/ports.js';
 import {
+  finishedAtOf,
   type InteractionRecord,
   type InteractionStateKind,
   isUnfinished,
@@ -32,6 +33,7 @@ import {
 } from '../../core/model/record.js';
 import { principalOfScope } from '../../core/store-kit/kit.js';
 import { ListingIndex } from '../../core/store-kit/listing-index.js';
+import { FinishedIndex } from '../../core/store-kit/retention.js';
 import { WaitingIndex } from '../../core/store-kit/waiting-index.js';
 
 /** Whether a record of `kind` is one a watcher polls. */
@@ -54,17 +56,22 @@ export interface FileSummary {
   kind: InteractionStateKind;
   generation: string;
   createdAt: string;
+  /** When the record finished (`finishedAtOf`), for retention; absent while unfinished. */
+  finishedAt?: number;
 }
 
 /** The summary of a readable record. */
 export function summaryOf(record: InteractionRecord): FileSummary {
-  return {
+  const summary: FileSummary = {
     scope: bindingScope(record.binding),
     unfinished: isUnfinished(record),
     kind: record.state.kind,
     generation: bindingGeneration(record.binding),
     createdAt: record.createdAt,
   };
+  const finishedAt = finishedAtOf(record);
+  if (finishedAt !== undefined) summary.finishedAt = finishedAt;
+  return summary;
 }
 
 /** True when `record` is still what `summary` says of it. */
@@ -72,6 +79,7 @@ export function matchesSummary(record: InteractionRecord, summary: FileSummary):
   return (
     record.state.kind === summary.kind &&
     record.createdAt === summary.createdAt &&
+    finishedAtOf(record) === summary.finishedAt &&
     bindingScope(record.binding) === summary.scope &&
     bindingGeneration(record.binding) === summary.generation
   );
@@ -91,6 +99,7 @@ function unlist(listing: ListingIndex, handle: string, summary: FileSummary): vo
 export class Summaries {
   private readonly listings = new Map<string, ListingIndex>();
   private watched: WaitingIndex | undefined;
+  private finishedIndex: FinishedIndex | undefined;
 
   constructor(readonly files: Map<string, FileSummary>) {}
 
@@ -116,6 +125,17 @@ export class Summaries {
     return this.watched;
   }
 
+  /** The finished records of every scope by finish time (built on first use, then kept current). */
+  finished(): FinishedIndex {
+    if (this.finishedIndex === undefined) {
+      const index = new FinishedIndex();
+      for (const [handle, summary] of this.files)
+        if (summary.finishedAt !== undefined) index.add(handle, summary.finishedAt);
+      this.finishedIndex = index;
+    }
+    return this.finishedIndex;
+  }
+
   /** Set `handle`'s summary (`undefined`: its file was removed), keeping the listings current. */
   set(handle: string, summary: FileSummary | undefined): void {
     const before = this.files.get(handle);
@@ -123,6 +143,7 @@ export class Summaries {
       const listing = this.listings.get(before.scope);
       if (listing !== undefined) unlist(listing, handle, before);
       if (isWatchedKind(before.kind)) this.watched?.remove(handle);
+      if (before.finishedAt !== undefined) this.finishedIndex?.remove(handle, before.finishedAt);
     }
     if (summary === undefined) {
       this.files.delete(handle);
@@ -132,6 +153,7 @@ export class Summaries {
     const listing = this.listings.get(summary.scope);
     if (listing !== undefined) enlist(listing, handle, summary);
     if (isWatchedKind(summary.kind)) this.watched?.add(handle);
+    if (summary.finishedAt !== undefined) this.finishedIndex?.add(handle, summary.finishedAt);
   }
 }
 
@@ -195,18 +217,17 @@ export class CapIndex {
 
   /**
    * After a change under the lock: when the index was current at `heldKey`, move it to `nextKey`
-   * with `handle`'s new summary (`undefined`: removed) and return true; otherwise drop it.
+   * with each changed handle's new summary (`undefined`: removed) and return true; otherwise drop it.
    */
   follow(
     heldKey: string | undefined,
     nextKey: string,
-    handle: string,
-    summary: FileSummary | undefined,
+    changed: readonly (readonly [handle: string, summary: FileSummary | undefined])[],
   ): boolean {
     const snapshot = this.snapshot;
     this.snapshot = undefined;
     if (snapshot === undefined || snapshot.key !== heldKey) return false;
-    snapshot.files.set(handle, summary);
+    for (const [handle, summary] of changed) snapshot.files.set(handle, summary);
     snapshot.key = nextKey;
     this.snapshot = snapshot;
     return true;

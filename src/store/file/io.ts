@@ -567,6 +567,29 @@ export class ProfileIo {
   }
 
   /**
+   * Remove several record files after one fence, then make the removals durable with one sync of
+   * the directory (retention removes a batch at a time). The handles whose file was there.
+   */
+  async removeRecords(handles: readonly string[], fence: () => Promise<void>): Promise<string[]> {
+    await fence();
+    const removed: string[] = [];
+    for (const handle of handles) {
+      try {
+        await this.fs.unlink(this.pathOf(handle));
+        removed.push(handle);
+      } catch (error) {
+        if (errnoCode(error) !== 'ENOENT') throw ioError(error, 'remove a record');
+      }
+    }
+    try {
+      await this.syncDirectory();
+    } catch (error) {
+      throw ioError(error, 'remove a record');
+    }
+    return removed;
+  }
+
+  /**
    * Make a rename or unlink durable. Windows cannot open a directory for `fsync` (and its renames
    * are durable on their own); a file system that does not support it says EINVAL or ENOTSUP.
    */

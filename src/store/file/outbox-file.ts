@@ -12,7 +12,8 @@
  *   past its lease writes nothing.
  * - Reads (`due`, `entries`) read the file as the last rename left it, without the lease.
  *
- * It keeps the newest {@link MAX_OUTBOX_EVENTS} events; an older one is dropped with its deliveries.
+ * It keeps the newest {@link MAX_OUTBOX_EVENTS} events; an older one is dropped with its deliveries,
+ * and a pruned record's events go with it (`forgetOutboxEvents`).
  * The rules are the store kit's (`outbox-rules.ts`).
  */
 import type {
@@ -29,6 +30,7 @@ import {
   claimed,
   type Delivery,
   entryOf,
+  holdsRecord,
   isDue,
   resent,
   settled,
@@ -96,6 +98,28 @@ export async function addOutboxEvents(profile: OutboxProfile, events: readonly O
   const added = events.filter((event) => !known.has(event.eventId));
   if (added.length === 0) return;
   await writeEvents(profile, [...stored, ...added.map((event) => ({ event, deliveries: {} }))], true);
+}
+
+/** The handles one of whose events is still owed to a sink (`holdsRecord`): retention keeps them. */
+export async function handlesHeldByOutbox(io: ProfileIo): Promise<Set<string>> {
+  const held = new Set<string>();
+  for (const { event, deliveries } of await readEvents(io)) {
+    if (Object.values(deliveries).some(holdsRecord)) held.add(event.handle);
+  }
+  return held;
+}
+
+/** Drop the events of `handles` and their deliveries (under the lease: their records were pruned). */
+export async function forgetOutboxEvents(
+  profile: OutboxProfile,
+  handles: ReadonlySet<string>,
+): Promise<void> {
+  if (handles.size === 0) return;
+  const stored = await readEvents(profile.io);
+  const kept = stored.filter(({ event }) => !handles.has(event.handle));
+  if (kept.length === stored.length) return;
+  // A lost removal only leaves events no sink is owed (the records were not held): no sync.
+  await writeEvents(profile, kept, false);
 }
 
 /** The outbox of one file profile. */

@@ -14,13 +14,15 @@ import {
   bindingScope,
   type ListPage,
   type ListPageQuery,
+  type PruneResult,
   type VersionedRecord,
   type WaitingPage,
   type WaitingQuery,
 } from '../../core/contract/ports.js';
 import { DEFAULT_PROFILE, PROFILE_NAME_RULE, profileDirectory } from '../../core/contract/rules.js';
-import { isUnfinished, isWatched } from '../../core/model/record.js';
+import { finishedAtOf, isUnfinished, isWatched } from '../../core/model/record.js';
 import { staleVersionError, storeError, storeReasonOf } from '../../core/store-kit/kit.js';
+import type { CheckedPruneQuery } from '../../core/store-kit/retention.js';
 import { decodeEnvelope } from '../record-codec.js';
 import {
   CapIndex,
@@ -37,6 +39,7 @@ import {
 import { profileCursorKey } from './cursor-key.js';
 import { type FileStoreFs, ioError, nodeFileStoreFs, ProfileIo } from './io.js';
 import { ProfileLease } from './lock.js';
+import { forgetOutboxEvents, handlesHeldByOutbox } from './outbox-file.js';
 import { readSummaryFile, writeSummaryFile } from './summary-file.js';
 
 /** Options of {@link createFileHandleStore} and {@link openProfileRecords}. */
@@ -468,7 +471,7 @@ export class ProfileFiles {
    * `text` decodes to, kept for the next read (the store's own copy: it must not be shared).
    */
   async write(handle: string, text: string, summary: FileSummary, written?: VersionedRecord): Promise<void> {
-    await this.change(handle, summary, () => this.io.writeRecord(handle, text, this.fence));
+    await this.change([[handle, summary]], () => this.io.writeRecord(handle, text, this.fence));
     if (written !== undefined) await this.remember(handle, written);
   }
 
@@ -497,21 +500,54 @@ export class ProfileFiles {
   /** Remove a record file (in a change) durably. False when there was none. */
   async remove(handle: string): Promise<boolean> {
     let removed = false;
-    await this.change(handle, undefined, async () => {
+    await this.change([[handle, undefined]], async () => {
       removed = await this.io.removeRecord(handle, this.fence);
     });
     return removed;
   }
 
   /**
-   * Make one change: announce the lease's tenure of changes first with a fresh token in
+   * Retention (`HandleStoreFactory.prune`, a checked query), as one change under the lease: the
+   * oldest finished records from the summary's index, less those an owed event holds, each file
+   * read again to confirm it is still what the index says, then removed (one fence, one sync of
+   * the directory), then their events dropped from the outbox. A reader without the lease finds
+   * a file whole or not at all (a removal is one unlink).
+   */
+  prune(query: CheckedPruneQuery): Promise<PruneResult> {
+    return this.exclusive(async () => {
+      const held = await handlesHeldByOutbox(this.io);
+      const { handles, more } = (await this.summaries())
+        .finished()
+        .oldest(query.olderThan, query.limit, (handle) => held.has(handle));
+      const loaded = await inBatches(handles, 32, (handle) => this.load(handle));
+      const doomed = handles.filter((_, i) => {
+        const value = loaded[i];
+        if (value === undefined || value instanceof SessMcpError) return false;
+        const finishedAt = finishedAtOf(value.record);
+        return finishedAt !== undefined && finishedAt < query.olderThan;
+      });
+      // Nothing to remove (the index was behind a file): say none are left, so no loop spins.
+      if (doomed.length === 0) return { removed: 0, more: false };
+      let removed: string[] = [];
+      await this.change(
+        doomed.map((handle) => [handle, undefined] as const),
+        async () => {
+          removed = await this.io.removeRecords(doomed, this.fence);
+        },
+      );
+      await forgetOutboxEvents(this, new Set(removed));
+      return { removed: removed.length, more };
+    });
+  }
+
+  /**
+   * Make one change (of one record, or a batch a prune removes): announce the lease's tenure of changes first with a fresh token in
    * `handles.gen`, once, before its first change (if that cannot be written, nothing is changed;
    * every other process's summary was taken under an older token, so it is not used again),
    * then make it, then move the cap index along (or drop it when the change failed).
    */
   private async change(
-    handle: string,
-    summary: FileSummary | undefined,
+    changed: readonly (readonly [handle: string, summary: FileSummary | undefined])[],
     make: () => Promise<void>,
   ): Promise<void> {
     // Changes run under the lease; without a tenure (never expected) the token is not kept.
@@ -523,8 +559,10 @@ export class ProfileFiles {
       gen = { tenure, text: token, written: true };
       this.gen = tenure === '' ? undefined : gen;
     }
-    this.decoded.delete(handle);
-    this.summarised.delete(handle);
+    for (const [handle] of changed) {
+      this.decoded.delete(handle);
+      this.summarised.delete(handle);
+    }
     try {
       await make();
     } catch (error) {
@@ -538,6 +576,6 @@ export class ProfileFiles {
       this.cap.drop();
       return;
     }
-    if (this.cap.follow(this.heldKey, nextKey, handle, summary)) this.heldKey = nextKey;
+    if (this.cap.follow(this.heldKey, nextKey, changed)) this.heldKey = nextKey;
   }
 }

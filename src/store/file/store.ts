@@ -13,6 +13,8 @@ import {
   bindingScope,
   type HandleStoreFactory,
   MAX_UNFINISHED,
+  type PruneQuery,
+  type PruneResult,
   type StoreReadiness,
   type VersionedRecord,
   type WaitingPage,
@@ -32,6 +34,7 @@ import {
 } from '../../core/store-kit/kit.js';
 import { outboxEventsOf } from '../../core/store-kit/outbox-rules.js';
 import { createReadiness } from '../../core/store-kit/readiness.js';
+import { checkPruneQuery } from '../../core/store-kit/retention.js';
 import { checkWaitingQuery } from '../../core/store-kit/waiting-index.js';
 import { encodeEnvelope, encodeRecordWithCopy } from '../record-codec.js';
 import { summaryOf } from './cap.js';
@@ -57,6 +60,13 @@ export interface FileHandleStore extends HandleStoreFactory {
    * first write makes them.
    */
   ready(): Promise<StoreReadiness>;
+  /**
+   * Remove the profile's finished records that finished before `olderThan`
+   * (`HandleStoreFactory.prune`): chosen from the summary's index by finish time, removed as one
+   * change under the profile's lease (one directory sync per call), their events dropped from
+   * the outbox.
+   */
+  prune(query: PruneQuery): Promise<PruneResult>;
 }
 
 /**
@@ -111,6 +121,7 @@ export function createFileHandleStore(options: FileHandleStoreOptions): FileHand
     outbox: () => outbox,
     waiting: async (query) => files.waitingPage(checkWaitingQuery(query)),
     ready: createReadiness(() => files.io.checkReady()),
+    prune: async (query) => files.prune(checkPruneQuery(query)),
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       if (binding.kind === 'stdio' && binding.profile !== profile) {

@@ -12,14 +12,14 @@
  * changes no other process's summary.
  *
  * It deliberately holds no record content beyond what a listing orders by (scope, generation,
- * state kind, creation time, whether unfinished) and no file-system rules of its own (`io.ts`).
+ * state kind, creation time, whether unfinished) and when a finished record finished (retention) and no file-system rules of its own (`io.ts`).
  */
 import { INTERACTION_STATE_KINDS } from '../../core/model/record.js';
 import type { FileSummary } from './cap.js';
 import { CREATE_NEW_FLAGS, type ProfileIo } from './io.js';
 
 /** The layout version of the file; any other is ignored. */
-const SUMMARY_FORMAT = 1;
+const SUMMARY_FORMAT = 2;
 
 /** One file's entry: its key and summary (`null`: unreadable). */
 export interface SummaryEntry {
@@ -30,26 +30,33 @@ export interface SummaryEntry {
 
 const KINDS: ReadonlySet<string> = new Set(INTERACTION_STATE_KINDS);
 
-/** One entry as stored: `[handle, key]` and either the summary's fields or nothing (unreadable). */
-type StoredEntry = [string, string] | [string, string, string, boolean, string, string, string];
+/**
+ * One entry as stored: `[handle, key]` and either the summary's fields (the finish time `null`
+ * while unfinished) or nothing (unreadable).
+ */
+type StoredEntry =
+  | [string, string]
+  | [string, string, string, boolean, string, string, string, number | null];
 
 function entryOf(stored: unknown): SummaryEntry | undefined {
   if (!Array.isArray(stored)) return undefined;
-  const [handle, key, scope, unfinished, kind, generation, createdAt] = stored as unknown[];
+  const [handle, key, scope, unfinished, kind, generation, createdAt, finishedAt] = stored as unknown[];
   if (typeof handle !== 'string' || typeof key !== 'string') return undefined;
   if (stored.length === 2) return { handle, key, summary: null };
   if (
-    stored.length !== 7 ||
+    stored.length !== 8 ||
     typeof scope !== 'string' ||
     typeof unfinished !== 'boolean' ||
     typeof kind !== 'string' ||
     !KINDS.has(kind) ||
     typeof generation !== 'string' ||
-    typeof createdAt !== 'string'
+    typeof createdAt !== 'string' ||
+    !(finishedAt === null || (typeof finishedAt === 'number' && Number.isFinite(finishedAt)))
   ) {
     return undefined;
   }
   const summary = { scope, unfinished, kind, generation, createdAt } as FileSummary;
+  if (finishedAt !== null) summary.finishedAt = finishedAt;
   return { handle, key, summary };
 }
 
@@ -89,6 +96,7 @@ export async function writeSummaryFile(io: ProfileIo, entries: Iterable<SummaryE
             summary.kind,
             summary.generation,
             summary.createdAt,
+            summary.finishedAt ?? null,
           ],
     );
   }

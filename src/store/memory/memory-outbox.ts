@@ -4,7 +4,7 @@
  * rules are the store kit's (`outbox-rules.ts`); this module only keeps the values.
  *
  * It lives as long as its store: a process that ends takes its undelivered events with it, as it
- * takes the records.
+ * takes the records. A pruned record's events go with it (`forget`).
  */
 import type {
   DueQuery,
@@ -20,6 +20,7 @@ import {
   type Delivery,
   deliveryKey,
   entryOf,
+  holdsRecord,
   isDue,
   resent,
   settled,
@@ -30,6 +31,34 @@ export class MemoryOutbox implements EventOutbox {
   /** Every event, in the order written. */
   private readonly events = new Map<string, OutboxEvent>();
   private readonly deliveries = new Map<string, Delivery>();
+  /** The sinks each event has a delivery for, so an event's deliveries go with it. */
+  private readonly sinksOf = new Map<string, Set<string>>();
+
+  private setDelivery(sink: string, eventId: string, delivery: Delivery): void {
+    this.deliveries.set(deliveryKey(sink, eventId), delivery);
+    const sinks = this.sinksOf.get(eventId) ?? new Set<string>();
+    sinks.add(sink);
+    this.sinksOf.set(eventId, sinks);
+  }
+
+  /** True when one of `eventIds` is still owed to a sink (`holdsRecord`): its record is kept. */
+  holds(eventIds: readonly string[]): boolean {
+    for (const eventId of eventIds) {
+      for (const sink of this.sinksOf.get(eventId) ?? []) {
+        if (holdsRecord(this.deliveries.get(deliveryKey(sink, eventId)))) return true;
+      }
+    }
+    return false;
+  }
+
+  /** Drop `eventIds` and their deliveries (their record was pruned). */
+  forget(eventIds: readonly string[]): void {
+    for (const eventId of eventIds) {
+      this.events.delete(eventId);
+      for (const sink of this.sinksOf.get(eventId) ?? []) this.deliveries.delete(deliveryKey(sink, eventId));
+      this.sinksOf.delete(eventId);
+    }
+  }
 
   /** Make `events` owed to every sink (called in the record write that added them). */
   add(events: readonly OutboxEvent[]): void {
@@ -53,19 +82,17 @@ export class MemoryOutbox implements EventOutbox {
 
   async claim(sink: string, eventId: string, now: number, holdMs: number): Promise<OutboxClaim | undefined> {
     if (!this.events.has(eventId)) return undefined;
-    const key = deliveryKey(sink, eventId);
     const token = globalThis.crypto.randomUUID();
-    const next = claimed(this.deliveries.get(key), token, now, now + holdMs);
+    const next = claimed(this.deliveries.get(deliveryKey(sink, eventId)), token, now, now + holdMs);
     if (next === undefined) return undefined;
-    this.deliveries.set(key, next);
+    this.setDelivery(sink, eventId, next);
     return { sink, eventId, token };
   }
 
   async settle(claim: OutboxClaim, settlement: OutboxSettlement, now: number): Promise<boolean> {
-    const key = deliveryKey(claim.sink, claim.eventId);
-    const next = settled(this.deliveries.get(key), claim, settlement, now);
+    const next = settled(this.deliveries.get(deliveryKey(claim.sink, claim.eventId)), claim, settlement, now);
     if (next === undefined) return false;
-    this.deliveries.set(key, next);
+    this.setDelivery(claim.sink, claim.eventId, next);
     return true;
   }
 
@@ -80,7 +107,7 @@ export class MemoryOutbox implements EventOutbox {
 
   async resend(sink: string, eventId: string, now: number): Promise<boolean> {
     if (!this.events.has(eventId)) return false;
-    this.deliveries.set(deliveryKey(sink, eventId), resent(now));
+    this.setDelivery(sink, eventId, resent(now));
     return true;
   }
 }

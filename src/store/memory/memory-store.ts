@@ -14,12 +14,16 @@ import type {
   Binding,
   HandleStoreFactory,
   ListPageKey,
+  PruneQuery,
+  PruneResult,
   VersionedRecord,
   WaitingPage,
   WaitingQuery,
 } from '../../core/contract/ports.js';
 import { bindingGeneration, bindingScope, MAX_UNFINISHED } from '../../core/contract/ports.js';
+import { eventIdsOf } from '../../core/model/events.js';
 import {
+  finishedAtOf,
   type InteractionRecord,
   type InteractionStateKind,
   isUnfinished,
@@ -41,6 +45,7 @@ import {
 import { ListingIndex } from '../../core/store-kit/listing-index.js';
 import { outboxEventsOf } from '../../core/store-kit/outbox-rules.js';
 import { processCursorKey } from '../../core/store-kit/process-key.js';
+import { checkPruneQuery, FinishedIndex } from '../../core/store-kit/retention.js';
 import { checkWaitingQuery, WaitingIndex } from '../../core/store-kit/waiting-index.js';
 import { MemoryOutbox } from './memory-outbox.js';
 
@@ -55,6 +60,8 @@ interface MemoryEntry {
   unfinished: boolean;
   /** Whether a watcher polls it (`waiting`, `ask_open`): in the index {@link HandleStoreFactory.waiting} pages. */
   watched: boolean;
+  /** When it finished (`finishedAtOf`), for retention; absent while unfinished. */
+  finishedAt: number | undefined;
   /** The record's state kind, generation and listing key: its place in the scope's listing index. */
   kind: InteractionStateKind;
   generation: string;
@@ -69,6 +76,57 @@ interface MemoryEntry {
 interface ScopeEntries {
   unfinished: Set<string>;
   listing: ListingIndex;
+}
+
+/** The indexes of a memory backend that span every scope. */
+interface SharedIndexes {
+  /** The handles of the watched records, sorted. */
+  watched: WaitingIndex;
+  /** The finished records, oldest finish first (retention). */
+  finished: FinishedIndex;
+}
+
+function unindexShared(shared: SharedIndexes, handle: string, entry: MemoryEntry): void {
+  if (entry.watched) shared.watched.remove(handle);
+  if (entry.finishedAt !== undefined) shared.finished.remove(handle, entry.finishedAt);
+}
+
+function indexShared(shared: SharedIndexes, handle: string, entry: MemoryEntry): void {
+  if (entry.watched) shared.watched.add(handle);
+  if (entry.finishedAt !== undefined) shared.finished.add(handle, entry.finishedAt);
+}
+
+/** What {@link pruneMemory} removes from: a backend's records, their scopes, outbox and indexes. */
+interface MemoryRecords {
+  entries: Map<string, MemoryEntry>;
+  byScope: Map<string, ScopeEntries>;
+  outbox: MemoryOutbox;
+  shared: SharedIndexes;
+}
+
+/**
+ * {@link HandleStoreFactory.prune} of a memory backend: the oldest finished records from the
+ * index, less those an owed event holds, each removed with its events within one turn of the
+ * event loop (a read sees it whole or not at all).
+ */
+function pruneMemory(records: MemoryRecords, query: PruneQuery): PruneResult {
+  const { olderThan, limit } = checkPruneQuery(query);
+  const { entries, byScope, outbox, shared } = records;
+  const eventsOf = (entry: MemoryEntry) => eventIdsOf(JSON.parse(entry.json) as InteractionRecord);
+  const held = (handle: string) => {
+    const entry = entries.get(handle);
+    return entry !== undefined && outbox.holds(eventsOf(entry));
+  };
+  const { handles, more } = shared.finished.oldest(olderThan, limit, held);
+  for (const handle of handles) {
+    const entry = entries.get(handle);
+    if (entry === undefined) continue;
+    entries.delete(handle);
+    outbox.forget(eventsOf(entry));
+    unindexShared(shared, handle, entry);
+    byScope.get(entry.scope)?.listing.remove(entry.generation, entry.kind, entry.key);
+  }
+  return { removed: handles.length, more };
 }
 
 /**
@@ -103,8 +161,11 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
   const openByPrincipal = new Map<string, number>();
   /** The events record writes added, and their deliveries (never part of a record's version). */
   const outbox = new MemoryOutbox();
-  /** The handles of the watched records of every scope, sorted. */
-  const watched = new WaitingIndex();
+  /** The indexes over every scope: the watched handles and the finished records (retention). */
+  const shared: SharedIndexes = { watched: new WaitingIndex(), finished: new FinishedIndex() };
+  const { watched } = shared;
+  const unindex = (handle: string, entry: MemoryEntry) => unindexShared(shared, handle, entry);
+  const index = (handle: string, entry: MemoryEntry) => indexShared(shared, handle, entry);
 
   /** Count `entry`'s record in (`by` 1) or out of (`by` -1) its principal's open records. */
   function countOpen(principal: string | undefined, entry: MemoryEntry | undefined, by: 1 | -1): void {
@@ -137,6 +198,7 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
       json,
       unfinished,
       watched: isWatched(record),
+      finishedAt: finishedAtOf(record),
       kind,
       generation,
       key: listKeyOf(record),
@@ -169,6 +231,7 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
     waiting,
     // Records live in this object: nothing to reach, nothing to migrate, nothing to close.
     ready: async () => ({ kind: 'ready' }),
+    prune: async (query) => pruneMemory({ entries, byScope, outbox, shared }, query),
     forBinding(binding: Binding): ListingHandleStore {
       const scope = bindingScope(binding);
       const principal = quotaPrincipalOf(binding);
@@ -176,12 +239,12 @@ export function createMemoryHandleStore(options?: Readonly<Record<string, never>
       const unlist = (handle: string, entry: MemoryEntry) => {
         listing.remove(entry.generation, entry.kind, entry.key);
         unfinished.delete(handle);
-        if (entry.watched) watched.remove(handle);
+        unindex(handle, entry);
       };
       const enlist = (handle: string, entry: MemoryEntry) => {
         listing.add(entry.generation, entry.kind, entry.key);
         if (entry.unfinished) unfinished.add(handle);
-        if (entry.watched) watched.add(handle);
+        index(handle, entry);
       };
       const own = (handle: string): MemoryEntry | undefined => {
         const entry = entries.get(handle);

@@ -12,8 +12,8 @@
  * 0.1.0 instance refuses as an unsupported format: it fails closed on such a row, never reads it
  * as a record. Rows a 0.1.0 instance wrote (`record_text` empty, the record in `record`, format 1)
  * are read as they are, and take the new layout (and format 2) at their next update. Beside the
- * record, a row keeps its state kind, listing group and binding generation for `listPage`
- * ({@link RecordColumns}).
+ * record, a row keeps its state kind, listing group and binding generation for `listPage`, and
+ * a finished record's finish time for `prune` ({@link RecordColumns}).
  *
  * It deliberately knows no SQL and no connection: it maps a record to column values and a row's
  * columns to a checked record.
@@ -21,6 +21,7 @@
 import { Buffer } from 'node:buffer';
 import { bindingGeneration, type VersionedRecord } from '../../core/contract/ports.js';
 import {
+  finishedAtOf,
   type InteractionRecord,
   type InteractionStateKind,
   type ListGroup,
@@ -81,6 +82,8 @@ export interface RecordColumns {
   group: ListGroup;
   /** The binding's generation, ASCII as `createdAt` (`generation`). */
   generation: string;
+  /** When a finished record finished, ms since the epoch (`finished_ms`, retention); else null. */
+  finishedAt: number | null;
   /** The record as `JSON.parse` gives it back, parsed when first read: what a create returns. */
   readonly copy: InteractionRecord;
 }
@@ -92,6 +95,7 @@ class EncodedColumns implements RecordColumns {
   readonly kind: InteractionStateKind;
   readonly group: ListGroup;
   readonly generation: string;
+  readonly finishedAt: number | null;
   readonly #json: string;
 
   constructor(json: string, record: InteractionRecord) {
@@ -101,6 +105,7 @@ class EncodedColumns implements RecordColumns {
     this.kind = record.state.kind;
     this.group = listGroupOf(record.state.kind);
     this.generation = escapeToAscii(bindingGeneration(record.binding));
+    this.finishedAt = finishedAtOf(record) ?? null;
   }
 
   get copy(): InteractionRecord {

@@ -13,7 +13,8 @@
  * 2. on a table that existed, each index missing (or left invalid by an interrupted build) is
  *    built with `CREATE INDEX CONCURRENTLY`, outside a transaction, so writes go on meanwhile;
  * 3. the `generation` of rows that have none (written before the column existed, or by an
- *    earlier version since), filled a batch at a time, each batch its own short statement.
+ *    earlier version since), filled a batch at a time, each batch its own short statement; the
+ *    same for the `principal` of open HTTP rows and the `finished_ms` of finished rows.
  *
  * A new table and a populated earlier table end the same; no record is rewritten (0.1.0 rows stay
  * readable and take the new layout at their next update, see `encoding.ts`).
@@ -23,12 +24,12 @@
  */
 import { base64UrlEncode } from '../../core/codec/base64url.js';
 import { bindingGeneration, LIST_CURSOR_KEY_BYTES } from '../../core/contract/ports.js';
-import { INTERACTION_STATE_KINDS, listGroupOf } from '../../core/model/record.js';
+import { finishedAtOf, INTERACTION_STATE_KINDS, listGroupOf } from '../../core/model/record.js';
 import { principalOfScope } from '../../core/store-kit/kit.js';
 import { decodeRecordRow, escapeToAscii } from './encoding.js';
-import { outboxMigrationStatements } from './outbox.js';
+import { outboxMigrationStatements, outboxTablesOf } from './outbox.js';
 import type { PgClientLike, PgConnection, PgQueryableLike } from './pool.js';
-import { keyStatements, WATCHED_ROWS } from './statements.js';
+import { eventHandleOf, FINISHED_ROWS, keyStatements, WATCHED_ROWS } from './statements.js';
 
 /** The longest `migrate()` waits for the lock its `ALTER TABLE`s take (writes wait behind it). */
 const DDL_LOCK_TIMEOUT = '5s';
@@ -74,11 +75,17 @@ export function migrationStatements(schema: string, qualified: string): string[]
     // Added with the per-principal quota: the principal of an HTTP record (the open records of
     // each principal have an index, below). Rows written before it get theirs in `fillPrincipals`.
     `ALTER TABLE ${qualified} ADD COLUMN IF NOT EXISTS principal text`,
+    // Added with retention: when a finished record finished (`finishedAtOf`, ms). Rows written
+    // before it get theirs in `fillFinishTimes`.
+    `ALTER TABLE ${qualified} ADD COLUMN IF NOT EXISTS finished_ms bigint`,
   ];
 }
 
-/** The indexes of the table: name suffix and definition (what follows `ON table`). */
-const INDEXES: readonly { suffix: string; definition: string }[] = [
+/**
+ * The indexes: name suffix, the table they are on (the records table unless `on` names an outbox
+ * table) and definition (what follows `ON table`).
+ */
+const INDEXES: readonly { suffix: string; on?: 'events' | 'deliveries'; definition: string }[] = [
   {
     suffix: 'unfinished',
     definition: `(scope, created_at COLLATE "C", handle COLLATE "C") WHERE unfinished`,
@@ -97,6 +104,11 @@ const INDEXES: readonly { suffix: string; definition: string }[] = [
   { suffix: 'open_principal', definition: '(principal) WHERE unfinished' },
   // The records a watcher polls, over every scope, in handle order (`waiting()`).
   { suffix: 'watched', definition: `(handle COLLATE "C") WHERE ${WATCHED_ROWS}` },
+  // The finished records by finish time: what retention removes, oldest first (`prune()`).
+  { suffix: 'finished', definition: `(finished_ms, handle) WHERE ${FINISHED_ROWS}` },
+  // Each handle's events and deliveries: what retention checks and removes with a record.
+  { suffix: 'events_handle', on: 'events', definition: `((${eventHandleOf('event_id')}))` },
+  { suffix: 'deliveries_handle', on: 'deliveries', definition: `((${eventHandleOf('event_id')}))` },
 ];
 
 /**
@@ -116,11 +128,22 @@ export const CURRENT_COLUMNS: readonly string[] = [
   'list_group',
   'generation',
   'principal',
+  'finished_ms',
 ];
 
-/** The names of the indexes `migrate()` builds on the records table `table`. */
+/** The names of the indexes `migrate()` builds for the records table `table` (and its outbox tables). */
 export function indexNamesOf(table: string): string[] {
   return INDEXES.map(({ suffix }) => `${table}_${suffix}`);
+}
+
+/** The quoted table an index of {@link INDEXES} is on. */
+function indexedTable(
+  schema: string,
+  table: string,
+  qualified: string,
+  on: 'events' | 'deliveries' | undefined,
+) {
+  return on === undefined ? qualified : outboxTablesOf(schema, table)[on];
 }
 
 /** The key table of the table `table` in `schema` (quoted): secrets the store's instances share. */
@@ -228,8 +251,9 @@ async function buildIndexesConcurrently(
   table: string,
   qualified: string,
 ): Promise<void> {
-  for (const { suffix, definition } of INDEXES) {
+  for (const { suffix, on, definition } of INDEXES) {
     const name = `${table}_${suffix}`;
+    const target = indexedTable(schema, table, qualified, on);
     const { rows } = await client.query(
       `SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
        JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
@@ -237,7 +261,7 @@ async function buildIndexesConcurrently(
     );
     if (rows[0]?.indisvalid === true) continue;
     if (rows[0] !== undefined) await client.query(`DROP INDEX CONCURRENTLY IF EXISTS "${schema}"."${name}"`);
-    await client.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS "${name}" ON ${qualified} ${definition}`);
+    await client.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS "${name}" ON ${target} ${definition}`);
   }
 }
 
@@ -283,6 +307,49 @@ async function fillGenerations(client: PgQueryableLike, qualified: string): Prom
   }
 }
 
+/**
+ * Fill `finished_ms` of finished rows that have none (written before the column existed, or by
+ * an earlier version since), from the decoded record (`finishedAtOf`), a batch at a time, each
+ * batch its own statement. A row that does not decode, or whose `updatedAt` is not a time, keeps
+ * none: retention never removes it.
+ */
+async function fillFinishTimes(client: PgQueryableLike, qualified: string): Promise<void> {
+  let after = '';
+  for (;;) {
+    const { rows } = await client.query(
+      `SELECT handle, version, record, record_text FROM ${qualified}
+       WHERE finished_ms IS NULL AND NOT unfinished AND handle > $1 ORDER BY handle LIMIT ${FILL_BATCH}`,
+      [after],
+    );
+    const handles: string[] = [];
+    const versions: number[] = [];
+    const times: number[] = [];
+    for (const row of rows) {
+      const handle = String(row.handle);
+      try {
+        const { version, record } = decodeRecordRow(row, handle);
+        const at = finishedAtOf(record);
+        if (at === undefined) continue;
+        handles.push(handle);
+        versions.push(version);
+        times.push(at);
+      } catch {
+        // Unreadable: left without a finish time.
+      }
+    }
+    if (handles.length > 0) {
+      await client.query(
+        `UPDATE ${qualified} AS t SET finished_ms = u.at
+         FROM unnest($1::text[], $2::int[], $3::bigint[]) AS u(handle, version, at)
+         WHERE t.handle = u.handle AND t.version = u.version AND t.finished_ms IS NULL`,
+        [handles, versions, times],
+      );
+    }
+    if (rows.length < FILL_BATCH) return;
+    after = String(rows[rows.length - 1]?.handle);
+  }
+}
+
 /** Run `work` in a transaction on `client` (already checked out). */
 async function inTransaction<T>(client: PgClientLike, work: () => Promise<T>): Promise<T> {
   await client.query('BEGIN');
@@ -321,8 +388,9 @@ export function migrate(
       await client.query(keyStatements(keys).insertCursorKey, [key]);
       const isFresh = rows[0]?.fresh === true;
       if (isFresh) {
-        for (const { suffix, definition } of INDEXES) {
-          await client.query(`CREATE INDEX IF NOT EXISTS "${table}_${suffix}" ON ${qualified} ${definition}`);
+        for (const { suffix, on, definition } of INDEXES) {
+          const target = indexedTable(schema, table, qualified, on);
+          await client.query(`CREATE INDEX IF NOT EXISTS "${table}_${suffix}" ON ${target} ${definition}`);
         }
       }
       return isFresh;
@@ -330,6 +398,7 @@ export function migrate(
     if (!fresh) await buildIndexesConcurrently(client, schema, table, qualified);
     await fillGenerations(client, qualified);
     await fillPrincipals(client, qualified);
+    await fillFinishTimes(client, qualified);
     await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [lock]);
   });
 }

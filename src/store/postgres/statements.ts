@@ -9,7 +9,7 @@
 
 import type { OutboxEvent } from '../../core/contract/outbox.js';
 import { MAX_UNFINISHED } from '../../core/contract/ports.js';
-import { READABLE_RECORD_FORMATS, WATCHED_STATE_KINDS } from '../../core/model/record.js';
+import { FINISHED, READABLE_RECORD_FORMATS, WATCHED_STATE_KINDS } from '../../core/model/record.js';
 import { RECORD_TEXT_MARKER } from './encoding.js';
 
 /** A statement the store sends as it is, or by name when statements are prepared. */
@@ -38,7 +38,7 @@ export function statement(text: string): Statement {
 }
 
 /** The first parameter of the `UPDATE` that carries a text head ({@link FORMAT_CHECK}). */
-const FIRST_HEAD_PARAMETER = 11;
+const FIRST_HEAD_PARAMETER = 12;
 
 /**
  * The `UPDATE`'s check, from a version this store has not decoded, that it overwrites a record of
@@ -68,15 +68,15 @@ function compact(text: string): string {
 export interface TableStatements {
   /** One row of a scope: `$1` handle, `$2` scope. */
   selectRow: Statement;
-  /** The compare-and-set from a version this store decoded or wrote (`$1`…`$10`). */
+  /** The compare-and-set from a version this store decoded or wrote (`$1`…`$11`). */
   updateFromDecoded: Statement;
   /** The compare-and-set from any other version, with the format check (`$11`… the text heads). */
   updateChecked: Statement;
-  /** {@link updateFromDecoded} adding the write's events in the same statement (`$11`–`$13`). */
+  /** {@link updateFromDecoded} adding the write's events in the same statement (`$12`–`$14`). */
   updateFromDecodedWithEvents: Statement;
   /** {@link updateChecked} adding the write's events in the same statement (after the text heads). */
   updateCheckedWithEvents: Statement;
-  /** The create of a finished record (no cap): `$1`…`$10` (`$10` the principal, or null). */
+  /** The create of a finished record (no cap): `$1`…`$11` (`$10` the principal, or null; `$11` the finish time). */
   insertFinished: Statement;
   /** The create of an unfinished record, inserted only while its scope is under the cap. */
   insertUnfinished: string;
@@ -94,18 +94,44 @@ export interface TableStatements {
    * so the planner can use it).
    */
   selectWatched: Statement;
+  /**
+   * Retention: remove at most `$2` finished rows that finished before `$1` (ms), oldest first, a
+   * range of the partial index `<table>_finished`, skipping rows another transaction holds and
+   * rows one of whose events is owed to a sink; their events and deliveries go in the same
+   * statement. Returns the count removed (`n`).
+   */
+  prune: Statement;
 }
+
+/**
+ * The handle part of an event id (`evt_<handle>_<sequence>`, `eventIdOf`) of the column `column`,
+ * in SQL: between `evt_` and the last `_`. The outbox tables' handle indexes are on this
+ * expression, word for word, so a prune finds a handle's events and deliveries through them.
+ */
+export function eventHandleOf(column: string): string {
+  return `substr(${column}, 5, length(${column}) - 4 - strpos(reverse(${column}), '_'))`;
+}
+
+/** The finished state kinds, as an SQL list. */
+const FINISHED_KINDS = [...FINISHED].map((kind) => `'${kind}'`).join(', ');
+
+/** The rows retention may remove: the predicate of the `<table>_finished` index. */
+export const FINISHED_ROWS = 'finished_ms IS NOT NULL';
 
 /** The rows a watcher polls: the predicate of the `<table>_watched` index and of its query. */
 export const WATCHED_ROWS = `state_kind IN (${WATCHED_STATE_KINDS.map((kind) => `'${kind}'`).join(', ')})`;
 
 /** The statements of the table `qualified` (schema and table, quoted). */
-export function tableStatements(qualified: string, events: string): TableStatements {
+export function tableStatements(
+  qualified: string,
+  { events, deliveries }: { events: string; deliveries: string },
+): TableStatements {
   const updateSet = `UPDATE ${qualified}
              SET record = $3::jsonb, record_text = $4, version = version + 1, unfinished = $5, created_at = $7,
-                 state_kind = $8, list_group = $9::smallint, generation = $10, written_at = now()
+                 state_kind = $8, list_group = $9::smallint, generation = $10, finished_ms = $11::bigint,
+                 written_at = now()
              WHERE handle = $1 AND scope = $2 AND version = $6`;
-  const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group, generation, principal)`;
+  const insert = `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group, generation, principal, finished_ms)`;
   return {
     selectRow: statement(`SELECT ${COLUMNS} FROM ${qualified} WHERE handle = $1 AND scope = $2`),
     updateFromDecoded: statement(compact(`${updateSet} RETURNING version`)),
@@ -123,10 +149,10 @@ export function tableStatements(qualified: string, events: string): TableStateme
       ),
     ),
     insertFinished: statement(
-      `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9, $10) ON CONFLICT (handle) DO NOTHING`,
+      `${insert} VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9, $10, $11::bigint) ON CONFLICT (handle) DO NOTHING`,
     ),
     insertUnfinished: `${insert}
-                   SELECT $1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9, $10
+                   SELECT $1, $2, 1, $3, $4, $5::jsonb, $6, $7, $8::smallint, $9, $10, $11::bigint
                    WHERE (SELECT count(*) FROM ${qualified} WHERE scope = $2 AND unfinished) < ${MAX_UNFINISHED}
                    ON CONFLICT (handle) DO NOTHING`,
     handleTaken: `SELECT 1 FROM ${qualified} WHERE handle = $1`,
@@ -141,6 +167,21 @@ export function tableStatements(qualified: string, events: string): TableStateme
     ),
     selectWatched: statement(
       `SELECT handle, scope, ${COLUMNS} FROM ${qualified} WHERE ${WATCHED_ROWS} AND handle COLLATE "C" > $1 ORDER BY handle COLLATE "C" LIMIT $2`,
+    ),
+    prune: statement(
+      compact(`WITH doomed AS (
+        SELECT t.handle FROM ${qualified} t
+        WHERE ${FINISHED_ROWS} AND t.finished_ms < $1::bigint AND NOT t.unfinished
+          AND t.state_kind IN (${FINISHED_KINDS})
+          AND NOT EXISTS (SELECT 1 FROM ${deliveries} d
+                          WHERE ${eventHandleOf('d.event_id')} = t.handle AND d.state = 'owed')
+        ORDER BY t.finished_ms, t.handle
+        LIMIT $2
+        FOR UPDATE OF t SKIP LOCKED),
+      gone AS (DELETE FROM ${qualified} WHERE handle IN (SELECT handle FROM doomed) RETURNING handle),
+      ev AS (DELETE FROM ${events} WHERE ${eventHandleOf('event_id')} IN (SELECT handle FROM gone)),
+      dl AS (DELETE FROM ${deliveries} WHERE ${eventHandleOf('event_id')} IN (SELECT handle FROM gone))
+      SELECT count(*)::int AS n FROM gone`),
     ),
   };
 }

@@ -26,12 +26,15 @@ import { optionNames, readOptions } from '../../core/contract/options.js';
 import type { EventOutbox } from '../../core/contract/outbox.js';
 import type {
   HandleStoreFactory,
+  PruneQuery,
+  PruneResult,
   StoreReadiness,
   WaitingPage,
   WaitingQuery,
 } from '../../core/contract/ports.js';
 import type { ValueRule } from '../../core/contract/rules.js';
 import { createReadiness } from '../../core/store-kit/readiness.js';
+import { checkPruneQuery } from '../../core/store-kit/retention.js';
 import { checkWaitingQuery } from '../../core/store-kit/waiting-index.js';
 import { outboxTablesOf, PostgresOutbox } from './outbox.js';
 import { openConnection, type PoolLike } from './pool.js';
@@ -102,6 +105,14 @@ export interface PostgresHandleStore extends HandleStoreFactory {
    * (`not_migrated` otherwise); `closed` after `close()`. It reads no record.
    */
   ready(): Promise<StoreReadiness>;
+  /**
+   * Remove finished rows that finished before `olderThan` (`HandleStoreFactory.prune`): one
+   * statement over a range of the partial index `<table>_finished`, oldest first, that skips rows
+   * other transactions hold (`FOR UPDATE SKIP LOCKED`) and locks only the rows it removes, with
+   * their events and deliveries. A row an earlier version wrote has no finish time until
+   * `migrate()` fills it, and is kept until then.
+   */
+  prune(query: PruneQuery): Promise<PruneResult>;
   /** End the pool the store made (a host's own pool is left open). */
   close(): Promise<void>;
 }
@@ -180,7 +191,7 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
   const outbox = new PostgresOutbox(connection, schema, table);
   const context: PgStoreContext = {
     connection,
-    statements: tableStatements(qualified, outboxTablesOf(schema, table).events),
+    statements: tableStatements(qualified, outboxTablesOf(schema, table)),
     keyStatements: keyStatements(keyTableOf(schema, table)),
     versions: createNotedVersions(),
     qualified,
@@ -193,5 +204,12 @@ export function createPostgresHandleStore(options: PostgresHandleStoreOptions): 
     outbox: () => outbox,
     waiting: async (query) => waitingPage(context, checkWaitingQuery(query)),
     ready: createReadiness(readinessCheck(connection, schema, table)),
+    async prune(query) {
+      const { olderThan, limit } = checkPruneQuery(query);
+      const { rows } = await connection.query(context.statements.prune, [olderThan, limit]);
+      const removed = Number(rows[0]?.n ?? 0);
+      // A batch that came back full may have left more behind.
+      return { removed, more: removed === limit };
+    },
   };
 }

@@ -133,6 +133,7 @@ async function update(
     row.kind,
     row.group,
     row.generation,
+    row.finishedAt,
   ];
   if (!known) {
     for (const format of READABLE_RECORD_FORMATS) values.push(recordTextHead(record.handle, format));
@@ -223,6 +224,7 @@ async function create(
     row.group,
     row.generation,
     quotaPrincipalOf(record.binding) ?? null,
+    row.finishedAt,
   ];
   const inserted = unfinished
     ? await insertUnfinished(ctx, lockKey, record.handle, values, quota)
