@@ -21,6 +21,7 @@ import { useTempDirs } from '../support/temp-dirs.js';
 import { type ContractBackend, describeHandleStoreContract, listPage, storeFailure } from './contract.js';
 import { httpA, makeRecord, newHandle, stdioA } from './fixtures.js';
 import { describeEventOutboxContract } from './outbox-contract.js';
+import { describePruneContract } from './prune-contract.js';
 import { describeReadyContract } from './ready-contract.js';
 import { killAfterWrites, raceCompareAndSet, runWorkers, sumTallies } from './spawn-worker.js';
 import { describeWaitingContract } from './waiting-contract.js';
@@ -121,6 +122,7 @@ describeReadyContract('file', async () => {
     },
   };
 });
+describePruneContract('file', fileBackend);
 
 describeEventOutboxContract('file', async () => {
   const stateDir = await tempStateDir();

@@ -7,6 +7,7 @@ import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js'
 import { describeHandleStoreContract } from './contract.js';
 import { makeRecord, stdioA } from './fixtures.js';
 import { describeEventOutboxContract } from './outbox-contract.js';
+import { describePruneContract } from './prune-contract.js';
 import { describeReadyContract } from './ready-contract.js';
 import { describeWaitingContract } from './waiting-contract.js';
 
@@ -33,3 +34,4 @@ describe('memory store', () => {
 describeEventOutboxContract('memory', async () => ({ factory: createMemoryHandleStore() }));
 describeWaitingContract('memory', async () => ({ factory: createMemoryHandleStore() }));
 describeReadyContract('memory', async () => ({ factory: createMemoryHandleStore() }));
+describePruneContract('memory', async () => ({ factory: createMemoryHandleStore() }));

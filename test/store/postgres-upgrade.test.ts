@@ -136,11 +136,55 @@ describe.runIf(url)('PostgreSQL rolling upgrade from the previous version', () =
       [qualified],
     );
     expect(indexes.map((row) => [row.relname, row.indisvalid])).toEqual(
-      ['generation_listing', 'listing', 'open_principal', 'pkey', 'unfinished', 'watched'].map((suffix) => [
-        `${table}_${suffix}`,
-        true,
-      ]),
+      ['finished', 'generation_listing', 'listing', 'open_principal', 'pkey', 'unfinished', 'watched'].map(
+        (suffix) => [`${table}_${suffix}`, true],
+      ),
     );
+    // Retention's indexes on the outbox tables: each handle's events and deliveries.
+    const { rows: outboxIndexes } = await admin.query(
+      `SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+       WHERE c.relname IN ($1, $2) ORDER BY c.relname`,
+      [`${table}_deliveries_handle`, `${table}_events_handle`],
+    );
+    expect(outboxIndexes.map((row) => [row.relname, row.indisvalid])).toEqual([
+      [`${table}_deliveries_handle`, true],
+      [`${table}_events_handle`, true],
+    ]);
+  });
+
+  it('fills the finish time of the finished rows the previous version wrote, so prune() removes them', async () => {
+    const store = current();
+    const finishedOf = async (handle: string) =>
+      (await admin.query(`SELECT finished_ms FROM ${qualified} WHERE handle = $1`, [handle])).rows[0]
+        ?.finished_ms;
+    const old = recordSeries(
+      earlierGeneration(binding),
+      'completed',
+      20,
+      'prev_old',
+      '2026-02-01T00:00:00.000Z',
+    );
+    expect(Number(await finishedOf(old[0]!.handle))).toBe(Date.parse(old[0]!.updatedAt));
+    // A finished row the previous version writes now has none until migrate() runs again: kept.
+    const late = makeRecord(binding, 'expired', {
+      handle: 'prev_late_done',
+      createdAt: '2026-01-15T00:00:00.000Z',
+    });
+    await previous().forBinding(binding).create(late);
+    expect(await finishedOf(late.handle)).toBeNull();
+    const cutoff = Date.parse('2026-03-01T00:00:00.000Z');
+    let removed = 0;
+    for (let more = true; more; ) {
+      const result = await store.prune({ olderThan: cutoff, limit: 7 });
+      removed += result.removed;
+      more = result.more;
+    }
+    expect(removed).toBe(20);
+    expect((await current().forBinding(late.binding).get(late.handle))?.version).toBe(1);
+    await store.migrate();
+    expect(await store.prune({ olderThan: cutoff })).toEqual({ removed: 1, more: false });
+    // The waiting rows stay.
+    expect((await store.waiting({ limit: 100 })).records.length).toBe(21);
   });
 
   it('waiting() lists the waiting rows the previous version wrote, before and during migrate()', async () => {

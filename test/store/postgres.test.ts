@@ -53,6 +53,7 @@ import {
   stdioA,
 } from './fixtures.js';
 import { describeEventOutboxContract } from './outbox-contract.js';
+import { describePruneContract } from './prune-contract.js';
 import { describeReadyContract } from './ready-contract.js';
 import { killAfterWrites, runWorkers, sumTallies } from './spawn-worker.js';
 import { describeWaitingContract } from './waiting-contract.js';
@@ -251,6 +252,7 @@ if (url === undefined || url === '') {
       }
     });
   });
+  describePruneContract('postgres', () => pgBackend(true));
 
   describe('PostgreSQL store', () => {
     let table: string;
