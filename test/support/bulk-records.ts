@@ -111,6 +111,7 @@ export async function writeRecordRows(
     kind: [] as string[],
     group: [] as number[],
     generation: [] as string[],
+    finished: [] as (number | null)[],
   };
   for (const record of records) {
     const row = encodeRecordColumns(record);
@@ -122,12 +123,13 @@ export async function writeRecordRows(
     columns.kind.push(row.kind);
     columns.group.push(row.group);
     columns.generation.push(row.generation);
+    columns.finished.push(row.finishedAt);
   }
   await db.query(
-    `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group, generation)
-     SELECT u.handle, u.scope, 1, u.unfinished, u.created_at, $9::jsonb, u.record_text, u.state_kind, u.list_group, u.generation
-     FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[])
-       AS u(handle, scope, unfinished, created_at, record_text, state_kind, list_group, generation)`,
+    `INSERT INTO ${qualified} (handle, scope, version, unfinished, created_at, record, record_text, state_kind, list_group, generation, finished_ms)
+     SELECT u.handle, u.scope, 1, u.unfinished, u.created_at, $9::jsonb, u.record_text, u.state_kind, u.list_group, u.generation, u.finished_ms
+     FROM unnest($1::text[], $2::text[], $3::boolean[], $4::text[], $5::text[], $6::text[], $7::smallint[], $8::text[], $10::bigint[])
+       AS u(handle, scope, unfinished, created_at, record_text, state_kind, list_group, generation, finished_ms)`,
     [
       columns.handle,
       columns.scope,
@@ -138,6 +140,7 @@ export async function writeRecordRows(
       columns.group,
       columns.generation,
       RECORD_TEXT_MARKER_JSON,
+      columns.finished,
     ],
   );
 }

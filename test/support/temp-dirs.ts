@@ -18,14 +18,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 
-/** Returns a function that makes a fresh directory named `prefix…`; all are removed after the suite. */
-export function useTempDirs(prefix: string): () => Promise<string> {
+/**
+ * Returns a function that makes a fresh directory named `prefix…`; all are removed after the suite.
+ * `under` puts them below another directory than the system's temporary one (a test that writes
+ * tens of thousands of files uses memory-backed `/dev/shm` where there is one, so it measures the
+ * store rather than the disk).
+ */
+export function useTempDirs(prefix: string, under: string = tmpdir()): () => Promise<string> {
   const dirs: string[] = [];
   afterAll(async () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
   return async () => {
-    const dir = await mkdtemp(join(tmpdir(), prefix));
+    const dir = await mkdtemp(join(under, prefix));
     dirs.push(dir);
     return dir;
   };
