@@ -42,6 +42,7 @@ describe('readStdioConfig', () => {
       allowInsecureLocalhost: false,
       claudeChannel: false,
       watch: true,
+      retentionMs: 30 * 86_400_000,
     });
   });
 
@@ -157,6 +158,18 @@ describe('one source per rule', () => {
     expect(
       readStdioConfig({ HOME: '/h', SESS_EXPECTED_WORKSPACE_ID: 'ws.1:a-b' }, linux).expectedWorkspaceId,
     ).toBe('ws.1:a-b');
+  });
+
+  it('reads SESS_MCP_RETENTION as a duration or off, and names it when it refuses one', () => {
+    const retention = (value: string) =>
+      readStdioConfig({ HOME: '/h', SESS_MCP_RETENTION: value }, linux).retentionMs;
+    expect(retention('12h')).toBe(12 * 3_600_000);
+    expect(retention('90d')).toBe(90 * 86_400_000);
+    expect(retention('off')).toBe(false);
+    for (const bad of ['0', '30', '1w', '0s', 'OFF', '3651d']) {
+      const error = refusal({ HOME: '/h', SESS_MCP_RETENTION: bad });
+      expect(error.message).toContain('SESS_MCP_RETENTION must be a whole number and a unit');
+    }
   });
 
   it('states the wait rule when it refuses SESS_MCP_MAX_WAIT_MS', () => {

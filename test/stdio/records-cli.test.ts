@@ -479,3 +479,51 @@ describe('records written by 0.1.0', () => {
     expect(await access().list()).toHaveLength(handles.length - 1);
   });
 });
+
+describe('records prune', () => {
+  const pruneAccess = () => ({
+    ...access(),
+    prune: createFileHandleStore({ stateDir, profile: 'default' }).prune,
+  });
+  const done = (handle: string, at: string) =>
+    record(
+      handle,
+      {
+        kind: 'completed',
+        sessionId: 'sess_9',
+        revision: 1,
+        lastMutation: { kind: 'complete', expectedRevision: 1, responseEventId: 'evt_9' },
+      },
+      at,
+    );
+
+  it('removes finished records older than --older-than (30 days by default), never the others', async () => {
+    await seed();
+    const store = createFileHandleStore({ stateDir, profile: 'default' }).forBinding(binding);
+    const day = 86_400_000;
+    await store.create(done('h_done_old_000000005', new Date(Date.now() - 40 * day).toISOString()));
+    await store.create(done('h_done_new_000000006', new Date(Date.now() - 2 * day).toISOString()));
+    const first = io();
+    expect(await runRecordsCli(['prune'], first.io, pruneAccess())).toBe(0);
+    expect(first.out()).toMatch(/^Removed 1 finished record\(s\) that finished before \d{4}-/);
+    expect(await access().read('h_done_old_000000005')).toBeUndefined();
+    expect(await access().read('h_done_new_000000006')).toBeDefined();
+    const second = io();
+    expect(await runRecordsCli(['prune', '--older-than', '1d'], second.io, pruneAccess())).toBe(0);
+    expect(second.out()).toMatch(/^Removed 1 /);
+    // Records waiting on the person, the agent or the owner stay, however old.
+    const left = (await access().list()).map((entry) => entry.handle);
+    expect(left).toEqual(['h_answered_0000000001', 'h_blocked_00000000002', 'h_unknown_00000000003']);
+  });
+
+  it('refuses a duration it cannot read, and a store without prune', async () => {
+    for (const bad of ['30', '0d', '1w', '-1d', '3651d', 'abc']) {
+      const run = io();
+      expect(await runRecordsCli(['prune', '--older-than', bad], run.io, pruneAccess()), bad).toBe(2);
+      expect(run.err()).toContain('--older-than must be a whole number and a unit');
+    }
+    const run = io();
+    expect(await runRecordsCli(['prune'], run.io, access())).toBe(2);
+    expect(run.err()).toContain('this store cannot prune');
+  });
+});
