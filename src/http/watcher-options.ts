@@ -130,7 +130,7 @@ export interface SessMcpWatcherOptions {
    * record waiting on the person, the agent or the owner is never removed, nor one whose event is
    * still owed to `onEvent` or the webhook. A removed handle answers `HANDLE_NOT_FOUND`. Keep it
    * longer than the webhook's retry span (24 hours), so every event is delivered first.
-   * @default 2592000000 (30 days; `DEFAULT_RETENTION_MS`)
+   * @default 2592000000 (30 days)
    */
   retention?: number | false;
   /**
