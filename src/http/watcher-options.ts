@@ -14,7 +14,12 @@ import {
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
 } from '../core/contract/rules.js';
-import { type Prune, readRetention } from '../faces/wake/retention.js';
+import {
+  DELIVERING_RETENTION_TEXT,
+  MIN_DELIVERING_RETENTION_MS,
+  type Prune,
+  readRetention,
+} from '../faces/wake/retention.js';
 import {
   readRoutedWebhookOptions,
   readWebhookOptions,
@@ -128,8 +133,9 @@ export interface SessMcpWatcherOptions {
    * ones through `handleStores.prune()`: `start()` at most once a minute, `sweep()` once per sweep
    * with the budget left after delivery, each pass in batches of 100, at most 1000 records. A
    * record waiting on the person, the agent or the owner is never removed, nor one whose event is
-   * still owed to `onEvent` or the webhook. A removed handle answers `HANDLE_NOT_FOUND`. Keep it
-   * longer than the webhook's retry span (24 hours), so every event is delivered first.
+   * still owed to `onEvent` or the webhook. A removed handle answers `HANDLE_NOT_FOUND`. With
+   * `onEvent` or a webhook it must be at least the delivery retry span (24 hours), so every event
+   * is delivered or dead-lettered first.
    * @default 2592000000 (30 days)
    */
   retention?: number | false;
@@ -261,6 +267,10 @@ function resolveRetention(
     if (options.retention === undefined) return undefined;
     read.fail('retention', 'needs a store with prune() (handleStores.prune), or false');
   }
+  const delivers =
+    options.onEvent !== undefined || options.webhook !== undefined || options.webhookFor !== undefined;
+  if (delivers && ms < MIN_DELIVERING_RETENTION_MS)
+    read.fail('retention', `must be ${DELIVERING_RETENTION_TEXT}`);
   const prune = stores.prune as NonNullable<HandleStoreFactory['prune']>;
   return { prune: (query) => prune.call(stores, query), ms };
 }

@@ -27,6 +27,7 @@ import {
   WAIT_CEILING_MS,
   WAIT_MS_RULE,
 } from '../core/contract/rules.js';
+import { DELIVERING_RETENTION_TEXT, MIN_DELIVERING_RETENTION_MS } from '../faces/wake/retention.js';
 import { readWebhookEnv, type WebhookConfig } from '../faces/wake/webhook-config.js';
 import { SessApiError, SessMcpError, type ToolSet } from '../index.js';
 import { DEFAULT_SESS_ORIGIN, validateSessOrigin } from '../sess/index.js';
@@ -273,6 +274,10 @@ export function readStdioConfig(env: EnvLike, platform: StdioConfigPlatform = {}
   }
   const webhook = readWebhookEnv(env, { allowInsecureLocalhost, notConfigured });
   if (webhook !== undefined) config.webhook = webhook;
+  const delivers = webhook !== undefined || config.claudeChannel;
+  if (delivers && config.retentionMs !== false && config.retentionMs < MIN_DELIVERING_RETENTION_MS) {
+    throw notConfigured(STDIO_ENV.retention, `${STDIO_ENV.retention} must be ${DELIVERING_RETENTION_TEXT}.`);
+  }
   return config;
 }
 

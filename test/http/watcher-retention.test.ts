@@ -70,4 +70,16 @@ describe('createSessMcpWatcher retention', () => {
     ).toThrow(/option "retention" needs a store with prune\(\)/);
     expect(() => createSessMcpWatcher({ handleStores: withoutPrune, credentialFor })).not.toThrow();
   });
+
+  it('refuses a retention shorter than the delivery retry span while events are delivered', () => {
+    const stores = createMemoryHandleStore();
+    const onEvent = () => {};
+    expect(() =>
+      createSessMcpWatcher({ handleStores: stores, credentialFor, onEvent, retention: 23 * 3_600_000 }),
+    ).toThrow(/option "retention" must be at least 24 hours while events are delivered/);
+    expect(() =>
+      createSessMcpWatcher({ handleStores: stores, credentialFor, onEvent, retention: 24 * 3_600_000 }),
+    ).not.toThrow();
+    expect(() => createSessMcpWatcher({ handleStores: stores, credentialFor, onEvent })).not.toThrow();
+  });
 });

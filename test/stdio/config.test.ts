@@ -170,6 +170,13 @@ describe('one source per rule', () => {
       const error = refusal({ HOME: '/h', SESS_MCP_RETENTION: bad });
       expect(error.message).toContain('SESS_MCP_RETENTION must be a whole number and a unit');
     }
+    // While events are delivered, nothing shorter than their retry span.
+    const delivering = { HOME: '/h', SESS_MCP_CLAUDE_CHANNEL: '1' };
+    expect(refusal({ ...delivering, SESS_MCP_RETENTION: '12h' }).message).toContain(
+      'SESS_MCP_RETENTION must be at least 24 hours while events are delivered',
+    );
+    expect(readStdioConfig({ ...delivering, SESS_MCP_RETENTION: '1d' }, linux).retentionMs).toBe(86_400_000);
+    expect(readStdioConfig({ ...delivering, SESS_MCP_RETENTION: 'off' }, linux).retentionMs).toBe(false);
   });
 
   it('states the wait rule when it refuses SESS_MCP_MAX_WAIT_MS', () => {

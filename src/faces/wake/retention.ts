@@ -10,6 +10,7 @@
 import type { OptionReader } from '../../core/contract/options.js';
 import { DEFAULT_RETENTION_MS, RETENTION_MS_RULE } from '../../core/contract/rules.js';
 import type { PruneQuery, PruneResult } from '../../index.js';
+import { DEFAULT_WEBHOOK_SCHEDULE } from './webhook-schedule.js';
 
 /** How many records one batch of a watcher's pass removes. */
 export const RETENTION_BATCH = 100;
@@ -31,6 +32,16 @@ export function readRetention(read: OptionReader, value: unknown): number | fals
   if (!RETENTION_MS_RULE.test(value)) read.fail('retention', `must be ${RETENTION_MS_RULE.text}`);
   return value;
 }
+
+/**
+ * The shortest retention a watcher that delivers events (a webhook, `onEvent`, a Claude Code
+ * channel) may keep: the delivery retry span. A store counts an event as owed only once a sink
+ * attempted it, so a shorter retention could remove a record whose event no sink has taken yet.
+ */
+export const MIN_DELIVERING_RETENTION_MS = DEFAULT_WEBHOOK_SCHEDULE.spanMs;
+
+/** The words a refused retention of a delivering watcher gets ("must be …"). */
+export const DELIVERING_RETENTION_TEXT = `at least ${MIN_DELIVERING_RETENTION_MS / 3_600_000} hours while events are delivered (the delivery retry span): an event not yet delivered keeps its record that long`;
 
 /**
  * One pass: batches of {@link RETENTION_BATCH} records that finished more than `retentionMs`
