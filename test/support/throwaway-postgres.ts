@@ -1,9 +1,9 @@
 /**
- * A PostgreSQL cluster of a test's own, for a test that stops its database: started by
- * `scripts/ci-postgres.sh` in a directory of its own (so the cluster other suites share through
- * `DATABASE_URL` is never touched), and stopped and removed by the same script.
+ * A PostgreSQL cluster of a test's own, for a test that stops or restarts its database: started
+ * by `scripts/ci-postgres.sh` in a directory of its own (so the cluster other suites share through
+ * `DATABASE_URL` is never touched), restarted, stopped and removed by the same script.
  *
- * It only starts and stops the cluster: what runs against it is the test's own. Starting takes
+ * It only starts, restarts and stops the cluster: what runs against it is the test's own. Starting takes
  * about two seconds (`initdb`), so a suite starts it early and awaits it where it is needed.
  *
  * @example
@@ -28,6 +28,8 @@ const run = promisify(execFile);
 export interface ThrowawayPostgres {
   /** The connection string of its test database. */
   readonly url: string;
+  /** Restart the server (a fast shutdown, then a start on the same port and data). */
+  restart(): Promise<void>;
   /** Stop the server and remove its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -45,6 +47,9 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
   let stopped: Promise<void> | undefined;
   return {
     url,
+    async restart() {
+      await run('bash', [script, '--restart'], { env, timeout: 120_000 });
+    },
     stop() {
       stopped ??= run('bash', [script, '--stop'], { env, timeout: 60_000 }).then(() =>
         rm(parent, { recursive: true, force: true }),
