@@ -29,8 +29,8 @@ export interface FaultRecord {
   kind: ScheduledFault['kind'];
   /** `Date.now()` when it was injected. */
   at: number;
-  /** When it was over: the new instance listening, PostgreSQL back, the receiver back up. */
-  over?: number;
+  /** When it was over: the new instance listening, PostgreSQL back, the backends ended, the receiver back up. */
+  over: number;
   /** What proves it happened. */
   happened: boolean;
   evidence: Record<string, string | number | boolean>;

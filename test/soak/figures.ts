@@ -5,14 +5,17 @@
  * the first successful call on the path it hit:
  *
  * - an instance killed: the first call the new process on its port served;
- * - PostgreSQL restarted, its connections ended: the first call started after the fault that
- *   succeeded (every tool call reads or writes the store);
+ * - PostgreSQL restarted, its connections ended: the first call that succeeded among those
+ *   started once the fault was over (the database accepting connections again, the backends
+ *   ended), so a call that slipped through before the shutdown does not count (every tool call
+ *   reads or writes the store);
  * - the receiver down: the first event that reached it after it came back.
  *
  * Figures only: nothing here decides whether the run passed (`ledger.ts` counts, the test asserts).
  */
 import type { CallRecord } from './calls.js';
 import type { FaultRecord } from './faults.js';
+import type { RunningHaproxy } from './haproxy.js';
 import type { ReceiverTally } from './receiver.js';
 
 /** The soak's figures. */
@@ -30,7 +33,12 @@ export interface Figures {
   recoveries: Array<{
     kind: string;
     atS: number;
+    /** From the fault to the first successful call on its path (see above). */
     recoveryMs: number | undefined;
+    /** From the fault until it was over (an instance listening again, PostgreSQL back, the receiver up). */
+    outageMs: number;
+    /** A kill: from the fault until HAProxy's check found the instance's server up again. */
+    balancerUpMs?: number;
     evidence: FaultRecord['evidence'];
   }>;
 }
@@ -46,16 +54,28 @@ function recoveryOf(fault: FaultRecord, log: CallRecord[], tally: ReceiverTally)
   let first: number | undefined;
   if (fault.kind === 'receiver_down') {
     for (const at of tally.firstAt.values())
-      if (at >= fault.over! && (first === undefined || at < first)) first = at;
-    return first === undefined ? undefined : first - fault.over!;
+      if (at >= fault.over && (first === undefined || at < first)) first = at;
+    return first === undefined ? undefined : first - fault.over;
   }
   const newPid = fault.kind === 'kill' ? Number(fault.evidence.newPid) : undefined;
+  const from = fault.kind === 'kill' ? fault.at : fault.over;
   for (const call of log) {
-    if (!call.ok || call.startedAt < fault.at) continue;
+    if (!call.ok || call.startedAt < from) continue;
     if (newPid !== undefined && call.pid !== newPid) continue;
     if (first === undefined || call.endedAt < first) first = call.endedAt;
   }
   return first === undefined ? undefined : first - fault.at;
+}
+
+function balancerUp(
+  fault: FaultRecord,
+  transitions: RunningHaproxy['transitions'],
+): { balancerUpMs?: number } {
+  if (fault.kind !== 'kill') return {};
+  const up = transitions.find(
+    (t) => t.server === fault.evidence.instance && t.state === 'UP' && t.at >= fault.at,
+  );
+  return up === undefined ? {} : { balancerUpMs: up.at - fault.at };
 }
 
 /** The figures of a run that started its load at `startedAt`. */
@@ -64,6 +84,7 @@ export function figuresOf(
   faults: FaultRecord[],
   tally: ReceiverTally,
   startedAt: number,
+  transitions: RunningHaproxy['transitions'],
 ): Figures {
   const failures: Record<string, number> = {};
   const callsPerTool: Record<string, number> = {};
@@ -91,6 +112,8 @@ export function figuresOf(
       kind: fault.kind,
       atS: Math.round((fault.at - startedAt) / 100) / 10,
       recoveryMs: recoveryOf(fault, log, tally),
+      outageMs: fault.over - fault.at,
+      ...balancerUp(fault, transitions),
       evidence: fault.evidence,
     })),
   };

@@ -57,6 +57,8 @@ export interface RunningHaproxy {
   /** `http://127.0.0.1:<port>/mcp`. */
   readonly url: string;
   readonly pid: number;
+  /** Its health checks' verdicts as they came: which server went `UP` or `DOWN`, when (`Date.now()`). */
+  readonly transitions: Array<{ at: number; server: string; state: 'UP' | 'DOWN' }>;
   stop(): Promise<void>;
 }
 
@@ -71,8 +73,13 @@ export async function startHaproxy(
   await writeFile(config, haproxyConfig(port, servers));
   const child: ChildProcess = spawn(bin, ['-db', '-f', config], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
+  const transitions: RunningHaproxy['transitions'] = [];
   child.stderr?.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-4_000);
+    const text = chunk.toString('utf8');
+    stderr = (stderr + text).slice(-4_000);
+    for (const m of text.matchAll(/Server instances\/(\w+) is (UP|DOWN)/g)) {
+      transitions.push({ at: Date.now(), server: m[1]!, state: m[2] as 'UP' | 'DOWN' });
+    }
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}/mcp`;
@@ -91,6 +98,7 @@ export async function startHaproxy(
   return {
     url,
     pid: child.pid as number,
+    transitions,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;

@@ -44,7 +44,8 @@ export interface SoakReport {
   durationS: number;
   startedAt: string;
   wallS: number;
-  loadAverage: number[];
+  /** The machine's load average (1, 5, 15 min) when the load started and when it ended. */
+  loadAverage: { atStart: number[]; atEnd: number[] };
   schedule: ScheduledFault[];
   faults: FaultRecord[];
   ledger: Ledger;
@@ -56,6 +57,8 @@ export interface SoakReport {
 /** The webhook retry schedule runs at 1/50 of its real times, so an outage drains in seconds. */
 const WEBHOOK_SCALE = '0.02';
 const INSTANCES = ['a', 'b', 'c'];
+
+const loadAverage = () => loadavg().map((l) => Math.round(l * 10) / 10);
 
 /** `count` ports free on 127.0.0.1 now. */
 async function freePorts(count: number): Promise<number[]> {
@@ -110,7 +113,9 @@ export async function runSoak(options: SoakOptions, stack = new SoakStack()): Pr
   try {
     const dir = await mkdtemp(join(tmpdir(), 'sess-mcp-soak-'));
     stack.push(() => rm(dir, { recursive: true, force: true }));
-    const [cluster, sess] = await Promise.all([startThrowawayPostgres(), startLocalSess()]);
+    // Answered Sessions stay open at Sess until completed: no plan limit in a run of thousands.
+    const plan = { maxOpenSessions: 1_000_000 };
+    const [cluster, sess] = await Promise.all([startThrowawayPostgres(), startLocalSess({ plan })]);
     stack.push(() => cluster.stop());
     stack.push(() => sess.close());
     const observer = new pg.Pool({
@@ -165,6 +170,7 @@ export async function runSoak(options: SoakOptions, stack = new SoakStack()): Pr
     const lanes = tokens.map((token) => new Lane(haproxy.url, token, log));
     stack.push(() => Promise.all(lanes.map((lane) => lane.close())));
     const startedAt = Date.now();
+    const loadAtStart = loadAverage();
     const loadEndsAt = startedAt + options.durationS * 1_000;
     const stories: Story[] = [];
     const ctx: StoryContext = { sess, stories, running: () => Date.now() < loadEndsAt };
@@ -202,11 +208,11 @@ export async function runSoak(options: SoakOptions, stack = new SoakStack()): Pr
       durationS: options.durationS,
       startedAt: new Date(startedAt).toISOString(),
       wallS: (Date.now() - began) / 1000,
-      loadAverage: loadavg().map((l) => Math.round(l * 10) / 10),
+      loadAverage: { atStart: loadAtStart, atEnd: loadAverage() },
       schedule,
       faults: faultRecords,
       ledger,
-      figures: figuresOf(log, faultRecords, receiver.tally, startedAt),
+      figures: figuresOf(log, faultRecords, receiver.tally, startedAt, haproxy.transitions),
       drainS,
     };
   } finally {

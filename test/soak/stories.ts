@@ -5,11 +5,12 @@
  * - `wait`: waits for the person with `sess_response` while the person answers on the page;
  * - `late`: the person answers while the agent is away, and the agent asks a few seconds later
  *   (the instances' watchers usually learn the answer first, and deliver its event);
- * - `complete`: as `wait`, then `sess_complete`;
  * - `withdraw`: the agent takes the question back with `sess_withdraw`.
  *
  * Every answer read back is compared with what the person gave; an answered story then repeats
- * `sess_response` (the figure the soak reports) and lists its principal's interactions. A
+ * `sess_response` (the figure the soak reports) and finishes with `sess_complete`, as an agent
+ * that got its answer does (an unfinished interaction counts against its scope's cap), then lists
+ * its principal's interactions. A
  * `sess_request` whose outcome the agent could not learn is made again with the same arguments;
  * each such failed create is counted on the story, for the ledger to account for.
  *
@@ -24,7 +25,7 @@ import { approvalSurface } from '../support/surfaces.js';
 import { type Lane, persist } from './calls.js';
 
 /** The kinds of story. */
-export type Plan = 'wait' | 'late' | 'complete' | 'withdraw';
+export type Plan = 'wait' | 'late' | 'withdraw';
 
 /** One story: what the agent asked, what came of it. */
 export interface Story {
@@ -53,7 +54,7 @@ export interface StoryContext {
   running(): boolean;
 }
 
-const PLANS: readonly Plan[] = ['wait', 'wait', 'late', 'late', 'complete', 'withdraw'];
+const PLANS: readonly Plan[] = ['wait', 'wait', 'late', 'late', 'withdraw'];
 let nextId = 0;
 
 /** The arguments of a story's create, the same on every attempt. */
@@ -150,19 +151,17 @@ async function withdraw(lane: Lane, story: Story): Promise<void> {
   story.end = out.ok ? out.interaction.state : 'gaveUp' in out ? 'gave_up' : `refused:${out.error.code}`;
 }
 
-/** The answered story's repeats, and the complete of a `complete` story. */
+/** The answered story's repeats and its complete. */
 async function afterAnswer(lane: Lane, story: Story, eventId: string): Promise<void> {
   for (let i = 0; i < 2; i++) {
     await persist(lane, 'sess_response', { handle: story.handle, revision: 1, wait_ms: 0 }, { repeat: true });
   }
-  if (story.plan === 'complete') {
-    const out = await persist(lane, 'sess_complete', {
-      handle: story.handle,
-      expected_revision: 1,
-      response_event_id: eventId,
-    });
-    story.end = out.ok ? out.interaction.state : 'gaveUp' in out ? 'gave_up' : `refused:${out.error.code}`;
-  }
+  const out = await persist(lane, 'sess_complete', {
+    handle: story.handle,
+    expected_revision: 1,
+    response_event_id: eventId,
+  });
+  story.end = out.ok ? out.interaction.state : 'gaveUp' in out ? 'gave_up' : `refused:${out.error.code}`;
 }
 
 /** Tell one story on `lane` (of `plan`, or the next in turn). */
@@ -205,14 +204,14 @@ export async function storyLoop(ctx: StoryContext, lane: Lane): Promise<void> {
 }
 
 /**
- * The probe: one answered story of its own lane, then a repeat `sess_response` on it every
+ * The probe: one answered (and completed) story of its own lane, then a repeat `sess_response` on it every
  * `everyMs` while the run lasts, one attempt each (so a fault shows in the log at once).
  */
 export async function probeLoop(ctx: StoryContext, lane: Lane, everyMs = 200): Promise<void> {
   let handle: string | undefined;
   while (handle === undefined && ctx.running()) {
     const story = await tellStory(ctx, lane, 'wait');
-    if (story.end === 'answered') handle = story.handle;
+    if (story.end === 'completed') handle = story.handle;
   }
   while (ctx.running()) {
     await lane.attempt('sess_response', { handle, revision: 1, wait_ms: 0 }, true);

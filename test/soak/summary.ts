@@ -10,7 +10,7 @@ const ms = (value: number | undefined) => (value === undefined ? 'never' : `${Ma
 export function summarize(report: SoakReport): string {
   const { ledger: l, figures: f } = report;
   const lines = [
-    `soak: ${report.durationS} s of load, ${report.wallS.toFixed(0)} s wall, load average ${report.loadAverage.join(' ')}`,
+    `soak: ${report.durationS} s of load, ${report.wallS.toFixed(0)} s wall, load average ${report.loadAverage.atStart.join(' ')} at the start, ${report.loadAverage.atEnd.join(' ')} at the end`,
     `  stories ${l.stories} (${Object.entries(l.ends)
       .map(([end, n]) => `${end} ${n}`)
       .join(', ')})`,
@@ -28,7 +28,7 @@ export function summarize(report: SoakReport): string {
       const proof = Object.entries(fault.evidence)
         .map(([k, v]) => `${k}=${v}`)
         .join(' ');
-      return `    +${r.atS} s ${fault.kind}: happened=${fault.happened} (${proof}); recovery ${ms(r.recoveryMs)}`;
+      return `    +${r.atS} s ${fault.kind}: happened=${fault.happened} (${proof}); over after ${ms(r.outageMs)}${r.balancerUpMs === undefined ? '' : `, up at the balancer after ${ms(r.balancerUpMs)}`}, recovery ${ms(r.recoveryMs)}`;
     }),
   ];
   return lines.join('\n');

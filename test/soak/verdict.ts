@@ -20,6 +20,12 @@ export function verdictOf(report: SoakReport): string[] {
   zero(l.unverifiedDeliveries, 'deliveries that did not verify');
   zero(l.deadEvents, 'events dead-lettered');
   if (l.answered === 0) problems.push('no answer was given: the load did not run');
+  // A cap the load ran into means the load stopped being the load: the run proves less.
+  for (const [end, count] of Object.entries(l.ends)) {
+    if (/^refused:(STATE_STORE_FULL|PRINCIPAL_QUOTA_REACHED|PLAN_LIMIT_REACHED)$/.test(end)) {
+      problems.push(`${count} stories ${end}: the load ran into a cap`);
+    }
+  }
   for (const fault of report.faults) {
     if (!fault.happened)
       problems.push(`the ${fault.kind} fault did not happen: ${JSON.stringify(fault.evidence)}`);
