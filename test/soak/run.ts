@@ -193,7 +193,9 @@ export async function runSoak(options: SoakOptions, stack = new SoakStack()): Pr
     }
     const faultRecords = await faults;
     const loadEnded = Date.now();
-    await drain(observer, receiver.tally.deliveries, options.durationS < 600 ? 30_000 : 120_000);
+    // The retries of events that failed while the receiver was down come within about twice its
+    // outage (full jitter over a doubling ceiling): wait that long at most, usually far less.
+    await drain(observer, receiver.tally.deliveries, options.durationS < 600 ? 60_000 : 150_000);
     const drainS = (Date.now() - loadEnded) / 1000;
     // Let deliveries in flight land before counting.
     await sleep(500);
