@@ -41,12 +41,20 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
   await chmod(parent, 0o711);
   const env = { ...process.env, SESS_PG_DIR: join(parent, 'cluster') };
   const script = join(repoRoot, 'scripts/ci-postgres.sh');
-  const { stdout } = await run('bash', [script], { env, timeout: 120_000 });
-  const url = /export DATABASE_URL=(\S+)/.exec(stdout)?.[1];
-  if (url === undefined) throw new Error('ci-postgres.sh printed no DATABASE_URL');
+  let url: string | undefined;
+  try {
+    const { stdout } = await run('bash', [script], { env, timeout: 120_000 });
+    url = /export DATABASE_URL=(\S+)/.exec(stdout)?.[1];
+    if (url === undefined) throw new Error('ci-postgres.sh printed no DATABASE_URL');
+  } catch (error) {
+    // A cluster that did not start leaves nothing behind.
+    await run('bash', [script, '--stop'], { env, timeout: 60_000 }).catch(() => {});
+    await rm(parent, { recursive: true, force: true });
+    throw error;
+  }
   let stopped: Promise<void> | undefined;
   return {
-    url,
+    url: url as string,
     async restart() {
       await run('bash', [script, '--restart'], { env, timeout: 120_000 });
     },
