@@ -3,6 +3,7 @@
 #
 #   eval "$(bash scripts/ci-postgres.sh)"     # start (or reuse) the cluster
 #   bash scripts/ci-postgres.sh --stop        # stop it and remove its directory
+#   bash scripts/ci-postgres.sh --restart     # restart it (fast shutdown, same port and data)
 #
 # Installs Debian's `postgresql` package when no initdb/pg_ctl is found. The cluster lives in
 # $SESS_PG_DIR (default: $TMPDIR/sess-mcp-ci-postgres), listens on 127.0.0.1 only (a free port,
@@ -42,6 +43,14 @@ if [ "${1:-}" = "--stop" ]; then
     as_owner "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
   fi
   rm -rf "$dir"
+  exit 0
+fi
+
+if [ "${1:-}" = "--restart" ]; then
+  # pg_ctl restart keeps the options of the first start (postmaster.opts); the log file is given
+  # again, or the server would write to this script's output and hold it open.
+  as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >>"$dir/setup.log" 2>&1 ||
+    { cat "$dir/setup.log" >&2; exit 1; }
   exit 0
 fi
 

@@ -1,9 +1,9 @@
 /**
- * A PostgreSQL cluster of a test's own, for a test that stops its database: started by
- * `scripts/ci-postgres.sh` in a directory of its own (so the cluster other suites share through
- * `DATABASE_URL` is never touched), and stopped and removed by the same script.
+ * A PostgreSQL cluster of a test's own, for a test that stops or restarts its database: started
+ * by `scripts/ci-postgres.sh` in a directory of its own (so the cluster other suites share through
+ * `DATABASE_URL` is never touched), restarted, stopped and removed by the same script.
  *
- * It only starts and stops the cluster: what runs against it is the test's own. Starting takes
+ * It only starts, restarts and stops the cluster: what runs against it is the test's own. Starting takes
  * about two seconds (`initdb`), so a suite starts it early and awaits it where it is needed.
  *
  * @example
@@ -28,6 +28,8 @@ const run = promisify(execFile);
 export interface ThrowawayPostgres {
   /** The connection string of its test database. */
   readonly url: string;
+  /** Restart the server (a fast shutdown, then a start on the same port and data). */
+  restart(): Promise<void>;
   /** Stop the server and remove its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -39,12 +41,23 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
   await chmod(parent, 0o711);
   const env = { ...process.env, SESS_PG_DIR: join(parent, 'cluster') };
   const script = join(repoRoot, 'scripts/ci-postgres.sh');
-  const { stdout } = await run('bash', [script], { env, timeout: 120_000 });
-  const url = /export DATABASE_URL=(\S+)/.exec(stdout)?.[1];
-  if (url === undefined) throw new Error('ci-postgres.sh printed no DATABASE_URL');
+  let url: string | undefined;
+  try {
+    const { stdout } = await run('bash', [script], { env, timeout: 120_000 });
+    url = /export DATABASE_URL=(\S+)/.exec(stdout)?.[1];
+    if (url === undefined) throw new Error('ci-postgres.sh printed no DATABASE_URL');
+  } catch (error) {
+    // A cluster that did not start leaves nothing behind.
+    await run('bash', [script, '--stop'], { env, timeout: 60_000 }).catch(() => {});
+    await rm(parent, { recursive: true, force: true });
+    throw error;
+  }
   let stopped: Promise<void> | undefined;
   return {
-    url,
+    url: url as string,
+    async restart() {
+      await run('bash', [script, '--restart'], { env, timeout: 120_000 });
+    },
     stop() {
       stopped ??= run('bash', [script, '--stop'], { env, timeout: 60_000 }).then(() =>
         rm(parent, { recursive: true, force: true }),
