@@ -226,7 +226,10 @@ if (pgTables === undefined) {
         [t.holder, t.eventIds[0]],
         [t.taker, t.eventIds[0]],
       ]);
-      expect(webhook[1]!.at - webhook[0]!.at).toBeGreaterThanOrEqual(HOLD_MS - 100);
+      // The hold runs from the holder's claim, made before its request was sent: on a loaded
+      // machine the request arrives a few hundred ms after the claim. A taker that did not wait
+      // for the hold would come within milliseconds.
+      expect(webhook[1]!.at - webhook[0]!.at).toBeGreaterThanOrEqual(HOLD_MS / 2);
     }
 
     it('a holder killed mid-delivery: the other takes the claim over after its hold and delivers', async () => {

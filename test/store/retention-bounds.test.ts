@@ -77,7 +77,11 @@ async function finishOverTime(
   return most;
 }
 
-describe(`retention keeps a store bounded: ${TOTAL} interactions finished over the test, retention ${RETENTION_MS} ms`, () => {
+// Writing 20 000 records takes seconds (the file store's most), and longer on a loaded machine:
+// each case has 90 s. It bounds counts, never time.
+describe(`retention keeps a store bounded: ${TOTAL} interactions finished over the test, retention ${RETENTION_MS} ms`, {
+  timeout: 90_000,
+}, () => {
   it(`memory: at most ${BOUND} records and ${BOUND} outbox events held`, async () => {
     const stores = createMemoryHandleStore();
     const outbox = stores.outbox?.();
