@@ -193,39 +193,62 @@ export function telemetryOf(options: SessMcpTelemetryOptions | undefined): Telem
     );
   }
 
+  /**
+   * `run` in its span, its duration recorded in `histogram` with its outcome (`ok` or the failure's
+   * fixed word); `failed` sees a failure's outcome before it is thrown on.
+   */
+  async function timedSpan<R>(
+    histogram: (i: Instruments) => Histogram,
+    name: string,
+    kind: SpanKind,
+    attributes: MetricAttributes,
+    run: () => Promise<R>,
+    onResult: (span: Span, result: R) => void,
+    failed: (i: Instruments, outcome: string) => void = () => {},
+  ): Promise<R> {
+    const i = inst();
+    const startedAt = performance.now();
+    try {
+      const result = await spanned(name, kind, attributes, run, onResult);
+      histogram(i).record(seconds(startedAt), { ...attributes, 'sess_mcp.outcome': 'ok' });
+      return result;
+    } catch (error) {
+      const outcome = outcomeOf(error);
+      histogram(i).record(seconds(startedAt), { ...attributes, 'sess_mcp.outcome': outcome });
+      failed(i, outcome);
+      throw error;
+    }
+  }
+
   return {
-    async tool(tool, run, describe) {
-      const i = inst();
-      const startedAt = performance.now();
+    tool(tool, run, describe) {
       const attributes: MetricAttributes = { 'sess_mcp.tool': tool };
-      try {
-        const result = await spanned(SPAN_NAMES.tool(tool), SpanKind.SERVER, attributes, run, (span, r) => {
+      return timedSpan(
+        (i) => i.toolDuration,
+        SPAN_NAMES.tool(tool),
+        SpanKind.SERVER,
+        attributes,
+        run,
+        (span, r) => {
           const { state, handle } = describe(r);
           if (state !== undefined) span.setAttribute('sess_mcp.outcome' satisfies SpanAttributeKey, state);
           if (handle !== undefined) span.setAttribute('sess_mcp.handle' satisfies SpanAttributeKey, handle);
-        });
-        i.toolDuration.record(seconds(startedAt), { ...attributes, 'sess_mcp.outcome': 'ok' });
-        return result;
-      } catch (error) {
-        const outcome = outcomeOf(error);
-        i.toolDuration.record(seconds(startedAt), { ...attributes, 'sess_mcp.outcome': outcome });
-        if (QUOTA_CODES.has(outcome)) i.quotaRefusals.add(1, { ...attributes, 'error.type': outcome });
-        throw error;
-      }
+        },
+        (i, outcome) => {
+          if (QUOTA_CODES.has(outcome)) i.quotaRefusals.add(1, { ...attributes, 'error.type': outcome });
+        },
+      );
     },
 
-    async sess(operation, run) {
-      const i = inst();
-      const startedAt = performance.now();
-      const attributes: MetricAttributes = { 'sess_mcp.operation': operation };
-      try {
-        const result = await spanned(SPAN_NAMES.sess(operation), SpanKind.CLIENT, attributes, run, () => {});
-        i.sessDuration.record(seconds(startedAt), { ...attributes, 'sess_mcp.outcome': 'ok' });
-        return result;
-      } catch (error) {
-        i.sessDuration.record(seconds(startedAt), { ...attributes, 'sess_mcp.outcome': outcomeOf(error) });
-        throw error;
-      }
+    sess(operation, run) {
+      return timedSpan(
+        (i) => i.sessDuration,
+        SPAN_NAMES.sess(operation),
+        SpanKind.CLIENT,
+        { 'sess_mcp.operation': operation },
+        run,
+        () => {},
+      );
     },
 
     async store(operation, run) {
