@@ -23,8 +23,10 @@ import { toolInputJsonSchema } from '../../src/core/contract/json-schema.js';
 import { INPUT_SCHEMAS_RULE } from '../../src/core/contract/rules.js';
 import { TOOL_NAMES, type ToolName } from '../../src/core/contract/schemas.js';
 import {
+  INPUT_SCHEMA_DIALECT,
   listToolDefinitions,
   TOOL_DEFINITIONS,
+  toolDefinitionsFor,
   toolDefinitionsOf,
 } from '../../src/core/contract/tool-definitions.js';
 import { parseToolArguments } from '../../src/core/contract/validate.js';
@@ -88,14 +90,23 @@ function accepts(tool: ToolName, raw: unknown): boolean {
 
 const mcp = useInMemoryMcp();
 
-/** The listed schemas as JSON text, tool by tool. */
+/**
+ * The listed schemas as JSON text, tool by tool. A client's parse of `tools/list` may move
+ * `$schema` (the 2026-era client puts it first): it is put back last, every other byte as listed.
+ */
 async function listedSchemas(client: { listTools(): Promise<{ tools: unknown[] }> }): Promise<string[]> {
   const { tools } = await client.listTools();
-  return (tools as Array<{ inputSchema: unknown }>).map((t) => JSON.stringify(t.inputSchema));
+  return (tools as Array<{ inputSchema: Record<string, unknown> }>).map(({ inputSchema }) => {
+    const { $schema, ...rest } = inputSchema;
+    return JSON.stringify($schema === undefined ? rest : { ...rest, $schema });
+  });
 }
 
-const EXACT_TEXT = TOOL_NAMES.map((tool) => JSON.stringify(toolInputJsonSchema(tool)));
-const FLAT_TEXT = TOOL_NAMES.map((tool) => JSON.stringify(flat[tool]));
+/** The schemas as generated (`TOOL_DEFINITIONS`), and as a `/6` server lists them: dialect last. */
+const GENERATED_TEXT = TOOL_NAMES.map((tool) => JSON.stringify(toolInputJsonSchema(tool)));
+const stated = (schema: object) => JSON.stringify({ ...schema, $schema: INPUT_SCHEMA_DIALECT });
+const EXACT_TEXT = TOOL_NAMES.map((tool) => stated(toolInputJsonSchema(tool)));
+const FLAT_TEXT = TOOL_NAMES.map((tool) => stated(flat[tool]));
 
 describe('the rule (INPUT_SCHEMAS_RULE) through every entry', () => {
   it('takes exactly "exact" and "flat"', () => {
@@ -163,9 +174,13 @@ describe('the rule (INPUT_SCHEMAS_RULE) through every entry', () => {
 });
 
 describe("'exact', the default: the schemas as generated, byte for byte", () => {
-  it('the definitions are the published ones, unchanged', () => {
+  it('the definitions are the published ones, unchanged; /6 lists them with their dialect stated', () => {
     expect(toolDefinitionsOf()).toBe(TOOL_DEFINITIONS);
     expect(toolDefinitionsOf('exact')).toBe(TOOL_DEFINITIONS);
+    expect(TOOL_NAMES.map((tool) => JSON.stringify(TOOL_DEFINITIONS[tool].inputSchema))).toEqual(
+      GENERATED_TEXT,
+    );
+    expect(toolDefinitionsFor('sess-mcp-tools/5')).toBe(TOOL_DEFINITIONS);
     expect(listToolDefinitions().map((d) => JSON.stringify(d.inputSchema))).toEqual(EXACT_TEXT);
     expect(listToolDefinitions(undefined, 'exact').map((d) => JSON.stringify(d.inputSchema))).toEqual(
       EXACT_TEXT,
@@ -195,7 +210,7 @@ describe("'exact', the default: the schemas as generated, byte for byte", () => 
   });
 
   it('a flat schema is a new object: the exact definitions are not changed by building it', () => {
-    const before = EXACT_TEXT.join('\n');
+    const before = GENERATED_TEXT.join('\n');
     for (const tool of TOOL_NAMES) flattenUnions(TOOL_DEFINITIONS[tool].inputSchema);
     toolDefinitionsOf('flat');
     expect(TOOL_NAMES.map((tool) => JSON.stringify(TOOL_DEFINITIONS[tool].inputSchema)).join('\n')).toBe(

@@ -15,7 +15,11 @@ import {
   THEN_CALL_RESPONSE_LINE,
 } from '../../src/core/contract/result.js';
 import { TOOL_NAMES } from '../../src/core/contract/schemas.js';
-import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/contract/tool-definitions.js';
+import {
+  SERVER_INSTRUCTIONS,
+  type TOOL_DEFINITIONS,
+  toolDefinitionsFor,
+} from '../../src/core/contract/tool-definitions.js';
 import { registerSessTools, toolCallContextFrom } from '../../src/core/engine/register.js';
 import { expectCancelledWait, useInMemoryMcp } from '../support/in-memory-mcp.js';
 import { approveAnswer, approveSurface } from './harness.js';
@@ -30,7 +34,7 @@ describe('registerSessTools', () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual([...TOOL_NAMES]);
     for (const tool of tools) {
-      const definition = TOOL_DEFINITIONS[tool.name as keyof typeof TOOL_DEFINITIONS];
+      const definition = toolDefinitionsFor()[tool.name as keyof typeof TOOL_DEFINITIONS];
       expect(tool.inputSchema).toEqual(definition.inputSchema);
       expect(tool.title).toBe(definition.title);
       expect(tool.description).toBe(definition.description);

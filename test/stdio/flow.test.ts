@@ -5,7 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SHOW_LINK_NEXT } from '../../src/core/contract/result.js';
-import { SERVER_INSTRUCTIONS, TOOL_DEFINITIONS } from '../../src/core/contract/tool-definitions.js';
+import {
+  SERVER_INSTRUCTIONS,
+  type TOOL_DEFINITIONS,
+  toolDefinitionsFor,
+} from '../../src/core/contract/tool-definitions.js';
 import { useStdioStack } from '../support/stdio-stack.js';
 import { approveSurface, followUpSurface, lunchAsk } from '../support/surfaces.js';
 import { errorOf, interactionOf, publishAfter } from './harness.js';
@@ -31,7 +35,7 @@ describe.each(CLIENTS)('over stdio with the %s client', (client) => {
       'sess_withdraw',
     ]);
     for (const tool of tools) {
-      const definition = TOOL_DEFINITIONS[tool.name as keyof typeof TOOL_DEFINITIONS];
+      const definition = toolDefinitionsFor()[tool.name as keyof typeof TOOL_DEFINITIONS];
       expect(tool.inputSchema).toEqual(definition.inputSchema);
       expect(tool.description).toBe(definition.description);
     }

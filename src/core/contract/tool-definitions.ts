@@ -298,12 +298,50 @@ export function toolDefinitionsOf(
   return flatDefinitions;
 }
 
+/** The JSON Schema dialect of every input schema (MCP's default), stated by `/6` in `tools/list`. */
+export const INPUT_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+/** The `/6` definitions with the dialect stated, per schema form, built on first use. */
+const statedDialect = new Map<InputSchemas, Readonly<Record<ToolName, ToolDefinition>>>();
+
 /**
- * The definitions of a tool set as a list, in `tools/list` order (every tool by default), with
- * the input schemas in the form `inputSchemas` names (exact by default).
+ * Every tool's definition as a server of the tool set `set` lists it, with its input schema in
+ * the form `inputSchemas` names. Under `sess-mcp-tools/6` each input schema states its dialect
+ * (`$schema`, {@link INPUT_SCHEMA_DIALECT}): MCP makes 2020-12 the default, but a host that
+ * validates a call before sending it may assume draft-07 when no dialect is stated, and draft-07
+ * knows no `minContains`, so it refuses a Surface without a field component before the server sees
+ * it. Under `sess-mcp-tools/5` the definitions are listed as they always were.
+ */
+export function toolDefinitionsFor(
+  set: ToolSet = TOOLS_CONTRACT_VERSION,
+  inputSchemas: InputSchemas = 'exact',
+): Readonly<Record<ToolName, ToolDefinition>> {
+  const definitions = toolDefinitionsOf(inputSchemas);
+  if (set !== TOOLS_CONTRACT_VERSION) return definitions;
+  let stated = statedDialect.get(inputSchemas);
+  if (stated === undefined) {
+    stated = Object.freeze(
+      Object.fromEntries(
+        TOOL_NAMES.map((name) => {
+          const definition = definitions[name];
+          // Last, where the SDKs' parse of a listed tool keeps it: the listed bytes stay these.
+          const inputSchema: JsonSchemaObject = { ...definition.inputSchema, $schema: INPUT_SCHEMA_DIALECT };
+          return [name, { ...definition, inputSchema }];
+        }),
+      ) as Record<ToolName, ToolDefinition>,
+    );
+    statedDialect.set(inputSchemas, stated);
+  }
+  return stated;
+}
+
+/**
+ * The definitions of a tool set as a list, in `tools/list` order (every tool of `/6` by default),
+ * as a server of that set lists them ({@link toolDefinitionsFor}), with the input schemas in the
+ * form `inputSchemas` names (exact by default).
  */
 export function listToolDefinitions(set?: ToolSet, inputSchemas?: InputSchemas): ToolDefinition[] {
-  const definitions = toolDefinitionsOf(inputSchemas);
+  const definitions = toolDefinitionsFor(set, inputSchemas);
   return toolsOf(set).map((name) => definitions[name]);
 }
 

@@ -21,7 +21,7 @@ import {
 import {
   TOOLS_CONTRACT_VERSION,
   type ToolDefinition,
-  toolDefinitionsOf,
+  toolDefinitionsFor,
 } from '../contract/tool-definitions.js';
 import type { SessEngine } from './engine.js';
 import type { ToolCallContext, ToolProgress } from './types.js';
@@ -76,7 +76,8 @@ export function sessToolsOf(factory: string, options: RegisterSessToolsOptions):
   const tools = toolsOf(set);
   // `/6` texts lead with `next`; `/5` texts stay as they always were.
   const guided = set === TOOLS_CONTRACT_VERSION;
-  const definitions = toolDefinitionsOf(
+  const definitions = toolDefinitionsFor(
+    set,
     read.optionalRule('inputSchemas', options.inputSchemas, INPUT_SCHEMAS_RULE) as InputSchemas | undefined,
   );
   return tools.map((tool) => ({
