@@ -145,24 +145,40 @@ export class BrowserSignInProvider implements OAuthClientProvider {
   }
 
   private async signIn(url: URL): Promise<void> {
-    const context = await this.browser.newContext();
-    try {
-      const page = await context.newPage();
-      await page.goto(url.href);
-      this.log.pages.push((await page.locator('h1').first().textContent()) ?? '');
-      await page.fill('input[name="login"]', this.user);
-      await page.fill('input[name="password"]', 'any password will do');
-      await page.click('button[type="submit"]');
-      await page.waitForSelector('input[name="prompt"][value="consent"]', { state: 'attached' });
-      this.log.pages.push((await page.locator('h1').first().textContent()) ?? '');
-      await Promise.all([
-        page.waitForURL((u) => u.href.startsWith(this.redirect.url)),
-        page.click('button[type="submit"]'),
-      ]);
-    } finally {
-      await context.close();
-    }
+    const pages = await signInAndConsent(this.browser, url, this.user, (u) =>
+      u.href.startsWith(this.redirect.url),
+    );
+    this.log.pages.push(...pages);
   }
+}
+
+/**
+ * Open `url` (an authorization request) in a fresh Chromium context, sign in as `user` on the
+ * authorization server's development pages and consent, until the browser is sent to a URL
+ * `redirected` accepts. Returns the headings of the pages seen (sign-in, then consent).
+ */
+export async function signInAndConsent(
+  browser: Browser,
+  url: URL,
+  user: string,
+  redirected: (url: URL) => boolean,
+): Promise<string[]> {
+  const pages: string[] = [];
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(url.href);
+    pages.push((await page.locator('h1').first().textContent()) ?? '');
+    await page.fill('input[name="login"]', user);
+    await page.fill('input[name="password"]', 'any password will do');
+    await page.click('button[type="submit"]');
+    await page.waitForSelector('input[name="prompt"][value="consent"]', { state: 'attached' });
+    pages.push((await page.locator('h1').first().textContent()) ?? '');
+    await Promise.all([page.waitForURL(redirected), page.click('button[type="submit"]')]);
+  } finally {
+    await context.close();
+  }
+  return pages;
 }
 
 /**

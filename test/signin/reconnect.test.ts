@@ -1,0 +1,278 @@
+/**
+ * Reconnecting through a real agent-side OAuth client that registers anew on a fresh connection:
+ * mcp-remote 0.15.1 (a stdio proxy, driven by the MCP v1 SDK's `Client` over
+ * `StdioClientTransport`), in front of `examples/oauth-http.ts`, with the `oidc-provider`
+ * authorization server of this folder (dynamic client registration) and headless Chromium
+ * signing in and consenting when mcp-remote opens the browser (`BROWSER`, a small script that
+ * hands the authorization URL to this process).
+ *
+ * One authorization server and one example server per `binding` option value, in this process:
+ * - `'principal'`: mcp-remote with a fresh config directory (a new registration) lists the open
+ *   interaction another registration of the same person made and reads its answer;
+ * - `'grant'` (the default): the fresh registration lists nothing and gets `HANDLE_NOT_FOUND`;
+ * - under both: the first registration's grant revoked and consented again makes the handle
+ *   `BINDING_MISMATCH`; another person gets `HANDLE_NOT_FOUND`.
+ *
+ * Without Chromium or the mcp-remote install the suite is skipped (with the install command),
+ * except under `CI`, where either fails.
+ */
+import { chmod, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startOAuthHttpExample } from '../../examples/oauth-http.js';
+import type { DiagnosticEvent } from '../../src/core/contract/ports.js';
+import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { requireHost } from '../hosts/matrix.js';
+import { approveAnswer, approveSurface, call, ok } from '../http/harness.js';
+import { useSecretsAudit } from '../support/audit.js';
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
+import { useTempDirs } from '../support/temp-dirs.js';
+import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
+import { signInAndConsent } from './sign-in.js';
+
+const INSTALL = 'npm install --prefix .tmp/mcp-remote --no-audit --no-fund mcp-remote@0.15.1';
+const MODES = ['principal', 'grant'] as const;
+type Mode = (typeof MODES)[number];
+
+if (!HAVE_CHROMIUM && process.env.CI) {
+  it('has Chromium in CI', () => {
+    throw new Error(`CI must not skip the reconnect suite: no Chromium at ${CHROMIUM}`);
+  });
+}
+const proxy = HAVE_CHROMIUM
+  ? requireHost('mcp-remote 0.15.1', '.tmp/mcp-remote/node_modules/mcp-remote/dist/proxy.js', INSTALL)
+  : undefined;
+
+/** Where mcp-remote's `BROWSER` hands authorization URLs: each launch signs in as its person. */
+interface BrowserDesk {
+  /** The `BROWSER` script for a launch that signs in as `user`. */
+  script(user: string): Promise<string>;
+  /** The sign-ins started, for `await`ing their end and failing on theirs. */
+  signIns: Promise<unknown>[];
+  close(): Promise<void>;
+}
+
+async function openDesk(browser: Browser, dir: () => Promise<string>): Promise<BrowserDesk> {
+  const users = new Map<string, string>();
+  const signIns: Promise<unknown>[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString('utf8');
+    });
+    req.on('end', () => {
+      const user = users.get(new URL(req.url ?? '/', 'http://x').pathname.slice(1));
+      if (req.method !== 'POST' || user === undefined) return void res.writeHead(404).end();
+      res.writeHead(204).end();
+      // mcp-remote's callback listens on localhost: consent ends once the browser is sent there.
+      signIns.push(
+        signInAndConsent(browser, new URL(body), user, (u) => u.pathname === '/oauth/callback'),
+      );
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const desk = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let launches = 0;
+  return {
+    signIns,
+    async script(user) {
+      const launch = `launch${++launches}`;
+      users.set(launch, user);
+      const path = join(await dir(), `browser-${launch}.sh`);
+      const send = `fetch(process.argv[1], { method: 'POST', body: process.argv[2] }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
+      await writeFile(path, `#!/bin/sh\nexec "${process.execPath}" -e "${send}" "${desk}/${launch}" "$1"\n`);
+      await chmod(path, 0o700);
+      return path;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The one file of mcp-remote's config directory whose name ends with `suffix`, parsed. */
+async function configFile(configDir: string, suffix: string): Promise<{ path: string; json: Record<string, string> }> {
+  const dir = join(configDir, 'mcp-remote-v1');
+  const name = (await readdir(dir)).find((entry) => entry.endsWith(suffix));
+  if (name === undefined) throw new Error(`mcp-remote kept no ${suffix}`);
+  const path = join(dir, name);
+  return { path, json: JSON.parse(await readFile(path, 'utf8')) as Record<string, string> };
+}
+
+describe.skipIf(proxy === undefined)('reconnecting through mcp-remote 0.15.1 (a new registration per connection)', () => {
+  const audits = useSecretsAudit();
+  const tempDir = useTempDirs('sess-mcp-reconnect-');
+  let sess: LocalSess;
+  let as: AuthorizationServer;
+  let browser: Browser;
+  let desk: BrowserDesk;
+  const examples = new Map<Mode, Awaited<ReturnType<typeof startOAuthHttpExample>>>();
+  const events: DiagnosticEvent[] = [];
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    [sess, as, browser] = await Promise.all([startLocalSess(), startAuthorizationServer(), launchChromium()]);
+    desk = await openDesk(browser, tempDir);
+    const account = { workspaceId: sess.workspaceId, credential: () => sess.apiKey };
+    for (const binding of MODES) {
+      examples.set(
+        binding,
+        await startOAuthHttpExample({
+          issuer: as.issuer,
+          accounts: { find: () => account },
+          sessOrigin: sess.origin,
+          allowInsecureLocalhost: true,
+          diagnostics: (event) => events.push(event),
+          binding,
+        }),
+      );
+    }
+    await as.serve(Object.fromEntries([...examples.values()].map((example) => [example.url, ['sess']])));
+  });
+
+  afterAll(async () => {
+    for (const client of clients) await client.close().catch(() => {});
+    for (const example of examples.values()) await example.close();
+    await desk?.close();
+    await browser?.close();
+    await as?.close();
+    await sess?.close();
+  });
+
+  /** mcp-remote for `url` with `configDir`, signing in as `user` when it opens the browser. */
+  async function connect(url: string, configDir: string, user: string): Promise<Client> {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [proxy!, url, '--allow-http'],
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: configDir,
+        MCP_REMOTE_CONFIG_DIR: configDir,
+        BROWSER: await desk.script(user),
+      },
+      stderr: 'pipe',
+    });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    const client = new Client({ name: 'reconnect-test', version: '1.0.0' });
+    clients.push(client);
+    try {
+      await client.connect(transport);
+    } catch (error) {
+      throw new Error(`mcp-remote did not connect: ${String(error)}\n${stderr}`);
+    }
+    return client;
+  }
+
+  /** Register mcp-remote's stored tokens of `configDir` with the audit. */
+  async function audited(configDir: string): Promise<void> {
+    const { json } = await configFile(configDir, '_tokens.json');
+    audits.current.secret(json.access_token!, 'access token');
+    if (json.refresh_token !== undefined) audits.current.secret(json.refresh_token, 'refresh token');
+  }
+
+  async function listed(client: Client): Promise<string[]> {
+    const result = (await client.callTool({ name: 'sess_list', arguments: {} })) as {
+      structuredContent?: { items?: Array<{ handle: string }> };
+    };
+    return (result.structuredContent?.items ?? []).map((item) => item.handle);
+  }
+
+  async function code(client: Client, handle: string): Promise<string> {
+    const outcome = await call(client, 'sess_response', { handle, revision: 1, wait_ms: 0 });
+    return outcome.ok ? `ok:${outcome.interaction.state}` : outcome.error.code;
+  }
+
+  /** Revoke the grant of `configDir`'s registration at the authorization server, and forget its tokens. */
+  async function revoke(configDir: string): Promise<void> {
+    const tokens = await configFile(configDir, '_tokens.json');
+    const { json: client } = await configFile(configDir, '_client_info.json');
+    const metadata = (await (await fetch(`${as.issuer}/.well-known/openid-configuration`)).json()) as {
+      revocation_endpoint: string;
+    };
+    const body = new URLSearchParams({
+      token: tokens.json.refresh_token ?? tokens.json.access_token!,
+      client_id: client.client_id!,
+    });
+    if (client.client_secret !== undefined) body.set('client_secret', client.client_secret);
+    const revoked = await fetch(metadata.revocation_endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body,
+    });
+    expect(revoked.status).toBe(200);
+    // The access token stays valid until it expires (the resource does not introspect): mcp-remote
+    // forgets it, keeps its registration, and signs in again.
+    await rm(tokens.path);
+  }
+
+  it.each(MODES)(
+    "binding '%s': a fresh registration of the same person, the same registration revoked and consented again, another person",
+    async (mode) => {
+      const started = performance.now();
+      const url = examples.get(mode)!.url;
+      audits.current.secret(sess.apiKey, 'sess api key');
+      audits.current.watch(events, 'diagnostics');
+      audits.current.watch(as.errors, 'authorization server errors');
+
+      // alice, first registration: an open interaction.
+      const firstDir = await tempDir();
+      const first = await connect(url, firstDir, 'alice');
+      await audited(firstDir);
+      const open = await ok(first, 'sess_request', { interaction: approveSurface });
+      audits.current.url(open.humanUrl!, 'sess link');
+      await first.close();
+      const firstClient = (await configFile(firstDir, '_client_info.json')).json.client_id;
+
+      // alice, a fresh config directory: a new registration.
+      const freshDir = await tempDir();
+      const fresh = await connect(url, freshDir, 'alice');
+      await audited(freshDir);
+      expect((await configFile(freshDir, '_client_info.json')).json.client_id).not.toBe(firstClient);
+      if (mode === 'principal') {
+        expect(await listed(fresh)).toEqual([open.handle]);
+        audits.current.answer(approveAnswer.values, 'answer value');
+        await sess.submitAnswer(open.humanUrl!, approveAnswer);
+        const answered = await ok(fresh, 'sess_response', { handle: open.handle, revision: 1, wait_ms: 5_000 });
+        expect(answered.state).toBe('answered');
+        expect(answered.response).toMatchObject({ values: approveAnswer.values, verified: true });
+      } else {
+        expect(await listed(fresh)).toEqual([]);
+        expect(await code(fresh, open.handle)).toBe('HANDLE_NOT_FOUND');
+      }
+      await fresh.close();
+
+      // The first registration's grant revoked, and consented again with that registration.
+      await revoke(firstDir);
+      const again = await connect(url, firstDir, 'alice');
+      await audited(firstDir);
+      expect((await configFile(firstDir, '_client_info.json')).json.client_id).toBe(firstClient);
+      expect(await code(again, open.handle)).toBe('BINDING_MISMATCH');
+      expect(await listed(again)).toEqual([]);
+      await again.close();
+
+      // Another person.
+      const bobDir = await tempDir();
+      const bob = await connect(url, bobDir, 'bob');
+      await audited(bobDir);
+      expect(await code(bob, open.handle)).toBe('HANDLE_NOT_FOUND');
+      expect(await listed(bob)).toEqual([]);
+      await bob.close();
+
+      await Promise.all(desk.signIns);
+      // The refused refresh of the revoked grant is the one report the authorization server may make.
+      expect(as.errors.filter((error) => error !== 'grant.error: InvalidGrant')).toEqual([]);
+      process.stderr.write(`reconnect (${mode}): ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+    },
+    120_000,
+  );
+});
