@@ -481,7 +481,8 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     { min: 1, max: MAX_OPEN_PER_PRINCIPAL },
     DEFAULT_MAX_OPEN_PER_PRINCIPAL,
   );
-  const binding = (read.optionalRule('binding', options.binding, HTTP_BINDING_RULE) ?? 'grant') as HttpBindingMode;
+  const binding = (read.optionalRule('binding', options.binding, HTTP_BINDING_RULE) ??
+    'grant') as HttpBindingMode;
   const tools = read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined;
   const inputSchemas = read.optionalRule('inputSchemas', options.inputSchemas, INPUT_SCHEMAS_RULE) as
     | 'exact'

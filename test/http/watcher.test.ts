@@ -55,6 +55,32 @@ describe('the HTTP watcher', { timeout: 60_000 }, () => {
     });
   });
 
+  it("under binding 'principal': polls a shared record once, with its own binding, and another client of the person reads what it saved", async () => {
+    const h = await startStack({ binding: 'principal' });
+    const first = await clientOf(h, 'alice-first-0123456789');
+    const second = await clientOf(h, 'alice-second-0123456789', { clientId: 'client_2', grantId: 'grant_2' });
+    const asked: HttpBinding[] = [];
+    const { watcher } = watcherOf(h, {
+      credentialFor: (binding) => {
+        asked.push(binding);
+        return h.sess.apiKey;
+      },
+      maxWaitMs: 5_000,
+    });
+    const made = await waitingOf(h, first);
+    watcher.start();
+    await h.sess.whenWaiting(made.sessionId);
+    audits.current.answer(approveAnswer.values, 'answer');
+    await h.sess.submitAnswer(made.humanUrl, approveAnswer);
+    await until(async () => (await stateOf(h, made.handle)) === 'answered', 10_000, 'the record answered');
+    expect(asked[0]).toMatchObject({ clientId: 'client_1', grantId: 'grant_1', share: 'principal' });
+    const read = await ok(second, 'sess_response', { handle: made.handle, revision: 1, wait_ms: 0 });
+    expect(read).toMatchObject({
+      state: 'answered',
+      response: { verified: true, values: approveAnswer.values },
+    });
+  });
+
   it('polls two principals with keys of two workspaces each with its own key; swapped keys read nothing', async () => {
     const h = await startStack();
     const { other, alice, bob, keys } = await twoWorkspaces(h);

@@ -133,13 +133,24 @@ describe.each(STORES)('the binding option over the %s store', (_name, makeStores
       ...(binding === undefined ? {} : { binding }),
     });
     const server = await listen((req, res) => handler.node(req, res));
-    servers.push({ server, close: async () => (await handler.close(), await server.close()) });
+    servers.push({
+      server,
+      async close() {
+        await handler.close();
+        await server.close();
+      },
+    });
     const client = async (token: string) => {
       const connected = await connectLegacy(server.url, { authorization: `Bearer ${token}` });
       clients.push(connected);
       return connected;
     };
-    return { a1: await client('a1'), a2: await client('a2'), a1r: await client('a1r'), bob: await client('bob') };
+    return {
+      a1: await client('a1'),
+      a2: await client('a2'),
+      a1r: await client('a1r'),
+      bob: await client('bob'),
+    };
   }
 
   it("'principal': every client of the person reaches the handle; its own grant revoked and consented again, and another person, do not", async () => {
@@ -188,7 +199,8 @@ describe.each(STORES)('the binding option over the %s store', (_name, makeStores
     expect((await listed(a1)).sort()).toEqual([open.handle, other.handle].sort());
 
     // Another person: neither exists.
-    for (const handle of [open.handle, other.handle]) expect(await code(bob, handle)).toBe('HANDLE_NOT_FOUND');
+    for (const handle of [open.handle, other.handle])
+      expect(await code(bob, handle)).toBe('HANDLE_NOT_FOUND');
     expect(await listed(bob)).toEqual([]);
   });
 
