@@ -28,7 +28,7 @@ import { startOAuthHttpExample } from '../../examples/oauth-http.js';
 import type { DiagnosticEvent } from '../../src/core/contract/ports.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { requireHost } from '../hosts/matrix.js';
-import { approveAnswer, approveSurface, call, ok } from '../http/harness.js';
+import { approveAnswer, approveSurface, listedHandles, ok, responseCode } from '../http/harness.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { useTempDirs } from '../support/temp-dirs.js';
@@ -187,18 +187,6 @@ describe.skipIf(proxy === undefined)(
       if (json.refresh_token !== undefined) audits.current.secret(json.refresh_token, 'refresh token');
     }
 
-    async function listed(client: Client): Promise<string[]> {
-      const result = (await client.callTool({ name: 'sess_list', arguments: {} })) as {
-        structuredContent?: { items?: Array<{ handle: string }> };
-      };
-      return (result.structuredContent?.items ?? []).map((item) => item.handle);
-    }
-
-    async function code(client: Client, handle: string): Promise<string> {
-      const outcome = await call(client, 'sess_response', { handle, revision: 1, wait_ms: 0 });
-      return outcome.ok ? `ok:${outcome.interaction.state}` : outcome.error.code;
-    }
-
     /** Revoke the grant of `configDir`'s registration at the authorization server, and forget its tokens. */
     async function revoke(configDir: string): Promise<void> {
       const tokens = await configFile(configDir, '_tokens.json');
@@ -241,7 +229,7 @@ describe.skipIf(proxy === undefined)(
       await audited(freshDir);
       expect((await configFile(freshDir, '_client_info.json')).json.client_id).not.toBe(firstClient);
       if (mode === 'principal') {
-        expect(await listed(fresh)).toEqual([open.handle]);
+        expect(await listedHandles(fresh)).toEqual([open.handle]);
         audits.current.answer(approveAnswer.values, 'answer value');
         await sess.submitAnswer(open.humanUrl!, approveAnswer);
         const answered = await ok(fresh, 'sess_response', {
@@ -252,8 +240,8 @@ describe.skipIf(proxy === undefined)(
         expect(answered.state).toBe('answered');
         expect(answered.response).toMatchObject({ values: approveAnswer.values, verified: true });
       } else {
-        expect(await listed(fresh)).toEqual([]);
-        expect(await code(fresh, open.handle)).toBe('HANDLE_NOT_FOUND');
+        expect(await listedHandles(fresh)).toEqual([]);
+        expect(await responseCode(fresh, open.handle)).toBe('HANDLE_NOT_FOUND');
       }
       await fresh.close();
 
@@ -262,16 +250,16 @@ describe.skipIf(proxy === undefined)(
       const again = await connect(url, firstDir, 'alice');
       await audited(firstDir);
       expect((await configFile(firstDir, '_client_info.json')).json.client_id).toBe(firstClient);
-      expect(await code(again, open.handle)).toBe('BINDING_MISMATCH');
-      expect(await listed(again)).toEqual([]);
+      expect(await responseCode(again, open.handle)).toBe('BINDING_MISMATCH');
+      expect(await listedHandles(again)).toEqual([]);
       await again.close();
 
       // Another person.
       const bobDir = await tempDir();
       const bob = await connect(url, bobDir, 'bob');
       await audited(bobDir);
-      expect(await code(bob, open.handle)).toBe('HANDLE_NOT_FOUND');
-      expect(await listed(bob)).toEqual([]);
+      expect(await responseCode(bob, open.handle)).toBe('HANDLE_NOT_FOUND');
+      expect(await listedHandles(bob)).toEqual([]);
       await bob.close();
     }
 

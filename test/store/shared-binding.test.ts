@@ -24,7 +24,7 @@ import { createMemoryHandleStore } from '../../src/store/memory/memory-store.js'
 import { createPostgresHandleStore } from '../../src/store/postgres/index.js';
 import { decodeRecord, encodeRecord } from '../../src/store/record-codec.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
-import { approveAnswer, approveSurface, call, ok } from '../http/harness.js';
+import { approveAnswer, approveSurface, listedHandles, ok, responseCode } from '../http/harness.js';
 import { connectLegacy, listen, type TestServer } from '../http/helpers.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 import { makeRecord } from './fixtures.js';
@@ -87,20 +87,6 @@ function principals(sess: LocalSess): Map<string, SessHttpPrincipal> {
     ['a1r', of('alice', 'client_1', 'grant_1', 'g2')],
     ['bob', of('bob', 'client_1', 'grant_bob', 'g1')],
   ]);
-}
-
-/** The handles `sess_list` shows `client`. */
-async function listed(client: ClientV1): Promise<string[]> {
-  const result = (await client.callTool({ name: 'sess_list', arguments: {} })) as {
-    structuredContent?: { items?: Array<{ handle: string }> };
-  };
-  expect(result.structuredContent?.items, 'sess_list answered with items').toBeDefined();
-  return result.structuredContent!.items!.map((item) => item.handle);
-}
-
-async function code(client: ClientV1, handle: string): Promise<string> {
-  const outcome = await call(client, 'sess_response', { handle, revision: 1, wait_ms: 0 });
-  return outcome.ok ? `ok:${outcome.interaction.state}` : outcome.error.code;
 }
 
 describe.each(STORES)('the binding option over the %s store', (_name, makeStores) => {
@@ -181,40 +167,40 @@ describe.each(STORES)('the binding option over the %s store', (_name, makeStores
     } satisfies HttpBinding);
 
     // A fresh registration lists it and reads the answer.
-    expect(await listed(a2)).toContain(open.handle);
-    expect(await code(a2, open.handle)).toBe('ok:waiting');
+    expect(await listedHandles(a2)).toContain(open.handle);
+    expect(await responseCode(a2, open.handle)).toBe('ok:waiting');
     await sess.submitAnswer(open.humanUrl!, approveAnswer);
     const answered = await ok(a2, 'sess_response', { handle: open.handle, revision: 1, wait_ms: 5_000 });
     expect(answered.state).toBe('answered');
     expect(answered.response).toMatchObject({ values: approveAnswer.values, verified: true });
-    expect(await code(a1, open.handle)).toBe('ok:answered');
+    expect(await responseCode(a1, open.handle)).toBe('ok:answered');
 
     // Its own grant at another generation: BINDING_MISMATCH, and not listed.
-    expect(await code(a1r, open.handle)).toBe('BINDING_MISMATCH');
-    expect(await listed(a1r)).not.toContain(open.handle);
+    expect(await responseCode(a1r, open.handle)).toBe('BINDING_MISMATCH');
+    expect(await listedHandles(a1r)).not.toContain(open.handle);
     // A handle of the other grant reaches the re-consented one (it is the same person).
     const other = await ok(a2, 'sess_request', { interaction: approveSurface });
-    expect(await code(a1r, other.handle)).toBe('ok:waiting');
-    expect(await listed(a1r)).toEqual([other.handle]);
-    expect((await listed(a1)).sort()).toEqual([open.handle, other.handle].sort());
+    expect(await responseCode(a1r, other.handle)).toBe('ok:waiting');
+    expect(await listedHandles(a1r)).toEqual([other.handle]);
+    expect((await listedHandles(a1)).sort()).toEqual([open.handle, other.handle].sort());
 
     // Another person: neither exists.
     for (const handle of [open.handle, other.handle])
-      expect(await code(bob, handle)).toBe('HANDLE_NOT_FOUND');
-    expect(await listed(bob)).toEqual([]);
+      expect(await responseCode(bob, handle)).toBe('HANDLE_NOT_FOUND');
+    expect(await listedHandles(bob)).toEqual([]);
   });
 
   it("'grant' (the default): another client of the same person gets HANDLE_NOT_FOUND and lists nothing", async () => {
     const { a1, a2, a1r, bob } = await serve(undefined);
     const open = await ok(a1, 'sess_request', { interaction: approveSurface });
-    expect(await listed(a1)).toContain(open.handle);
-    expect(await code(a2, open.handle)).toBe('HANDLE_NOT_FOUND');
-    expect(await listed(a2)).toEqual([]);
-    expect(await code(a1r, open.handle)).toBe('BINDING_MISMATCH');
-    expect(await code(bob, open.handle)).toBe('HANDLE_NOT_FOUND');
+    expect(await listedHandles(a1)).toContain(open.handle);
+    expect(await responseCode(a2, open.handle)).toBe('HANDLE_NOT_FOUND');
+    expect(await listedHandles(a2)).toEqual([]);
+    expect(await responseCode(a1r, open.handle)).toBe('BINDING_MISMATCH');
+    expect(await responseCode(bob, open.handle)).toBe('HANDLE_NOT_FOUND');
     // A handle made under 'principal' is not in a grant's scope, nor the other way round.
     const { a2: shared } = await serve('principal');
-    expect(await code(shared, open.handle)).toBe('HANDLE_NOT_FOUND');
+    expect(await responseCode(shared, open.handle)).toBe('HANDLE_NOT_FOUND');
   });
 });
 
