@@ -43,7 +43,9 @@ import { hostParts } from './host-syntax.js';
 
 /**
  * Who is calling, as the hosting runtime's `authenticate` established it. Handles are bound to
- * `workspaceId`, `principalId`, `clientId`, `grantId` and `grantGeneration` (and the Sess origin).
+ * `workspaceId`, `principalId`, `clientId`, `grantId` and `grantGeneration` (and the Sess origin);
+ * with the handler's `binding: 'principal'`, to `workspaceId` and `principalId`, and refused only
+ * to their own `clientId` and `grantId` at another `grantGeneration`.
  */
 export interface SessHttpPrincipal {
   /**

@@ -598,8 +598,8 @@ export interface ListPage {
 /**
  * A backend that holds the records of many bindings and hands out one {@link HandleStore} view
  * per binding. A view sees, counts and caps only the records of `bindingScope(binding)`; records
- * of the same scope with another credential or grant generation are returned (the engine reports
- * them as `BINDING_MISMATCH`).
+ * of the same scope with another credential or grant generation are returned (the engine decides
+ * by {@link sameGeneration} which of them are `BINDING_MISMATCH`).
  */
 export interface HandleStoreFactory {
   /** The store view of one binding scope. Cheap: call it per tool call. */
