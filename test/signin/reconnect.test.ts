@@ -13,6 +13,11 @@
  * - under both: the first registration's grant revoked and consented again makes the handle
  *   `BINDING_MISMATCH`; another person gets `HANDLE_NOT_FOUND`.
  *
+ * And an agent with a Client ID Metadata Document (the MCP v2 client's `clientMetadataUrl`; the
+ * authorization server reads the document from the test, not from the network), installed afresh
+ * and signing in again, keeps its handles under the default binding: same client id, and the
+ * authorization server gives the person's grant back (`rememberGrants`).
+ *
  * Without Chromium or the mcp-remote install the suite is skipped (with the install command),
  * except under `CI`, where either fails.
  */
@@ -22,6 +27,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOAuthHttpExample } from '../../examples/oauth-http.js';
@@ -33,10 +39,18 @@ import { useSecretsAudit } from '../support/audit.js';
 import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
-import { signInAndConsent } from './sign-in.js';
+import {
+  BrowserSignInProvider,
+  connectSignedIn,
+  type RedirectEndpoint,
+  signInAndConsent,
+  startRedirectEndpoint,
+} from './sign-in.js';
 
 const INSTALL = 'npm install --prefix .tmp/mcp-remote --no-audit --no-fund mcp-remote@0.15.1';
 const MODES = ['principal', 'grant'] as const;
+/** The client id of the agent that identifies itself with a Client ID Metadata Document. */
+const CLIENT_METADATA_URL = 'https://agent.example/sess-mcp-test/client.json';
 type Mode = (typeof MODES)[number];
 
 if (!HAVE_CHROMIUM && process.env.CI) {
@@ -107,6 +121,11 @@ async function configFile(
   return { path, json: JSON.parse(await readFile(path, 'utf8')) as Record<string, string> };
 }
 
+/** An agent host with a Client ID Metadata Document: its client id is the document's URL. */
+class MetadataDocumentProvider extends BrowserSignInProvider {
+  readonly clientMetadataUrl = CLIENT_METADATA_URL;
+}
+
 describe.skipIf(proxy === undefined)(
   'reconnecting through mcp-remote 0.15.1 (a new registration per connection)',
   () => {
@@ -116,6 +135,7 @@ describe.skipIf(proxy === undefined)(
     let as: AuthorizationServer;
     let browser: Browser;
     let desk: BrowserDesk;
+    let redirect: RedirectEndpoint;
     const examples = new Map<Mode, Awaited<ReturnType<typeof startOAuthHttpExample>>>();
     const events: DiagnosticEvent[] = [];
     const clients: Client[] = [];
@@ -141,13 +161,27 @@ describe.skipIf(proxy === undefined)(
           }),
         );
       }
-      await as.serve(Object.fromEntries([...examples.values()].map((example) => [example.url, ['sess']])));
+      redirect = await startRedirectEndpoint();
+      // The agent's metadata document, as it would publish it at its URL.
+      const document = {
+        client_id: CLIENT_METADATA_URL,
+        client_name: 'sess-mcp test agent',
+        redirect_uris: [redirect.url],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      };
+      await as.serve(Object.fromEntries([...examples.values()].map((example) => [example.url, ['sess']])), {
+        clientMetadataDocuments: { [CLIENT_METADATA_URL]: document },
+        rememberGrants: true,
+      });
     });
 
     afterAll(async () => {
       for (const client of clients) await client.close().catch(() => {});
       for (const example of examples.values()) await example.close();
       await desk?.close();
+      await redirect?.close();
       await browser?.close();
       await as?.close();
       await sess?.close();
@@ -279,5 +313,33 @@ describe.skipIf(proxy === undefined)(
       expect(as.errors).toEqual([]);
       process.stderr.write(`reconnect: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     }, 120_000);
+
+    it('a client with a Client ID Metadata Document keeps its handles under the default binding: installed afresh, it signs in again and reaches them', async () => {
+      const url = examples.get('grant')!.url;
+      const before = as.requests.length;
+      const first = new MetadataDocumentProvider(browser, redirect, 'carol');
+      const client = await connectSignedIn(first, url);
+      expect(as.requests.slice(before)).not.toContain('POST /reg'); // no registration
+      const claims = decodeJwt(first.tokens()!.access_token);
+      expect(claims).toMatchObject({ sub: 'carol', client_id: CLIENT_METADATA_URL });
+      audits.current.secret(first.tokens()!.access_token, 'access token');
+      const open = await ok(client, 'sess_request', { interaction: approveSurface });
+      audits.current.url(open.humanUrl!, 'sess link');
+      await client.close();
+
+      // Installed afresh: no registration, no token kept. The same client id, and the grant the
+      // person consented to: the same grant generation.
+      const fresh = new MetadataDocumentProvider(browser, redirect, 'carol');
+      const again = await connectSignedIn(fresh, url);
+      audits.current.secret(fresh.tokens()!.access_token, 'access token');
+      expect(decodeJwt(fresh.tokens()!.access_token)).toMatchObject({
+        client_id: CLIENT_METADATA_URL,
+        grant_id: claims.grant_id,
+      });
+      expect(await listedHandles(again)).toEqual([open.handle]);
+      expect(await responseCode(again, open.handle)).toBe('ok:waiting');
+      await again.close();
+      expect(as.errors).toEqual([]);
+    }, 60_000);
   },
 );
