@@ -38,8 +38,10 @@
  * belongs to, which the handler checks), `PORT`
  * (default 8080), `HOST` (default 127.0.0.1), `MCP_RESOURCE_URL` (the public URL of `/mcp`, when
  * it differs from `http://HOST:PORT/mcp`, e.g. behind a TLS proxy), `SESS_API_ORIGIN`,
- * `SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1` (testing only, for the local Sess runtime) and
- * `SESS_MCP_DIAGNOSTICS=1` (the handler's diagnostics as JSON lines on stderr).
+ * `SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST=1` (testing only, for the local Sess runtime),
+ * `SESS_MCP_DIAGNOSTICS=1` (the handler's diagnostics as JSON lines on stderr) and
+ * `SESS_MCP_BINDING=principal` (handles bound to the person rather than to the client and grant:
+ * the handler's `binding` option).
  */
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -90,6 +92,13 @@ export interface OAuthHttpExampleOptions {
   allowInsecureLocalhost?: boolean;
   /** Where the handler's diagnostics go. */
   diagnostics?: DiagnosticsSink;
+  /**
+   * What handles are bound to (the handler's `binding` option): `'grant'`, the client and grant
+   * they were made through; `'principal'`, the person, so a client that registers anew on each
+   * connection (dynamic client registration) keeps reaching them.
+   * @default 'grant'
+   */
+  binding?: 'grant' | 'principal';
   /** @default 0 (any free port) */
   port?: number;
   /** @default '127.0.0.1' */
@@ -222,6 +231,7 @@ export async function startOAuthHttpExample(options: OAuthHttpExampleOptions): P
     ...(options.sessOrigin === undefined ? {} : { sessOrigin: options.sessOrigin }),
     ...(options.allowInsecureLocalhost === true ? { allowInsecureLocalhost: true } : {}),
     ...(options.diagnostics === undefined ? {} : { diagnostics: options.diagnostics }),
+    ...(options.binding === undefined ? {} : { binding: options.binding }),
   });
 
   // A request that says `Expect: 100-continue` comes as `checkContinue`, not `request`. At /mcp
@@ -275,6 +285,8 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     ...(env.HOST === undefined ? {} : { hostname: env.HOST }),
     ...(env.MCP_RESOURCE_URL === undefined ? {} : { resourceUrl: env.MCP_RESOURCE_URL }),
     ...(env.SESS_API_ORIGIN === undefined ? {} : { sessOrigin: env.SESS_API_ORIGIN }),
+    // Any other value than these two is refused by the handler, naming the option.
+    ...(env.SESS_MCP_BINDING === undefined ? {} : { binding: env.SESS_MCP_BINDING as 'grant' | 'principal' }),
     ...(env.SESS_MCP_TEST_ALLOW_INSECURE_LOCALHOST === '1' ? { allowInsecureLocalhost: true } : {}),
     ...(env.SESS_MCP_DIAGNOSTICS === '1'
       ? { diagnostics: (event) => void process.stderr.write(`${JSON.stringify(event)}\n`) }

@@ -92,6 +92,7 @@ export {
   type StoreErrorReason,
   type StoreNotReadyReason,
   type StoreReadiness,
+  sameGeneration,
   systemClock,
   type VerificationReason,
   type VerifiedReceipt,

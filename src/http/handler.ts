@@ -111,9 +111,16 @@ export interface SessMcpHttpHandler {
   close(): Promise<void>;
 }
 
-/** The binding of every handle a principal creates over HTTP. */
-export function httpBindingOf(sessOrigin: string, principal: SessHttpPrincipal): HttpBinding {
-  return {
+/**
+ * The binding of every handle a principal creates over HTTP, under the handler's `binding` option
+ * (`mode`): `'principal'` shares it with the principal's other clients and grants.
+ */
+export function httpBindingOf(
+  sessOrigin: string,
+  principal: SessHttpPrincipal,
+  mode: 'grant' | 'principal' = 'grant',
+): HttpBinding {
+  const binding: HttpBinding = {
     kind: 'http',
     origin: sessOrigin,
     workspaceId: principal.workspaceId,
@@ -122,6 +129,8 @@ export function httpBindingOf(sessOrigin: string, principal: SessHttpPrincipal):
     grantId: principal.grantId,
     grantGeneration: principal.grantGeneration,
   };
+  if (mode === 'principal') binding.share = 'principal';
+  return binding;
 }
 
 function isHandleStore(value: unknown): value is HandleStore {
@@ -145,7 +154,7 @@ function requestAuthority(
     perCredential: { credentialWorkspaceId: string },
   ) => SessApi,
 ): Authority {
-  const binding = httpBindingOf(options.sessOrigin, principal);
+  const binding = httpBindingOf(options.sessOrigin, principal, options.binding);
   let resolved: Promise<CallAuthority> | undefined;
   async function open(): Promise<CallAuthority> {
     // The key must belong to the principal's workspace: the client checks every answer's

@@ -10,6 +10,8 @@
 
 import { MAX_TIMER_MS, type OptionReader, optionNames, readOptions } from '../core/contract/options.js';
 import {
+  HTTP_BINDING_RULE,
+  type HttpBindingMode,
   INPUT_SCHEMAS_RULE,
   INSTRUCTIONS_FORM_RULE,
   type InstructionsForm,
@@ -41,7 +43,9 @@ import { hostParts } from './host-syntax.js';
 
 /**
  * Who is calling, as the hosting runtime's `authenticate` established it. Handles are bound to
- * `workspaceId`, `principalId`, `clientId`, `grantId` and `grantGeneration` (and the Sess origin).
+ * `workspaceId`, `principalId`, `clientId`, `grantId` and `grantGeneration` (and the Sess origin);
+ * with the handler's `binding: 'principal'`, to `workspaceId` and `principalId`, and refused only
+ * to their own `clientId` and `grantId` at another `grantGeneration`.
  */
 export interface SessHttpPrincipal {
   /**
@@ -174,6 +178,16 @@ export interface SessMcpHttpHandlerOptions {
    */
   maxOpenPerPrincipal?: number;
   /**
+   * What a handle is bound to. `'grant'`: the client and grant it was made through, so another
+   * client of the same person (a new dynamic client registration on a fresh connection) gets
+   * `HANDLE_NOT_FOUND`. `'principal'`: the person (origin, workspace, principal), so every client
+   * and grant they sign in through sees, answers and lists the handles of the others; only the
+   * grant a handle was made through, revoked and consented again (another `grantGeneration`),
+   * gets `BINDING_MISMATCH`. Handles made under one mode are not reached under the other.
+   * @default 'grant'
+   */
+  binding?: 'grant' | 'principal';
+  /**
    * The most upstream Sess waits one principal holds at once through this handler, over all the
    * clients and grants it comes through (so registering more OAuth clients does not multiply
    * `maxConcurrentWaits`): a whole number from 1 to 1 000 000.
@@ -276,6 +290,7 @@ export interface ResolvedHttpOptions {
   /** The host's own gate, when it shares one (then `waitCaps` is empty). */
   waitGate: WaitGate | undefined;
   maxOpenPerPrincipal: number;
+  binding: HttpBindingMode;
   tools: ToolSet | undefined;
   inputSchemas: 'exact' | 'flat' | undefined;
   instructions: InstructionsForm | undefined;
@@ -317,6 +332,7 @@ const KNOWN_OPTIONS = optionNames<SessMcpHttpHandlerOptions>()(
   'maxQueuedWaits',
   'waitGate',
   'maxOpenPerPrincipal',
+  'binding',
   'tools',
   'inputSchemas',
   'instructions',
@@ -467,6 +483,8 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     { min: 1, max: MAX_OPEN_PER_PRINCIPAL },
     DEFAULT_MAX_OPEN_PER_PRINCIPAL,
   );
+  const binding = (read.optionalRule('binding', options.binding, HTTP_BINDING_RULE) ??
+    'grant') as HttpBindingMode;
   const tools = read.optionalRule('tools', options.tools, TOOL_SET_RULE) as ToolSet | undefined;
   const inputSchemas = read.optionalRule('inputSchemas', options.inputSchemas, INPUT_SCHEMAS_RULE) as
     | 'exact'
@@ -512,6 +530,7 @@ export function resolveHttpOptions(options: SessMcpHttpHandlerOptions): Resolved
     waitCaps,
     waitGate,
     maxOpenPerPrincipal,
+    binding,
     tools,
     inputSchemas,
     instructions,

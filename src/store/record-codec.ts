@@ -39,7 +39,7 @@ const stdioBinding = v.strictObject({
   apiOrigin: text,
   credentialGeneration: text,
 });
-const httpBinding = v.strictObject({
+const httpBindingEntries = {
   kind: v.literal('http'),
   origin: text,
   workspaceId: text,
@@ -47,7 +47,10 @@ const httpBinding = v.strictObject({
   clientId: text,
   grantId: text,
   grantGeneration: text,
-});
+};
+/** An HTTP binding as 0.1.0 wrote it: never shared by its principal. */
+const httpBinding1 = v.strictObject(httpBindingEntries);
+const httpBinding = v.strictObject({ ...httpBindingEntries, share: v.optional(v.literal('principal')) });
 
 const sessionRef = v.looseObject({ sessionId: text, workspaceId: text, humanUrl: text, expiresAt: text });
 const verifiedResponse = v.looseObject({
@@ -190,6 +193,7 @@ const format2States = {
   }),
 } satisfies { [K in InteractionStateKind]: v.GenericSchema };
 
+const binding1 = v.variant('kind', [stdioBinding, httpBinding1]);
 const binding = v.variant('kind', [stdioBinding, httpBinding]);
 
 /**
@@ -209,7 +213,7 @@ function stateSchema(states: Readonly<Record<string, v.GenericSchema>>): v.Gener
 const format1Record = v.strictObject({
   format: v.literal(1),
   handle: text,
-  binding,
+  binding: binding1,
   createdAt: text,
   updatedAt: text,
   state: stateSchema(format1States),

@@ -2,13 +2,19 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type Binding,
+  bindingPrincipal,
   bindingScope,
   type HttpBinding,
   type StdioBinding,
+  sameGeneration,
 } from '../../src/core/contract/ports.js';
+import { principalOfScope } from '../../src/core/store-kit/kit.js';
 
 /** The scope as it is defined: the identity fields as a JSON array, made afresh. */
 function expectedScope(binding: Binding): string {
+  if (binding.kind === 'http' && binding.share === 'principal') {
+    return JSON.stringify(['http-principal', binding.origin, binding.workspaceId, binding.principalId]);
+  }
   return binding.kind === 'stdio'
     ? JSON.stringify(['stdio', binding.profile, binding.apiOrigin])
     : JSON.stringify([
@@ -111,5 +117,59 @@ describe('bindingScope', () => {
         },
       ),
     );
+  });
+
+  it('of a binding shared by its principal leaves out the client and grant, and is no grant scope', () => {
+    const b = http();
+    const grantScope = bindingScope(b);
+    b.share = 'principal';
+    expect(bindingScope(b)).toBe(expectedScope(b));
+    expect(bindingScope(b)).not.toBe(grantScope);
+    // Another client and grant of the same person: the same scope.
+    expect(bindingScope({ ...b, clientId: 'cl_2', grantId: 'gr_2' })).toBe(bindingScope(b));
+    expect(bindingScope({ ...b, principalId: 'pr_2' })).not.toBe(bindingScope(b));
+    delete b.share;
+    expect(bindingScope(b)).toBe(grantScope);
+    // The per-principal quota counts one person the same under both scopes.
+    const shared = { ...b, share: 'principal' as const };
+    expect(principalOfScope(bindingScope(shared))).toBe(bindingPrincipal(b));
+    expect(principalOfScope(grantScope)).toBe(bindingPrincipal(b));
+  });
+});
+
+describe('sameGeneration', () => {
+  const record = (share?: 'principal'): HttpBinding => ({
+    ...http(),
+    ...(share === undefined ? {} : { share }),
+  });
+  it.each([
+    ['a grant record, the same generation', record(), {}, true],
+    ['a grant record, another generation', record(), { grantGeneration: 'g2' }, false],
+    ['a shared record, its own grant at its generation', record('principal'), {}, true],
+    [
+      'a shared record, its own grant at another generation',
+      record('principal'),
+      { grantGeneration: 'g2' },
+      false,
+    ],
+    [
+      'a shared record, another grant of the client',
+      record('principal'),
+      { grantId: 'gr_2', grantGeneration: 'g2' },
+      true,
+    ],
+    [
+      'a shared record, another client',
+      record('principal'),
+      { clientId: 'cl_2', grantGeneration: 'g2' },
+      true,
+    ],
+  ] as const)('%s: %s', (_name, made, call, expected) => {
+    expect(sameGeneration(made, { ...made, ...call })).toBe(expected);
+  });
+
+  it('compares a stdio credential generation', () => {
+    expect(sameGeneration(stdio(), stdio())).toBe(true);
+    expect(sameGeneration(stdio(), { ...stdio(), credentialGeneration: 'g2' })).toBe(false);
   });
 });

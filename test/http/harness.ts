@@ -66,6 +66,22 @@ export async function ok(
   return outcome.interaction;
 }
 
+/** The handles `sess_list` (no arguments) shows `client`. */
+export async function listedHandles(client: ToolCaller): Promise<string[]> {
+  const result = (await client.callTool({ name: 'sess_list', arguments: {} })) as {
+    structuredContent?: { items?: Array<{ handle: string }> };
+  };
+  const items = result.structuredContent?.items;
+  if (!Array.isArray(items)) throw new Error('sess_list answered without items');
+  return items.map((item) => item.handle);
+}
+
+/** `sess_response` on `handle` without waiting: `ok:<state>`, or the error code. */
+export async function responseCode(client: ToolCaller, handle: string): Promise<string> {
+  const outcome = await call(client, 'sess_response', { handle, revision: 1, wait_ms: 0 });
+  return outcome.ok ? `ok:${outcome.interaction.state}` : outcome.error.code;
+}
+
 /**
  * `sess_response` on `handle` at revision 1 (waiting up to 5 s): it must be answered with
  * {@link approveAnswer}, verified, and match `more` as well. Returns the result.

@@ -85,6 +85,14 @@ describe('createSessMcpHttpHandler options', () => {
     expect(message).toMatch(new RegExp(`^createSessMcpHttpHandler: option "${name}" [^\\n]+\\.$`));
   });
 
+  it('names the binding modes it takes when refusing another', () => {
+    expect(httpVerdict({ binding: 'person' as 'principal' })).toBe(
+      'createSessMcpHttpHandler: option "binding" must be "grant" or "principal".',
+    );
+    expect(resolveHttpOptions({ ...base, binding: 'principal' }).binding).toBe('principal');
+    expect(resolveHttpOptions({ ...base, binding: 'grant' }).binding).toBe('grant');
+  });
+
   it("takes the host's wait gate as it is, and refuses caps beside it", () => {
     const waitGate = createWaitGate({ maxConcurrentWaits: 3 });
     expect(resolveHttpOptions({ ...base, waitGate }).waitGate).toBe(waitGate);
@@ -176,6 +184,7 @@ describe('createSessMcpHttpHandler options', () => {
     expect(resolved.waitCaps).toEqual({});
     expect(resolved.expectedWorkspaceId).toBeUndefined();
     expect(resolved.maxOpenPerPrincipal).toBe(25);
+    expect(resolved.binding).toBe('grant');
     expect(
       resolveHttpOptions({ ...base, sessOrigin: 'http://127.0.0.1:9', allowInsecureLocalhost: true })
         .sessOrigin,

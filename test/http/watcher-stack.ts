@@ -6,7 +6,11 @@
  */
 import type { DiagnosticEvent } from '../../src/core/contract/ports.js';
 import { createWaitGate, type WaitGate } from '../../src/core/engine/wait-gate.js';
-import { createSessMcpWatcher, type SessMcpWatcherOptions } from '../../src/http/index.js';
+import {
+  createSessMcpWatcher,
+  type SessMcpHttpHandlerOptions,
+  type SessMcpWatcherOptions,
+} from '../../src/http/index.js';
 import type { LocalSess } from '../../src/testing/index.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { useCleanup } from '../support/cleanup.js';
@@ -48,9 +52,9 @@ export function useWatcherStack() {
   const audits = useSecretsAudit();
   const cleanup = useCleanup();
   /** A handler with a shared wait gate over the local runtime, its diagnostics and secrets audited. */
-  async function startStack(): Promise<Stack> {
+  async function startStack(extra: Partial<SessMcpHttpHandlerOptions> = {}): Promise<Stack> {
     const waitGate = createWaitGate();
-    const h = await startHttpHarness({ waitGate });
+    const h = await startHttpHarness({ waitGate, ...extra });
     cleanup.push(() => h.close());
     audits.current.secret(h.sess.apiKey, 'sess api key');
     audits.current.watch(h.events, 'handler diagnostics');

@@ -15,9 +15,33 @@ import { describe, expect, it } from 'vitest';
 import type { WakeEvent } from '../../src/core/contract/outbox.js';
 import type { HttpBinding } from '../../src/core/contract/ports.js';
 import { approveAnswer, ok } from './harness.js';
-import { pause, requests, stateOf, until, useWatcherStack } from './watcher-stack.js';
+import { pause, requests, type Stack, stateOf, until, useWatcherStack } from './watcher-stack.js';
 
 const { audits, startStack, clientOf, waitingOf, watcherOf, twoWorkspaces } = useWatcherStack();
+
+/** A waiting interaction of `maker`, answered once `watcher` runs; resolves when the watcher saved it. */
+async function answeredLate(
+  h: Stack,
+  maker: Awaited<ReturnType<typeof clientOf>>,
+  watcher: ReturnType<typeof watcherOf>['watcher'],
+) {
+  const made = await waitingOf(h, maker);
+  watcher.start();
+  await h.sess.whenWaiting(made.sessionId);
+  audits.current.answer(approveAnswer.values, 'answer');
+  await h.sess.submitAnswer(made.humanUrl, approveAnswer);
+  await until(async () => (await stateOf(h, made.handle)) === 'answered', 10_000, 'the record answered');
+  return made;
+}
+
+/** `client`'s next call on `handle` reads the verified answer. */
+async function expectVerified(client: Awaited<ReturnType<typeof clientOf>>, handle: string): Promise<void> {
+  const read = await ok(client, 'sess_response', { handle, revision: 1, wait_ms: 0 });
+  expect(read).toMatchObject({
+    state: 'answered',
+    response: { verified: true, values: approveAnswer.values },
+  });
+}
 
 describe('the HTTP watcher', { timeout: 60_000 }, () => {
   it('saves a late answer with no tool call waiting: verified, in the store, its event in the outbox and at onEvent', async () => {
@@ -31,12 +55,7 @@ describe('the HTTP watcher', { timeout: 60_000 }, () => {
       },
       maxWaitMs: 5_000,
     });
-    const made = await waitingOf(h, alice);
-    watcher.start();
-    await h.sess.whenWaiting(made.sessionId);
-    audits.current.answer(approveAnswer.values, 'answer');
-    await h.sess.submitAnswer(made.humanUrl, approveAnswer);
-    await until(async () => (await stateOf(h, made.handle)) === 'answered', 10_000, 'the record answered');
+    const made = await answeredLate(h, alice, watcher);
     await until(() => events.length > 0, 5_000, 'the event delivered');
     expect(events).toEqual([
       expect.objectContaining({ type: 'answered', handle: made.handle, revision: 1, sequence: 1 }),
@@ -48,11 +67,24 @@ describe('the HTTP watcher', { timeout: 60_000 }, () => {
     expect(owed.map(({ event }) => [event.type, event.handle])).toEqual([['answered', made.handle]]);
     expect((await outbox.entries('onEvent', 10)).map((entry) => entry.state)).toEqual(['delivered']);
     // The agent's next call reads the verified answer.
-    const read = await ok(alice, 'sess_response', { handle: made.handle, revision: 1, wait_ms: 0 });
-    expect(read).toMatchObject({
-      state: 'answered',
-      response: { verified: true, values: approveAnswer.values },
+    await expectVerified(alice, made.handle);
+  });
+
+  it("under binding 'principal': polls a shared record once, with its own binding, and another client of the person reads what it saved", async () => {
+    const h = await startStack({ binding: 'principal' });
+    const first = await clientOf(h, 'alice-first-0123456789');
+    const second = await clientOf(h, 'alice-second-0123456789', { clientId: 'client_2', grantId: 'grant_2' });
+    const asked: HttpBinding[] = [];
+    const { watcher } = watcherOf(h, {
+      credentialFor: (binding) => {
+        asked.push(binding);
+        return h.sess.apiKey;
+      },
+      maxWaitMs: 5_000,
     });
+    const made = await answeredLate(h, first, watcher);
+    expect(asked[0]).toMatchObject({ clientId: 'client_1', grantId: 'grant_1', share: 'principal' });
+    await expectVerified(second, made.handle);
   });
 
   it('polls two principals with keys of two workspaces each with its own key; swapped keys read nothing', async () => {

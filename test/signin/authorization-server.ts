@@ -21,12 +21,29 @@ export interface AuthorizationServer {
    * Serve tokens for these resources (resource URL → its scopes); the first is the default.
    * Any other resource indicator is refused (`invalid_target`).
    */
-  serve(resources: Readonly<Record<string, readonly string[]>>): Promise<void>;
+  serve(resources: Readonly<Record<string, readonly string[]>>, options?: ServeOptions): Promise<void>;
   /** Errors the provider reported (a test fails on any). */
   errors: string[];
   /** `METHOD /path` of every request, in order (paths only: queries and bodies hold secrets). */
   requests: string[];
   close(): Promise<void>;
+}
+
+/** What the server does besides dynamic registration. */
+export interface ServeOptions {
+  /**
+   * Client ID Metadata Documents the server accepts, by their URL (the client id). The server
+   * advertises `client_id_metadata_document_supported` and reads each document from here: these
+   * URLs are not fetched from the network (this test has no public HTTPS host).
+   */
+  clientMetadataDocuments?: Readonly<Record<string, Record<string, unknown>>>;
+  /**
+   * Keep one grant per person and client across sign-ins (as an authorization server that
+   * remembers consent does): a new sign-in of the same person with the same client, from a new
+   * browser session, gets that grant again (same grant id, no consent page) until it is revoked.
+   * By default a grant belongs to the browser session that consented.
+   */
+  rememberGrants?: boolean;
 }
 
 /** Start the server's listener; the provider is mounted by `serve`. */
@@ -45,7 +62,7 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
     issuer,
     errors,
     requests,
-    async serve(resources) {
+    async serve(resources, options = {}) {
       const resourceUrls = Object.keys(resources);
       const scopes = [...new Set(Object.values(resources).flat())];
       const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -87,7 +104,37 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
           'grantId' in token && typeof token.grantId === 'string' ? { grant_id: token.grantId } : undefined,
         ttl: { AccessToken: 300, AuthorizationCode: 60, RefreshToken: 3_600, Grant: 3_600, Session: 3_600 },
       };
+      const documents = options.clientMetadataDocuments;
+      if (documents !== undefined) {
+        configuration.features!.clientIdMetadataDocument = { enabled: true, ack: 'draft-02' };
+        // The documents' URLs are answered here; anything else goes out as it would.
+        configuration.fetch = async (url, init) => {
+          const document = documents[String(url)];
+          if (document === undefined) return fetch(url, init);
+          return new Response(JSON.stringify(document), {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+          });
+        };
+      }
+      /** Person and client → their grant, while it exists. */
+      const remembered = new Map<string, string>();
+      const grantKey = (accountId: unknown, clientId: unknown) => JSON.stringify([accountId, clientId]);
+      if (options.rememberGrants === true) {
+        configuration.loadExistingGrant = async (ctx) => {
+          const grantId =
+            ctx.oidc.result?.consent?.grantId ??
+            ctx.oidc.session!.grantIdFor(ctx.oidc.client!.clientId) ??
+            remembered.get(grantKey(ctx.oidc.session!.accountId, ctx.oidc.client!.clientId));
+          return grantId === undefined ? undefined : ctx.oidc.provider.Grant.find(grantId);
+        };
+      }
       const provider = new Provider(issuer, configuration);
+      if (options.rememberGrants === true) {
+        provider.on('grant.saved', (grant) => {
+          remembered.set(grantKey(grant.accountId, grant.clientId), grant.jti);
+        });
+      }
       provider.on('server_error', (_ctx, error) => errors.push(`server_error: ${error.name}`));
       provider.on('grant.error', (_ctx, error) => errors.push(`grant.error: ${error.name}`));
       const callback = provider.callback();

@@ -25,12 +25,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  auth,
-  Client as ClientV2,
-  StreamableHTTPClientTransport as TransportV2,
-  UnauthorizedError,
-} from '@modelcontextprotocol/client';
+import { auth } from '@modelcontextprotocol/client';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,6 +44,7 @@ import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js'
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import {
   BrowserSignInProvider,
+  connectSignedIn,
   OtherResourceProvider,
   type RedirectEndpoint,
   startRedirectEndpoint,
@@ -243,29 +239,8 @@ if (!HAVE_CHROMIUM) {
     expect(expected.slice(at), `requests seen: ${actual.join(', ')}`).toEqual([]);
   }
 
-  function newClient(provider: BrowserSignInProvider, url: string) {
-    const transport = new TransportV2(new URL(url), { authProvider: provider });
-    const client = new ClientV2(
-      { name: 'sign-in-test', version: '1.0.0' },
-      { versionNegotiation: { mode: 'auto' } },
-    );
-    return { client, transport };
-  }
-
   /** Connect; when the server asks for sign-in, let the browser sign in and connect again. */
-  async function connect(provider: BrowserSignInProvider, url = example.url): Promise<ClientV2> {
-    const first = newClient(provider, url);
-    try {
-      await first.client.connect(first.transport);
-      return first.client;
-    } catch (error) {
-      if (!(error instanceof UnauthorizedError)) throw error;
-    }
-    await first.transport.finishAuth(await provider.callbackParams());
-    const second = newClient(provider, url);
-    await second.client.connect(second.transport);
-    return second.client;
-  }
+  const connect = (provider: BrowserSignInProvider, url = example.url) => connectSignedIn(provider, url);
 
   it('signs in from the 401, runs the Sess flow, keeps handles on refresh, refuses them after re-consent and to another person', async () => {
     const audit = audited();

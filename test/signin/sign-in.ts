@@ -10,12 +10,15 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type {
-  OAuthClientMetadata,
-  OAuthClientProvider,
-  OAuthDiscoveryState,
-  StoredOAuthClientInformation,
-  StoredOAuthTokens,
+import {
+  Client as ClientV2,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+  StreamableHTTPClientTransport as TransportV2,
+  UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import type { Browser } from 'playwright-core';
 
@@ -145,24 +148,50 @@ export class BrowserSignInProvider implements OAuthClientProvider {
   }
 
   private async signIn(url: URL): Promise<void> {
-    const context = await this.browser.newContext();
-    try {
-      const page = await context.newPage();
-      await page.goto(url.href);
-      this.log.pages.push((await page.locator('h1').first().textContent()) ?? '');
-      await page.fill('input[name="login"]', this.user);
-      await page.fill('input[name="password"]', 'any password will do');
-      await page.click('button[type="submit"]');
-      await page.waitForSelector('input[name="prompt"][value="consent"]', { state: 'attached' });
-      this.log.pages.push((await page.locator('h1').first().textContent()) ?? '');
-      await Promise.all([
-        page.waitForURL((u) => u.href.startsWith(this.redirect.url)),
-        page.click('button[type="submit"]'),
-      ]);
-    } finally {
-      await context.close();
-    }
+    const pages = await signInAndConsent(this.browser, url, this.user, (u) =>
+      u.href.startsWith(this.redirect.url),
+    );
+    this.log.pages.push(...pages);
   }
+}
+
+/**
+ * Open `url` (an authorization request) in a fresh Chromium context, sign in as `user` on the
+ * authorization server's development pages and consent (unless the server remembers that
+ * consent), until the browser is sent to a URL `redirected` accepts. Returns the headings of the
+ * pages seen (sign-in, then consent when asked).
+ */
+export async function signInAndConsent(
+  browser: Browser,
+  url: URL,
+  user: string,
+  redirected: (url: URL) => boolean,
+): Promise<string[]> {
+  const pages: string[] = [];
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    await page.goto(url.href);
+    pages.push((await page.locator('h1').first().textContent()) ?? '');
+    await page.fill('input[name="login"]', user);
+    await page.fill('input[name="password"]', 'any password will do');
+    // A person who consented to this client before (a grant the server remembers) is sent back
+    // at once; anyone else sees the consent page. The wait that loses is dropped.
+    const consent = page
+      .waitForSelector('input[name="prompt"][value="consent"]', { state: 'attached' })
+      .then(() => 'consent' as const);
+    const back = page.waitForURL(redirected).then(() => 'redirected' as const);
+    consent.catch(() => {});
+    back.catch(() => {});
+    await page.click('button[type="submit"]');
+    if ((await Promise.race([consent, back])) === 'consent') {
+      pages.push((await page.locator('h1').first().textContent()) ?? '');
+      await Promise.all([page.waitForURL(redirected), page.click('button[type="submit"]')]);
+    }
+  } finally {
+    await context.close();
+  }
+  return pages;
 }
 
 /**
@@ -182,4 +211,30 @@ export class OtherResourceProvider extends BrowserSignInProvider {
   async validateResourceURL(): Promise<URL> {
     return new URL(this.resource);
   }
+}
+
+/**
+ * An MCP v2 client of `url` signed in through `provider`: when the server asks for sign-in, the
+ * browser signs in and the client connects again.
+ */
+export async function connectSignedIn(provider: BrowserSignInProvider, url: string): Promise<ClientV2> {
+  const attempt = () => {
+    const transport = new TransportV2(new URL(url), { authProvider: provider });
+    const client = new ClientV2(
+      { name: 'sign-in-test', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' } },
+    );
+    return { client, transport };
+  };
+  const first = attempt();
+  try {
+    await first.client.connect(first.transport);
+    return first.client;
+  } catch (error) {
+    if (!(error instanceof UnauthorizedError)) throw error;
+  }
+  await first.transport.finishAuth(await provider.callbackParams());
+  const second = attempt();
+  await second.client.connect(second.transport);
+  return second.client;
 }

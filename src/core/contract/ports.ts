@@ -294,9 +294,12 @@ export interface SessApi {
 // What a handle is bound to is model data (`model/binding.ts`); the `Authority` port resolves it.
 export type { Binding, HttpBinding, StdioBinding } from '../model/binding.js';
 
+/** Which fields a scope is made of: a stdio profile, an HTTP grant, or an HTTP principal. */
+type ScopeTag = 'stdio' | 'http' | 'http-principal';
+
 /** A scope made recently, with the identity fields (all strings) it was made from. */
 interface RecentScope {
-  kind: Binding['kind'];
+  tag: ScopeTag;
   fields: readonly string[];
   scope: string;
 }
@@ -306,37 +309,43 @@ const RECENT_SCOPES = 16;
 const recentScopes: RecentScope[] = [];
 let nextRecent = 0;
 
-/** True when `binding` has exactly the identity fields of `memo`, each the same string. */
-function sameIdentity(binding: Binding, memo: RecentScope): boolean {
-  if (memo.kind !== binding.kind) return false;
-  const [a, b, c, d, e] = memo.fields;
-  return binding.kind === 'stdio'
-    ? binding.profile === a && binding.apiOrigin === b
-    : binding.origin === a &&
-        binding.workspaceId === b &&
-        binding.principalId === c &&
-        binding.clientId === d &&
-        binding.grantId === e;
+/** The tag and identity fields of a binding's scope. */
+function scopeFields(binding: Binding): { tag: ScopeTag; fields: unknown[] } {
+  if (binding.kind === 'stdio') return { tag: 'stdio', fields: [binding.profile, binding.apiOrigin] };
+  const person = [binding.origin, binding.workspaceId, binding.principalId];
+  return binding.share === 'principal'
+    ? { tag: 'http-principal', fields: person }
+    : { tag: 'http', fields: [...person, binding.clientId, binding.grantId] };
+}
+
+/** True when `fields` are exactly the identity fields of `memo`, each the same string. */
+function sameIdentity(tag: ScopeTag, fields: readonly unknown[], memo: RecentScope): boolean {
+  return (
+    memo.tag === tag &&
+    memo.fields.length === fields.length &&
+    memo.fields.every((field, index) => field === fields[index])
+  );
 }
 
 /**
  * The identity part of a binding (everything but the credential or grant generation), as a
  * stable string. Records are scoped by it: another scope never sees them (`HANDLE_NOT_FOUND`);
- * the same scope with another generation gets `BINDING_MISMATCH`.
+ * the same scope with another generation gets `BINDING_MISMATCH` ({@link sameGeneration}).
+ *
+ * An HTTP binding's scope is its origin, workspace, principal, client and grant; with
+ * `share: 'principal'`, its origin, workspace and principal only (another scope than any
+ * client's and grant's, so records made without `share` are not in it).
  */
 export function bindingScope(binding: Binding): string {
   // A request asks this several times, for its own binding and for the binding of every record
   // it reads (a new object each time, with the same strings): the scopes made last are kept with
   // their fields and given again while every identity field is the same string.
-  for (const memo of recentScopes) if (sameIdentity(binding, memo)) return memo.scope;
-  const fields =
-    binding.kind === 'stdio'
-      ? [binding.profile, binding.apiOrigin]
-      : [binding.origin, binding.workspaceId, binding.principalId, binding.clientId, binding.grantId];
-  const scope = JSON.stringify([binding.kind === 'stdio' ? 'stdio' : 'http', ...fields]);
+  const { tag, fields } = scopeFields(binding);
+  for (const memo of recentScopes) if (sameIdentity(tag, fields, memo)) return memo.scope;
+  const scope = JSON.stringify([tag, ...fields]);
   // Only strings are compared by value; a binding with anything else is not remembered.
   if (fields.every((field) => typeof field === 'string')) {
-    recentScopes[nextRecent] = { kind: binding.kind, fields: fields as string[], scope };
+    recentScopes[nextRecent] = { tag, fields: fields as string[], scope };
     nextRecent = (nextRecent + 1) % RECENT_SCOPES;
   }
   return scope;
@@ -345,6 +354,32 @@ export function bindingScope(binding: Binding): string {
 /** The generation part of a binding. */
 export function bindingGeneration(binding: Binding): string {
   return binding.kind === 'stdio' ? binding.credentialGeneration : binding.grantGeneration;
+}
+
+/**
+ * Whether a caller of binding `call` may use a record made under binding `record` of the same
+ * scope ({@link bindingScope}); `false` is `BINDING_MISMATCH`. The one rule every engine path and
+ * store applies:
+ * - a record shared by its principal (`share: 'principal'`) is refused only to the client and
+ *   grant it was made through at another grant generation (that grant was revoked and consented
+ *   again); every other client and grant of the person reaches it;
+ * - any other record, only to the same credential or grant generation.
+ */
+export function sameGeneration(record: Binding, call: Binding): boolean {
+  if (record.kind === 'http' && call.kind === 'http' && record.share === 'principal') {
+    const sameGrant = record.clientId === call.clientId && record.grantId === call.grantId;
+    return !sameGrant || record.grantGeneration === call.grantGeneration;
+  }
+  return bindingGeneration(record) === bindingGeneration(call);
+}
+
+/**
+ * Whether every record a caller of `binding` may use has the caller's generation, so a listing
+ * may ask the store for that one generation (`ListPageQuery.generation`). Not so for a binding
+ * shared by its principal: the records of the person's other grants are of other generations.
+ */
+export function hasOneGeneration(binding: Binding): boolean {
+  return binding.kind === 'stdio' || binding.share !== 'principal';
 }
 
 /**
@@ -538,7 +573,9 @@ export interface ListPageQuery {
   kinds?: readonly InteractionStateKind[];
   /**
    * Only records whose binding generation (`bindingGeneration(record.binding)`) is this; every
-   * generation of the view's scope when absent. `sess_list` always sends it.
+   * generation of the view's scope when absent. `sess_list` sends it whenever its caller's
+   * records all have one generation (`hasOneGeneration`), and checks every record it lists with
+   * `sameGeneration`.
    */
   generation?: string;
   /** Records strictly after this key in listing order; from the first when absent. */
@@ -561,8 +598,8 @@ export interface ListPage {
 /**
  * A backend that holds the records of many bindings and hands out one {@link HandleStore} view
  * per binding. A view sees, counts and caps only the records of `bindingScope(binding)`; records
- * of the same scope with another credential or grant generation are returned (the engine reports
- * them as `BINDING_MISMATCH`).
+ * of the same scope with another credential or grant generation are returned (the engine decides
+ * by {@link sameGeneration} which of them are `BINDING_MISMATCH`).
  */
 export interface HandleStoreFactory {
   /** The store view of one binding scope. Cheap: call it per tool call. */

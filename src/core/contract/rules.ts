@@ -176,6 +176,19 @@ export const INSTRUCTIONS_FORM_RULE: ValueRule<InstructionsForm> = {
   test: (value): value is InstructionsForm => value === 'full' || value === 'short',
 };
 
+/**
+ * What an HTTP handle is bound to (the `binding` option of the HTTP handler): `grant` (the
+ * default), the client and grant it was made through; or `principal`, the person, so every client
+ * and grant they sign in through reaches it (`share: 'principal'` in `model/binding.ts`).
+ */
+export type HttpBindingMode = 'grant' | 'principal';
+
+/** An HTTP binding mode, as every entry that takes one checks it. */
+export const HTTP_BINDING_RULE: ValueRule<HttpBindingMode> = {
+  text: '"grant" or "principal"',
+  test: (value): value is HttpBindingMode => value === 'grant' || value === 'principal',
+};
+
 /** An input-schema form, as every entry that takes one checks it. */
 export const INPUT_SCHEMAS_RULE: ValueRule<InputSchemas> = {
   text: '"exact" or "flat"',

@@ -9,7 +9,7 @@
 
 import { isSessMcpError } from '../contract/errors.js';
 import type { CallAuthority, Clock, CreateLimits, DiagnosticEvent } from '../contract/ports.js';
-import { bindingGeneration, bindingScope } from '../contract/ports.js';
+import { bindingScope, sameGeneration } from '../contract/ports.js';
 import { lastSequence, withEvent } from '../model/events.js';
 import { type InteractionRecord, type InteractionState, RECORD_FORMAT } from '../model/record.js';
 import { type InteractionEvent, transition } from '../model/transitions.js';
@@ -126,7 +126,7 @@ export class Call {
       throw handleNotFound();
     }
     if (scope !== bindingScope(this.auth.binding)) throw handleNotFound();
-    if (bindingGeneration(binding) !== bindingGeneration(this.auth.binding)) throw bindingMismatch();
+    if (!sameGeneration(binding, this.auth.binding)) throw bindingMismatch();
     return found as Loaded;
   }
 

@@ -18,7 +18,7 @@
  */
 import { ARGUMENT_LIMITS } from '../contract/limits.js';
 import type { ListPage, ListPageKey, ListPageQuery, VersionedRecord } from '../contract/ports.js';
-import { bindingGeneration, bindingScope } from '../contract/ports.js';
+import { bindingGeneration, bindingScope, hasOneGeneration, sameGeneration } from '../contract/ports.js';
 import type { ListItem, ListResult } from '../contract/result.js';
 import {
   INTERACTION_STATE_KINDS,
@@ -114,12 +114,13 @@ async function throughListPage(
   const records: InteractionRecord[] = [];
   let after = query.after;
   let more = true;
-  const generation = bindingGeneration(call.auth.binding);
+  // A caller whose records are of several generations (shared by its principal) asks for all
+  // of them; `listed` leaves out those of its own grant at another generation.
+  const { binding } = call.auth;
+  const generation = hasOneGeneration(binding) ? bindingGeneration(binding) : undefined;
   for (let pages = 0; records.length < query.limit && more && pages < LIST_PAGE_BUDGET; pages++) {
-    const ask: ListPageQuery = {
-      limit: pages === 0 ? query.limit - records.length : MAX_LIST_PAGE_LIMIT,
-      generation,
-    };
+    const ask: ListPageQuery = { limit: pages === 0 ? query.limit - records.length : MAX_LIST_PAGE_LIMIT };
+    if (generation !== undefined) ask.generation = generation;
     if (query.kinds !== undefined) ask.kinds = [...query.kinds];
     if (after !== undefined) ask.after = after;
     const page: ListPage = await call.store(() =>
@@ -182,7 +183,7 @@ function visible(call: Call, record: InteractionRecord): boolean {
   try {
     return (
       bindingScope(record.binding) === bindingScope(call.auth.binding) &&
-      bindingGeneration(record.binding) === bindingGeneration(call.auth.binding)
+      sameGeneration(record.binding, call.auth.binding)
     );
   } catch {
     return false;

@@ -15,7 +15,11 @@ export interface StdioBinding {
   credentialGeneration: string;
 }
 
-/** An HTTP handle belongs to one origin, workspace, principal, client, grant and generation. */
+/**
+ * An HTTP handle belongs to one origin, workspace, principal, client, grant and generation; with
+ * `share: 'principal'`, to the origin, workspace and principal, and still to the grant generation
+ * of the client and grant it was made through.
+ */
 export interface HttpBinding {
   kind: 'http';
   origin: string;
@@ -24,6 +28,12 @@ export interface HttpBinding {
   clientId: string;
   grantId: string;
   grantGeneration: string;
+  /**
+   * `'principal'`: the handle is the person's, not the client's. Every client and grant of the
+   * principal reaches it, except the grant it was made through at another generation (a revoked
+   * grant, consented again). Absent: the handle is the client's and grant's alone.
+   */
+  share?: 'principal';
 }
 
 /** What a handle is bound to. */

@@ -162,21 +162,22 @@ export function principalOfScope(scope: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (!Array.isArray(parts) || parts.length !== 6 || !parts.every((part) => typeof part === 'string')) {
-    return undefined;
-  }
-  const [kind, origin, workspaceId, principalId, clientId, grantId] = parts as string[];
-  return kind === 'http'
-    ? quotaPrincipalOf({
-        kind: 'http',
-        origin: origin!,
-        workspaceId: workspaceId!,
-        principalId: principalId!,
-        clientId: clientId!,
-        grantId: grantId!,
-        grantGeneration: '',
-      })
-    : undefined;
+  if (!Array.isArray(parts) || !parts.every((part) => typeof part === 'string')) return undefined;
+  // A grant's scope names the client and the grant; a principal's shared scope ends at the principal.
+  const [tag, origin, workspaceId, principalId, clientId, grantId] = parts as string[];
+  const grant = tag === 'http' && parts.length === 6;
+  if (!grant && !(tag === 'http-principal' && parts.length === 4)) return undefined;
+  const binding: Binding = {
+    kind: 'http',
+    origin: origin!,
+    workspaceId: workspaceId!,
+    principalId: principalId!,
+    clientId: clientId ?? '',
+    grantId: grantId ?? '',
+    grantGeneration: '',
+  };
+  if (!grant) binding.share = 'principal';
+  return quotaPrincipalOf(binding);
 }
 
 /** The `PRINCIPAL_QUOTA_REACHED` a create over {@link CreateLimits.maxOpenPerPrincipal} reports. */
