@@ -25,6 +25,7 @@ export const LONG_POLES = [
   'test/store/two-instances.test.ts', // ~52 s: two HTTP instances on one PostgreSQL
   'test/reliability/crash-cells.test.ts', // ~46–51 s
   'test/hosts/openai-agents.test.ts', // ~50 s: four rows side by side, each bound by its 45 s call
+  'test/signin/reconnect.test.ts', // ~50 s: mcp-remote signing in through Chromium, both bindings
   'test/hosts/ai-sdk.test.ts', // ~49 s
   'test/store/retention-bounds.test.ts', // ~45 s: 20 000 interactions finished and pruned per store
   'test/engine/list.test.ts', // ~38 s
