@@ -36,7 +36,10 @@ const APART = [
  * prunes leave through the stores' own code, the same on every Node; the prune contract suite
  * still runs on each. The two-instance file holds PostgreSQL's cap and quota across two processes:
  * in the other Nodes' runs (twelve workers on two cores at once) its 150 concurrent creates went
- * past the instances' 20 s query timeout.
+ * past the instances' 20 s query timeout. The two file-fencing files check the order of a lease
+ * handover's writes, each step paused by the store's own write seam: the same `fs` calls the file
+ * store's contract suite (`file.test.ts`) makes on every Node, and the longest files of the other
+ * Nodes' runs (about 70 and 55 s there).
  */
 const ONE_NODE = [
   'test/package/strict-consumer.test.ts',
@@ -44,6 +47,8 @@ const ONE_NODE = [
   'test/package/install-lines.test.ts',
   'test/store/retention-bounds.test.ts',
   'test/store/two-instances.test.ts',
+  'test/store/file-fencing.test.ts',
+  'test/store/file-fencing-engine.test.ts',
 ];
 const OTHER_NODE = process.env.SESS_MCP_OTHER_NODE === '1';
 
