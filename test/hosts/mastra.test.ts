@@ -12,34 +12,32 @@
  * so this file runs in the `recipes` project of `vitest.config.ts` and is type-checked by
  * `test/recipes/tsconfig.json`.
  */
-import { readFile } from 'node:fs/promises';
 import { Agent } from '@mastra/core/agent';
 import { MCPClient } from '@mastra/mcp';
 import { describe, it } from 'vitest';
 import { serverInstructions } from '../../src/index.js';
-import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import type { LocalSess } from '../../src/testing/index.js';
 import { NODE22_FRAMEWORKS, recipesRunnable } from '../recipes/frameworks.js';
-import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
+import type { SecretsAudit } from '../support/audit.js';
 import { startChatCompletionsStandIn, systemMessages } from './chat-completions-stand-in.js';
 import {
-  BEARER,
+  type AgentServerTaps,
+  agentHttpServer,
+  agentStdioServer,
+  type ConnectedAgent,
+  offeredTools,
+  runRow,
+  writeRowResult,
+} from './framework-row.js';
+import {
   expectFullRun,
-  type FlowOutcome,
   type HostResult,
-  hostPlace,
-  hostStdioServer,
-  keysOnlyAudit,
   reachOf,
-  readStdioTap,
   requestBodies,
-  startHostHttpServer,
-  type TappedMessage,
   toolDescriptionsIn,
   useCleanupStack,
-  writeHostResult,
 } from './matrix.js';
-import { probeLongCall, runFlow } from './run-flow.js';
-import { FLOWS, type FlowName, promptFor } from './script.js';
+import { promptFor } from './script.js';
 import type { StandInLog } from './stand-in-log.js';
 
 const cleanup = useCleanupStack();
@@ -60,51 +58,31 @@ const slugOf = (row: Row) => `mastra-${row.transport.toLowerCase()}`;
 /** The heading Mastra puts before a server's forwarded instructions. */
 const GUIDANCE_HEADING = '## Guidance from MCP server "sess"';
 
-/** A Mastra agent connected to `sess` through one MCP server, with its own stand-in. */
-interface ConnectedAgent {
-  /** One user turn: the agent runs until the script ends it with a text. */
-  turn(flow: FlowName): Promise<string>;
-  log: StandInLog;
-  tapped(): Promise<TappedMessage[]>;
-  serverStderr(): Promise<string>;
-}
-
 async function connectAgent(sess: LocalSess, row: Row, audit: SecretsAudit): Promise<ConnectedAgent> {
   const standIn = await startChatCompletionsStandIn();
   cleanup.push(() => standIn.close());
-  let tapped: () => Promise<TappedMessage[]>;
-  let serverStderr = async () => '';
+  let taps: AgentServerTaps;
   let mcp: MCPClient;
   // Each client its own id: Mastra refuses a second client of the same configuration otherwise.
   const id = `sess-host-matrix-${Math.random().toString(36).slice(2)}`;
   if (row.transport === 'stdio') {
-    const { home } = await hostPlace(cleanup, 'mastra');
-    const stdio = hostStdioServer(sess, home, {
-      stderr: true,
-      env: { SESS_MCP_INSTRUCTIONS: row.form },
+    const { stdio, ...rest } = await agentStdioServer(sess, cleanup, 'mastra', {
+      SESS_MCP_INSTRUCTIONS: row.form,
     });
+    taps = rest;
     mcp = new MCPClient({
       id,
       servers: {
         sess: { command: stdio.command, args: stdio.args, env: stdio.env, forwardInstructions: true },
       },
     });
-    tapped = () => readStdioTap(stdio.tap);
-    serverStderr = () => readFile(stdio.stderr!, 'utf8').catch(() => '');
   } else {
-    const http = await startHostHttpServer(sess);
-    cleanup.push(() => http.close());
+    const { url, headers, ...rest } = await agentHttpServer(sess, cleanup);
+    taps = rest;
     mcp = new MCPClient({
       id,
-      servers: {
-        sess: {
-          url: new URL(http.url),
-          requestInit: { headers: { authorization: `Bearer ${BEARER}` } },
-          forwardInstructions: true,
-        },
-      },
+      servers: { sess: { url: new URL(url), requestInit: { headers }, forwardInstructions: true } },
     });
-    tapped = async () => http.messages;
   }
   cleanup.push(() => mcp.disconnect());
   const agent = new Agent({
@@ -127,8 +105,7 @@ async function connectAgent(sess: LocalSess, row: Row, audit: SecretsAudit): Pro
       return output;
     },
     log: standIn.log,
-    tapped,
-    serverStderr,
+    ...taps,
   };
 }
 
@@ -153,52 +130,21 @@ function instructionsReached(log: StandInLog, form: Row['form']): string {
   return `${where}, under \`${GUIDANCE_HEADING}\` (\`forwardInstructions: true\`): the ${name} cut to its first ${kept} of ${sent.length} characters (\`instructionsMaxLength\`, 512 by default)`;
 }
 
-/**
- * Run one row: the flows on one runtime, and beside them the long-call probe on a runtime, server
- * and stand-in of its own.
- */
-async function matrixRun(row: Row) {
-  const audit = createSecretsAudit();
-  audit.secret(BEARER, 'mcp bearer token');
-  const [sess, probeSess] = await Promise.all([startLocalSess(), startLocalSess()]);
-  cleanup.push(() => sess.close());
-  cleanup.push(() => probeSess.close());
-  audit.secret(sess.apiKey, 'sess api key');
-  audit.secret(probeSess.apiKey, 'sess api key of the probe');
-  const [host, probeHost] = await Promise.all([
-    connectAgent(sess, row, audit),
-    connectAgent(probeSess, row, audit),
-  ]);
-  const probe = probeLongCall(probeHost.log, async () => {
-    await probeHost.turn('long');
-  });
-  const flows: FlowOutcome[] = [];
-  for (const flow of FLOWS) {
-    flows.push(
-      await runFlow(sess, flow, host.log, audit, async () => {
-        await host.turn(flow);
-      }),
-    );
-  }
-  const callTimeout = await probe;
-  audit.text(`${await host.serverStderr()}\n${await probeHost.serverStderr()}`, 'sess-mcp stderr');
-
-  const keysOnly = keysOnlyAudit(sess, host.log);
-  keysOnly.secret(probeSess.apiKey, 'sess api key of the probe');
-  keysOnly.text(requestBodies(probeHost.log), 'model requests of the probe');
-  const bodies = requestBodies(host.log);
-  const offered = [...new Set(host.log.requests.flatMap((r) => r.toolNames))].sort();
+/** One Mastra row: `runRow` (the flows, and the long-call probe beside them), then its result. */
+async function mastraRow(row: Row) {
+  const run = await runRow(cleanup, (sess, audit) => connectAgent(sess, row, audit));
+  const { host } = run;
   const result: HostResult = {
     host: 'Mastra',
-    version: `@mastra/mcp ${NODE22_FRAMEWORKS['@mastra/mcp']}, @mastra/core ${NODE22_FRAMEWORKS['@mastra/core']} (Node ${process.versions.node})`,
     transport: row.transport,
+    version: `@mastra/mcp ${NODE22_FRAMEWORKS['@mastra/mcp']}, @mastra/core ${NODE22_FRAMEWORKS['@mastra/core']} (Node ${process.versions.node})`,
     ...reachOf(host.log, await host.tapped()),
-    callTimeout,
     instructions: instructionsReached(host.log, row.form),
-    toolDescriptions: toolDescriptionsIn(bodies),
-    flows,
+    toolDescriptions: toolDescriptionsIn(requestBodies(host.log)),
+    callTimeout: run.callTimeout,
+    flows: run.flows,
     notes: [
-      `tools offered (the names the model sees): ${offered.join(', ')}`,
+      `tools offered (the names the model sees): ${offeredTools(host.log).join(', ')}`,
       row.form === 'short'
         ? 'the server sends the short instructions (`SESS_MCP_INSTRUCTIONS=short`), which fit in the 512 characters Mastra forwards by default'
         : 'the server sends the full instructions (the default), which the default `instructionsMaxLength` of 512 cuts: serve the short form, or raise the limit',
@@ -207,9 +153,8 @@ async function matrixRun(row: Row) {
       '`agent.generate` asks the provider without `stream`; the tool results reach the model as `tool` messages holding the `structuredContent` JSON (Mastra turns the result of a tool with an `outputSchema` into that)',
     ],
   };
-  await writeHostResult(slugOf(row), result);
-  await writeHostResult(`${slugOf(row)}.model-log`, host.log.requests as never);
-  return { result, audit, keysOnly };
+  await writeRowResult(slugOf(row), result, host.log);
+  return { result, audit: run.audit, keysOnly: run.keysOnly };
 }
 
 describe.skipIf(!recipesRunnable())(`Mastra ${NODE22_FRAMEWORKS['@mastra/mcp']}`, () => {
@@ -218,7 +163,7 @@ describe.skipIf(!recipesRunnable())(`Mastra ${NODE22_FRAMEWORKS['@mastra/mcp']}`
     'runs every flow over $transport ($form instructions, forwarded) with a scripted model, and no key or token reaches the model',
     { timeout: 180_000 },
     async (row, { expect }) => {
-      const { result, audit, keysOnly } = await matrixRun(row);
+      const { result, audit, keysOnly } = await mastraRow(row);
       expectFullRun(result);
       expect(result.toolName).toBe('sess_sess_request');
       expect(result.instructions).toMatch(/^in a system message/);
