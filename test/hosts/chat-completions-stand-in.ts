@@ -9,9 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { listen, readBody } from '../http/helpers.js';
 import { nextStep, type ScriptInput, type ScriptStep } from './script.js';
-import { createStandInLog, type StandInLog } from './stand-in-log.js';
+import { type StandIn, startStandIn } from './stand-in-server.js';
 
 type Content = string | null | Array<{ type?: string; text?: string }>;
 
@@ -107,56 +106,21 @@ function send(res: ServerResponse, step: ScriptStep, body: ChatBody): void {
   res.end('data: [DONE]\n\n');
 }
 
-/** A running stand-in. */
-export interface ChatCompletionsStandIn {
-  /** The base URL for an OpenAI-compatible provider (ends with `/v1`). */
-  readonly baseUrl: string;
-  readonly log: StandInLog;
-  /** Paths the host requested that the stand-in does not serve. */
-  readonly unserved: string[];
-  close(): Promise<void>;
-}
-
 /** Start the stand-in on 127.0.0.1; `next` picks each step (the host matrix's script by default). */
-export async function startChatCompletionsStandIn(
+export function startChatCompletionsStandIn(
   next: (input: ScriptInput) => ScriptStep = nextStep,
-): Promise<ChatCompletionsStandIn> {
-  const log = createStandInLog();
-  const unserved: string[] = [];
-  const server = await listen((req, res) => {
-    void (async () => {
-      const raw = await readBody(req);
-      const path = new URL(req.url ?? '/', 'http://x').pathname;
-      if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
-        unserved.push(`${req.method} ${path}`);
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not here"}}');
-        return;
-      }
-      let body: ChatBody;
-      try {
-        body = JSON.parse(raw) as ChatBody;
-      } catch {
-        res.writeHead(400).end();
-        return;
-      }
-      const toolNames = (body.tools ?? []).flatMap((t) =>
-        typeof t.function?.name === 'string' ? [t.function.name] : [],
-      );
-      const { promptText, toolResults } = readMessages(body);
-      const offersSess = toolNames.some((n) => n.includes('sess_'));
-      const step: ScriptStep = offersSess
-        ? next({ promptText, toolNames, toolResults })
-        : { kind: 'text', text: 'Host matrix' };
-      log.requests.push({ api: path, body: raw, toolNames, toolResults, ...(offersSess ? { step } : {}) });
-      send(res, step, body);
-    })().catch(() => {
-      if (!res.headersSent) res.writeHead(500).end();
-    });
-  });
-  return {
-    baseUrl: `http://127.0.0.1:${server.port}/v1`,
-    log,
-    unserved,
-    close: () => server.close(),
-  };
+): Promise<StandIn> {
+  return startStandIn<ChatBody>(
+    {
+      path: '/chat/completions',
+      read: (body) => ({
+        toolNames: (body.tools ?? []).flatMap((t) =>
+          typeof t.function?.name === 'string' ? [t.function.name] : [],
+        ),
+        ...readMessages(body),
+      }),
+      send,
+    },
+    next,
+  );
 }
