@@ -15,12 +15,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOAuthHttpExample } from '../../examples/oauth-http.js';
 import type { DiagnosticEvent } from '../../src/core/contract/ports.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import { connectLegacy } from '../http/helpers.js';
 import { type AuthorizationServer, startAuthorizationServer } from '../signin/authorization-server.js';
 import {
   type BrowserDesk,
@@ -164,7 +166,7 @@ describe.skipIf(proxy === undefined)(`mcp-remote ${MCP_REMOTE_VERSION}`, () => {
     const { json } = await configFile(configDir, '_tokens.json');
     audit.secret(json.access_token!, `${user}'s access token`);
     if (json.refresh_token !== undefined) audit.secret(json.refresh_token, `${user}'s refresh token`);
-    return connection;
+    return { ...connection, accessToken: json.access_token! };
   }
 
   it('runs every flow through mcp-remote with a scripted host, lets a 45 s call run, and no key or token reaches what the host received', async () => {
@@ -186,6 +188,22 @@ describe.skipIf(proxy === undefined)(`mcp-remote ${MCP_REMOTE_VERSION}`, () => {
     const flows: FlowOutcome[] = [];
     for (const flow of FLOWS) flows.push(await runFlow(sess, flow, log, audit, () => host(flow)));
     const callTimeout = await probe;
+
+    // What crosses the proxy unchanged: the same client connected straight to the server with
+    // mcp-remote's own token (same grant, so the same handles) gets the same instructions, tools
+    // and list result.
+    const direct = await connectLegacy(example.url, {
+      authorization: `Bearer ${flowsConnection.accessToken}`,
+    });
+    clients.push(direct);
+    const viaProxy = flowsConnection.client;
+    const unchanged =
+      isDeepStrictEqual(direct.getInstructions(), viaProxy.getInstructions()) &&
+      isDeepStrictEqual(await direct.listTools(), await viaProxy.listTools()) &&
+      isDeepStrictEqual(
+        await direct.callTool({ name: 'sess_list', arguments: {} }),
+        await viaProxy.callTool({ name: 'sess_list', arguments: {} }),
+      );
     audit.text(`${flowsConnection.stderr()}\n${probeConnection.stderr()}`, 'mcp-remote stderr');
 
     const keysOnly = keysOnlyAudit(sess, log, { bearer: false });
@@ -211,6 +229,9 @@ describe.skipIf(proxy === undefined)(`mcp-remote ${MCP_REMOTE_VERSION}`, () => {
       flows,
       notes: [
         'a proxy with no model: the "host" is the SDK client making the calls the script picks, and "what reaches the model" is what mcp-remote handed that client, the text block and `structuredContent` both; the desktop host behind it picks what its model sees',
+        unchanged
+          ? 'passed through unchanged: the same client connected straight to the server with mcp-remote’s token got the same instructions, tools list and `sess_list` result'
+          : 'NOT passed through unchanged: a client connected straight to the server with mcp-remote’s token got other instructions, tools or `sess_list` result',
         'tool names unprefixed: mcp-remote lists the server’s tools as they are (a desktop host may prefix them, as Claude Code does)',
         `the sign-in: mcp-remote registers a client (dynamic client registration), opens \`BROWSER\` with the authorization URL, and keeps the tokens under \`MCP_REMOTE_CONFIG_DIR\`; headless Chromium signs in and consents`,
         `the long-call probe ran beside the flows through a second mcp-remote to a second server of the example (a runtime of its own); the SDK client's own timeout was raised to ${CLIENT_TIMEOUT_MS / 1000} s, so a cut would be mcp-remote's`,
@@ -220,6 +241,7 @@ describe.skipIf(proxy === undefined)(`mcp-remote ${MCP_REMOTE_VERSION}`, () => {
     await writeHostResult('mcp-remote-http.model-log', log.requests as never);
     expectFullRun(result);
     expect(result.toolName).toBe('sess_request');
+    expect(unchanged, 'what mcp-remote hands over equals what the server sends').toBe(true);
     expect(as.errors).toEqual([]);
     audit.assertClean();
     keysOnly.assertClean();
