@@ -56,11 +56,16 @@ const OTHER_NODE = process.env.SESS_MCP_OTHER_NODE === '1';
  * The hosted-agent wake recipes (`examples/wake-*.ts`, tested in `test/recipes/`) drive agent
  * frameworks, one of which (the OpenAI Agents SDK) needs Node 22 and is installed under
  * `.tmp/recipes` rather than as a devDependency (`test/recipes/frameworks.ts`). The host matrix's
- * row of that SDK (`test/hosts/openai-agents.test.ts`) needs it too. They never run in the default
+ * row of that SDK (`test/hosts/openai-agents.test.ts`) needs it too, and its Mastra row
+ * (`test/hosts/mastra.test.ts`) needs Node 22.13, installed there too. They never run in the default
  * projects: `.ci/run` runs them in a step of their own on Node 22, with `SESS_MCP_RECIPES=1`, which
  * makes the `recipes` project the only one.
  */
-const RECIPES = ['test/recipes/**/*.test.ts', 'test/hosts/openai-agents.test.ts'];
+const RECIPES = [
+  'test/recipes/**/*.test.ts',
+  'test/hosts/openai-agents.test.ts',
+  'test/hosts/mastra.test.ts',
+];
 const RECIPES_RUN = process.env.SESS_MCP_RECIPES === '1';
 
 // A renamed file left in a list would run in neither group, or on every Node: refuse it.

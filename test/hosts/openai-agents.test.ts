@@ -11,7 +11,6 @@
  * this file runs in the `recipes` project of `vitest.config.ts` and is type-checked by
  * `test/recipes/tsconfig.json`.
  */
-import { readFile } from 'node:fs/promises';
 import {
   Agent,
   type MCPServer,
@@ -23,29 +22,29 @@ import {
 import { OpenAI } from 'openai';
 import { describe, it } from 'vitest';
 import { serverInstructions } from '../../src/index.js';
-import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
+import type { LocalSess } from '../../src/testing/index.js';
 import { NODE22_FRAMEWORKS, recipesRunnable } from '../recipes/frameworks.js';
-import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
+import type { SecretsAudit } from '../support/audit.js';
 import {
-  BEARER,
+  type AgentServerTaps,
+  agentHttpServer,
+  agentStdioServer,
+  type ConnectedAgent,
+  offeredTools,
+  runRow,
+  writeRowResult,
+} from './framework-row.js';
+import {
   expectFullRun,
-  type FlowOutcome,
   type HostResult,
-  hostPlace,
-  hostStdioServer,
-  keysOnlyAudit,
   reachOf,
-  readStdioTap,
   requestBodies,
-  startHostHttpServer,
-  type TappedMessage,
   toolDescriptionsIn,
   useCleanupStack,
-  writeHostResult,
 } from './matrix.js';
 import { startResponsesStandIn } from './responses-stand-in.js';
-import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
-import { FLOWS, type FlowName, promptFor } from './script.js';
+import { MARKERS } from './run-flow.js';
+import { promptFor } from './script.js';
 import type { StandInLog } from './stand-in-log.js';
 
 const cleanup = useCleanupStack();
@@ -66,26 +65,14 @@ const ROWS: readonly Row[] = [
 const slugOf = (row: Row) =>
   `openai-agents-${row.transport.toLowerCase()}${row.structured ? '-structured' : ''}`;
 
-/** An agent of the SDK connected to `sess` through one MCP server, with its own stand-in. */
-interface ConnectedAgent {
-  /** One user turn: the agent runs until the script ends it with a text. */
-  turn(flow: FlowName): Promise<string>;
-  log: StandInLog;
-  /** Every JSON-RPC message the SDK sent the MCP server. */
-  tapped(): Promise<TappedMessage[]>;
-  /** What the stdio server wrote to stderr (the SDK passes it through to the app's own). */
-  serverStderr(): Promise<string>;
-}
-
 async function connectAgent(sess: LocalSess, row: Row, audit: SecretsAudit): Promise<ConnectedAgent> {
   const standIn = await startResponsesStandIn();
   cleanup.push(() => standIn.close());
   let server: MCPServer;
-  let tapped: () => Promise<TappedMessage[]>;
-  let serverStderr = async () => '';
+  let taps: AgentServerTaps;
   if (row.transport === 'stdio') {
-    const { home } = await hostPlace(cleanup, 'openai-agents');
-    const stdio = hostStdioServer(sess, home, { stderr: true });
+    const { stdio, ...rest } = await agentStdioServer(sess, cleanup, 'openai-agents');
+    taps = rest;
     server = new MCPServerStdio({
       name: 'sess',
       command: stdio.command,
@@ -93,18 +80,15 @@ async function connectAgent(sess: LocalSess, row: Row, audit: SecretsAudit): Pro
       env: stdio.env,
       useStructuredContent: row.structured,
     });
-    tapped = () => readStdioTap(stdio.tap);
-    serverStderr = () => readFile(stdio.stderr!, 'utf8').catch(() => '');
   } else {
-    const http = await startHostHttpServer(sess);
-    cleanup.push(() => http.close());
+    const { url, headers, ...rest } = await agentHttpServer(sess, cleanup);
+    taps = rest;
     server = new MCPServerStreamableHttp({
       name: 'sess',
-      url: http.url,
-      requestInit: { headers: { authorization: `Bearer ${BEARER}` } },
+      url,
+      requestInit: { headers },
       useStructuredContent: row.structured,
     });
-    tapped = async () => http.messages;
   }
   await server.connect();
   cleanup.push(() => server.close());
@@ -128,8 +112,7 @@ async function connectAgent(sess: LocalSess, row: Row, audit: SecretsAudit): Pro
       return output;
     },
     log: standIn.log,
-    tapped,
-    serverStderr,
+    ...taps,
   };
 }
 
@@ -140,43 +123,12 @@ function instructionsAreTheApps(log: StandInLog): boolean {
   );
 }
 
-/**
- * Run one row: the flows on one runtime, and beside them the long-call probe on a runtime, server
- * and stand-in of its own (its unanswered question must not be taken for a flow's, and the row
- * then takes about the probe's 45 s, not the flows' time on top).
- */
+/** Run one row (`runRow`: the flows, and the long-call probe beside them) and write its result. */
 async function matrixRun(row: Row) {
-  const audit = createSecretsAudit();
-  audit.secret(BEARER, 'mcp bearer token');
-  const sess = await startLocalSess();
-  cleanup.push(() => sess.close());
-  const probeSess = await startLocalSess();
-  cleanup.push(() => probeSess.close());
-  audit.secret(sess.apiKey, 'sess api key');
-  audit.secret(probeSess.apiKey, 'sess api key of the probe');
-  const [host, probeHost] = await Promise.all([
+  const { host, flows, callTimeout, audit, keysOnly } = await runRow(cleanup, (sess, audit) =>
     connectAgent(sess, row, audit),
-    connectAgent(probeSess, row, audit),
-  ]);
-  const probe = probeLongCall(probeHost.log, async () => {
-    await probeHost.turn('long');
-  });
-  const flows: FlowOutcome[] = [];
-  for (const flow of FLOWS) {
-    flows.push(
-      await runFlow(sess, flow, host.log, audit, async () => {
-        await host.turn(flow);
-      }),
-    );
-  }
-  const callTimeout = await probe;
-  audit.text(`${await host.serverStderr()}\n${await probeHost.serverStderr()}`, 'sess-mcp stderr');
-
-  const keysOnly = keysOnlyAudit(sess, host.log);
-  keysOnly.secret(probeSess.apiKey, 'sess api key of the probe');
-  keysOnly.text(requestBodies(probeHost.log), 'model requests of the probe');
+  );
   const bodies = requestBodies(host.log);
-  const offered = [...new Set(host.log.requests.flatMap((r) => r.toolNames))].sort();
   const result: HostResult = {
     host: row.structured ? 'OpenAI Agents SDK, `useStructuredContent: true`' : 'OpenAI Agents SDK',
     version: `@openai/agents ${NODE22_FRAMEWORKS['@openai/agents']}, openai ${NODE22_FRAMEWORKS.openai} (Node ${process.versions.node})`,
@@ -191,7 +143,7 @@ async function matrixRun(row: Row) {
     toolDescriptions: toolDescriptionsIn(bodies),
     flows,
     notes: [
-      `tools offered (the names the model sees): ${offered.join(', ')}`,
+      `tools offered (the names the model sees): ${offeredTools(host.log).join(', ')}`,
       row.structured
         ? '`useStructuredContent: true` on the MCP server: the `function_call_output` is `JSON.stringify(structuredContent)`, a string (for an error result the SDK gives the text content instead, by its source)'
         : 'the default tool output: the one text content block, as an `input_text` item of the `function_call_output`',
@@ -200,8 +152,7 @@ async function matrixRun(row: Row) {
       'the SDK writes no files here (tracing is off: a trace would carry the tool results and the links)',
     ],
   };
-  await writeHostResult(slugOf(row), result);
-  await writeHostResult(`${slugOf(row)}.model-log`, host.log.requests as never);
+  await writeRowResult(slugOf(row), result, host.log);
   return { result, audit, keysOnly };
 }
 

@@ -20,9 +20,12 @@ const ORDER = [
   'openai-agents-stdio-structured',
   'openai-agents-http',
   'openai-agents-http-structured',
+  'mastra-stdio',
+  'mastra-http',
   'langchain-http',
   'langchain-http-exact',
   'langchain-http-own-tools',
+  'mcp-remote-http',
 ];
 const FLOW_NAMES = {
   ask: '`sess_ask`, answered after the second wait',
@@ -76,7 +79,7 @@ lines.push('');
  * saw (`instructions`: where the marker of the instructions reached the model, or why not).
  */
 function forwardsInstructions(instructions) {
-  if (/^(in the|as the)\b/.test(instructions)) return 'yes';
+  if (/^(in the|in a|as the)\b/.test(instructions)) return 'yes';
   if (/^not sent|^never forwarded|^not used by the SDK/.test(instructions)) return 'no';
   return 'unknown';
 }
@@ -160,17 +163,32 @@ if (results.some((r) => r.slug.startsWith('openai-agents-'))) {
     'results. `examples/wake-openai-agents.ts` does all of this.',
   );
 }
-lines.push('');
-lines.push(
-  '**Mastra users** (`@mastra/mcp` `MCPClient`; its documentation, not yet a row of this matrix): the',
-  'tools reach the model as `<server key>_<tool>`, so under the key `sess` the model sees',
-  '`sess_sess_request`, `sess_sess_response` and so on. The short instructions say a host may prefix',
-  'the names; a key that reads well in front of them (`ask`, giving `ask_sess_request`) helps too.',
-  'Mastra forwards a server’s instructions only with `forwardInstructions: true`, cut at',
-  '`instructionsMaxLength` (512 characters by default): serve the short form',
-  "(`instructions: 'short'`, `SESS_MCP_INSTRUCTIONS=short`), or raise the limit for the full one. Its",
-  'tool calls time out after 60 s by default, above the 45 s ceiling of a wait.',
-);
+if (results.some((r) => r.slug.startsWith('mastra-'))) {
+  lines.push('');
+  lines.push(
+    '**Mastra users** (`@mastra/mcp` `MCPClient` with `@mastra/core` `Agent`, Node 22.13 or later): the',
+    'tools reach the model as `<server key>_<tool>`, so under the key `sess` the model sees',
+    '`sess_sess_request`, `sess_sess_response` and so on; the short instructions say a host may prefix',
+    'the names, and every flow passes under those names. A key that reads well in front of them (`ask`,',
+    'giving `ask_sess_request`) helps too. Mastra forwards a server’s instructions only with',
+    '`forwardInstructions: true`, into a system message of their own after the agent’s, cut at',
+    '`instructionsMaxLength` (512 characters by default): the full form is cut there (the HTTP row), the',
+    "short form (`instructions: 'short'`, `SESS_MCP_INSTRUCTIONS=short`) arrives whole (the stdio row).",
+    'The model gets the `structuredContent` JSON, `next` in it. Its MCP calls time out after 60 s by',
+    'default, above the 45 s ceiling of a wait.',
+  );
+}
+if (results.some((r) => r.slug === 'mcp-remote-http')) {
+  lines.push('');
+  lines.push(
+    '**Desktop hosts behind `mcp-remote`** (a stdio proxy for a remote server): mcp-remote 0.15.1 signs',
+    'in (dynamic client registration, the browser for consent), hands its local client the server’s',
+    'instructions, tool names and descriptions and every result (the text block and `structuredContent`)',
+    'as they are, and lets a 45 s call run: the ceiling needs no change for it. What reaches the model is',
+    'then the desktop host’s own choice, as in its row for a local server. A fresh config directory is a',
+    'new registration: see `binding` in the README for keeping handles across one.',
+  );
+}
 lines.push('');
 lines.push(
   '### Which server instructions to send',
@@ -185,8 +203,9 @@ lines.push(
   '| Claude Code, Codex CLI | put in the model’s prompt whole (the rows above) | `full` |',
   '| Vercel AI SDK | not used by the SDK; the app puts `client.instructions` in `system` | `full`, or `short` for a small prompt |',
   '| LangChain.js (`@langchain/mcp-adapters`) | not read by the adapter | put `serverInstructions()` in the agent’s prompt yourself |',
-  '| Mastra `MCPClient` | forwarded only when asked, cut at 512 characters by default (its documentation; not in this matrix) | `short` |',
+  '| Mastra `MCPClient` | forwarded only with `forwardInstructions: true`, cut at 512 characters by default (the rows above) | `short` |',
   '| OpenAI Agents SDK | never forwarded (the rows above) | put `serverInstructions()` in the agent’s instructions yourself |',
+  '| mcp-remote (desktop hosts, remote server) | handed to its local client whole (the row above) | what the desktop host behind it needs |',
   '',
 );
 lines.push('What the columns mean:');
@@ -253,7 +272,8 @@ lines.push(
   'nowhere, except where the host stores the configuration it was given, which is not scanned:',
   '`~/.claude.json` after `claude mcp add` (the bearer header, or the server’s environment with the API',
   'key) and Claude Code’s own backups of that file under `~/.claude/backups/`; `~/.codex/config.toml`.',
-  'The frameworks write no files. Links and answer values appear only',
+  'The frameworks write no files; mcp-remote keeps its registration and tokens in its config directory',
+  '(`MCP_REMOTE_CONFIG_DIR`), which is not scanned either. Links and answer values appear only',
   'where the host keeps its own conversation transcript (Claude Code: `~/.claude/projects/`; Codex:',
   '`~/.codex/sessions/`, its thread history database and the `codex exec --json` event stream) and in',
   'what it sends its model.',
@@ -267,17 +287,19 @@ lines.push(
   '```sh',
   'npm install --prefix .tmp/claude-code-2.1.332 @anthropic-ai/claude-code@2.1.332',
   'npm install --prefix .tmp/codex-0.171.0 @openai/codex@0.171.0',
+  'npm install --prefix .tmp/mcp-remote mcp-remote@0.15.1  # and Chromium, for its sign-in',
   'npm run build',
   'npx vitest run test/hosts',
   'node test/hosts/render.mjs',
   '```',
   '',
-  'The OpenAI Agents SDK needs Node 22 and is no devDependency: it is installed under `.tmp/recipes`',
-  'and its rows run, with the wake recipes, in the `recipes` project on Node 22:',
+  'The OpenAI Agents SDK and Mastra need Node 22 (Mastra 22.13) and are no devDependencies: they are',
+  'installed under `.tmp/recipes` and their rows run, with the wake recipes, in the `recipes` project on',
+  'Node 22:',
   '',
   '```sh',
-  'npm install --prefix .tmp/recipes @openai/agents@0.20.0 openai@7.60.0 zod@4.6.7',
-  'SESS_MCP_RECIPES=1 npx vitest run --project recipes test/hosts/openai-agents.test.ts  # on Node 22',
+  'npm install --prefix .tmp/recipes @openai/agents@0.20.0 openai@7.60.0 zod@4.6.7 @mastra/mcp@2.0.0 @mastra/core@1.71.0',
+  'SESS_MCP_RECIPES=1 npx vitest run --project recipes test/hosts/openai-agents.test.ts test/hosts/mastra.test.ts  # on Node 22.13 or later',
   '```',
   '',
   'Without an install a host’s suite is skipped outside CI; under `CI=true` it fails.',

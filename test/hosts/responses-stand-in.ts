@@ -8,9 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { listen, readBody } from '../http/helpers.js';
 import { nextStep, type ScriptInput, type ScriptStep } from './script.js';
-import { createStandInLog, type StandInLog } from './stand-in-log.js';
+import { type StandIn, startStandIn } from './stand-in-server.js';
 
 interface InputItem {
   type?: string;
@@ -123,54 +122,19 @@ function send(
 }
 
 /** A running stand-in. */
-export interface ResponsesStandIn {
-  /** The base URL for the provider's `base_url` (ends with `/v1`). */
-  readonly baseUrl: string;
-  readonly log: StandInLog;
-  /** Paths the host requested that the stand-in does not serve. */
-  readonly unserved: string[];
-  close(): Promise<void>;
-}
+export type ResponsesStandIn = StandIn;
 
 /** Start the stand-in on 127.0.0.1; `next` picks each step (the host matrix's script by default). */
-export async function startResponsesStandIn(
+export function startResponsesStandIn(
   next: (input: ScriptInput) => ScriptStep = nextStep,
 ): Promise<ResponsesStandIn> {
-  const log = createStandInLog();
-  const unserved: string[] = [];
-  const server = await listen((req, res) => {
-    void (async () => {
-      const raw = await readBody(req);
-      const path = new URL(req.url ?? '/', 'http://x').pathname;
-      if (req.method !== 'POST' || !path.endsWith('/responses')) {
-        unserved.push(`${req.method} ${path}`);
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not here"}}');
-        return;
-      }
-      let body: ResponsesBody;
-      try {
-        body = JSON.parse(raw) as ResponsesBody;
-      } catch {
-        res.writeHead(400).end();
-        return;
-      }
-      const tools = offeredTools(body);
-      const toolNames = [...tools.keys()];
-      const { promptText, toolResults } = readInput(body);
-      const offersSess = toolNames.some((n) => n.includes('sess_'));
-      const step: ScriptStep = offersSess
-        ? next({ promptText, toolNames, toolResults })
-        : { kind: 'text', text: 'Host matrix' };
-      log.requests.push({ api: path, body: raw, toolNames, toolResults, ...(offersSess ? { step } : {}) });
-      send(res, step, body, step.kind === 'tool' ? tools.get(step.name) : undefined);
-    })().catch(() => {
-      if (!res.headersSent) res.writeHead(500).end();
-    });
-  });
-  return {
-    baseUrl: `http://127.0.0.1:${server.port}/v1`,
-    log,
-    unserved,
-    close: () => server.close(),
-  };
+  return startStandIn<ResponsesBody>(
+    {
+      path: '/responses',
+      read: (body) => ({ toolNames: [...offeredTools(body).keys()], ...readInput(body) }),
+      send: (res, step, body) =>
+        send(res, step, body, step.kind === 'tool' ? offeredTools(body).get(step.name) : undefined),
+    },
+    next,
+  );
 }

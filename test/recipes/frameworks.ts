@@ -1,14 +1,16 @@
 /**
  * Where the wake recipes' agent frameworks come from. LangGraph (`@langchain/langgraph`,
  * `@langchain/core`, `@langchain/mcp-adapters`) runs on Node 20 and is a devDependency of the
- * repository. The OpenAI Agents SDK (`@openai/agents` and `openai`) needs Node ≥ 22, so it is no
- * devDependency: `.ci/run` installs it under `.tmp/recipes` (the versions below), and the recipe
+ * repository. The OpenAI Agents SDK (`@openai/agents` and `openai`) needs Node ≥ 22, and Mastra
+ * (`@mastra/mcp`, `@mastra/core`, of the host matrix) Node ≥ 22.13, so they are no
+ * devDependencies: `.ci/run` installs it under `.tmp/recipes` (the versions below), and the recipe
  * tests run in their own step on Node 22.
  *
  * Two readers resolve those packages from `.tmp/recipes`: Vite, through {@link frameworksFrom} in
  * the `recipes` project of `vitest.config.ts`, and TypeScript, through `paths` in
  * `test/recipes/tsconfig.json`. What imports them: the wake recipes and their tests, and the host
- * matrix's OpenAI Agents SDK row (`test/hosts/openai-agents.test.ts`), which runs in the same step.
+ * matrix's OpenAI Agents SDK and Mastra rows (`test/hosts/openai-agents.test.ts`,
+ * `test/hosts/mastra.test.ts`), which run in the same step.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -25,6 +27,8 @@ export const RECIPES_PREFIX = join(ROOT, '.tmp', 'recipes');
 export const NODE22_FRAMEWORKS: Readonly<Record<string, string>> = {
   '@openai/agents': '0.20.0',
   openai: '7.60.0',
+  '@mastra/mcp': '2.0.0',
+  '@mastra/core': '1.71.0',
 };
 
 /** Installed beside them, pinned too: the SDK's peer, at the repository's own version. */
@@ -66,7 +70,10 @@ export function frameworksFrom(prefix = RECIPES_PREFIX): Plugin {
 export function recipesRunnable(): boolean {
   const problems: string[] = [];
   const major = Number(process.versions.node.split('.')[0]);
-  if (major < 22) problems.push(`Node ${process.versions.node} (the OpenAI Agents SDK needs Node 22)`);
+  const minor = Number(process.versions.node.split('.')[1]);
+  if (major < 22 || (major === 22 && minor < 13)) {
+    problems.push(`Node ${process.versions.node} (the OpenAI Agents SDK needs Node 22, Mastra 22.13)`);
+  }
   for (const [name, version] of Object.entries(PINNED)) {
     const manifest = join(RECIPES_PREFIX, 'node_modules', name, 'package.json');
     const installed = existsSync(manifest)
@@ -75,7 +82,7 @@ export function recipesRunnable(): boolean {
     if (installed !== version) problems.push(`${name} ${installed} under .tmp/recipes, not ${version}`);
   }
   if (problems.length === 0) return true;
-  const message = `the tests of the Node 22 frameworks (the wake recipes, the host matrix's OpenAI Agents SDK row) cannot run: ${problems.join('; ')}; install with: ${INSTALL_LINE}`;
+  const message = `the tests of the Node 22 frameworks (the wake recipes, the host matrix's OpenAI Agents SDK and Mastra rows) cannot run: ${problems.join('; ')}; install with: ${INSTALL_LINE}`;
   if (process.env.CI === 'true') throw new Error(message);
   console.warn(`skipping: ${message}`);
   return false;

@@ -21,33 +21,33 @@
  * Without Chromium or the mcp-remote install the suite is skipped (with the install command),
  * except under `CI`, where either fails.
  */
-import { chmod, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { rm } from 'node:fs/promises';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startOAuthHttpExample } from '../../examples/oauth-http.js';
 import type { DiagnosticEvent } from '../../src/core/contract/ports.js';
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
-import { requireHost } from '../hosts/matrix.js';
 import { approveAnswer, approveSurface, listedHandles, ok, responseCode } from '../http/harness.js';
 import { useSecretsAudit } from '../support/audit.js';
 import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from '../support/chromium.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 import { type AuthorizationServer, startAuthorizationServer } from './authorization-server.js';
 import {
+  type BrowserDesk,
+  configFile,
+  connectThroughMcpRemote,
+  mcpRemoteProxy,
+  openDesk,
+} from './mcp-remote.js';
+import {
   BrowserSignInProvider,
   connectSignedIn,
   type RedirectEndpoint,
-  signInAndConsent,
   startRedirectEndpoint,
 } from './sign-in.js';
 
-const INSTALL = 'npm install --prefix .tmp/mcp-remote --no-audit --no-fund mcp-remote@0.15.1';
 const MODES = ['principal', 'grant'] as const;
 /** The client id of the agent that identifies itself with a Client ID Metadata Document. */
 const CLIENT_METADATA_URL = 'https://agent.example/sess-mcp-test/client.json';
@@ -58,68 +58,7 @@ if (!HAVE_CHROMIUM && process.env.CI) {
     throw new Error(`CI must not skip the reconnect suite: no Chromium at ${CHROMIUM}`);
   });
 }
-const proxy = HAVE_CHROMIUM
-  ? requireHost('mcp-remote 0.15.1', '.tmp/mcp-remote/node_modules/mcp-remote/dist/proxy.js', INSTALL)
-  : undefined;
-
-/** Where mcp-remote's `BROWSER` hands authorization URLs: each launch signs in as its person. */
-interface BrowserDesk {
-  /** The `BROWSER` script for a launch that signs in as `user`. */
-  script(user: string): Promise<string>;
-  /** The sign-ins started, for `await`ing their end and failing on theirs. */
-  signIns: Promise<unknown>[];
-  close(): Promise<void>;
-}
-
-async function openDesk(browser: Browser, dir: () => Promise<string>): Promise<BrowserDesk> {
-  const users = new Map<string, string>();
-  const signIns: Promise<unknown>[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => {
-      body += chunk.toString('utf8');
-    });
-    req.on('end', () => {
-      const user = users.get(new URL(req.url ?? '/', 'http://x').pathname.slice(1));
-      if (req.method !== 'POST' || user === undefined) return void res.writeHead(404).end();
-      res.writeHead(204).end();
-      // mcp-remote's callback listens on localhost: consent ends once the browser is sent there.
-      signIns.push(signInAndConsent(browser, new URL(body), user, (u) => u.pathname === '/oauth/callback'));
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const desk = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  let launches = 0;
-  return {
-    signIns,
-    async script(user) {
-      const launch = `launch${++launches}`;
-      users.set(launch, user);
-      const path = join(await dir(), `browser-${launch}.sh`);
-      const send = `fetch(process.argv[1], { method: 'POST', body: process.argv[2] }).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))`;
-      await writeFile(path, `#!/bin/sh\nexec "${process.execPath}" -e "${send}" "${desk}/${launch}" "$1"\n`);
-      await chmod(path, 0o700);
-      return path;
-    },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** The one file of mcp-remote's config directory whose name ends with `suffix`, parsed. */
-async function configFile(
-  configDir: string,
-  suffix: string,
-): Promise<{ path: string; json: Record<string, string> }> {
-  const dir = join(configDir, 'mcp-remote-v1');
-  const name = (await readdir(dir)).find((entry) => entry.endsWith(suffix));
-  if (name === undefined) throw new Error(`mcp-remote kept no ${suffix}`);
-  const path = join(dir, name);
-  return { path, json: JSON.parse(await readFile(path, 'utf8')) as Record<string, string> };
-}
+const proxy = mcpRemoteProxy();
 
 /** An agent host with a Client ID Metadata Document: its client id is the document's URL. */
 class MetadataDocumentProvider extends BrowserSignInProvider {
@@ -189,28 +128,8 @@ describe.skipIf(proxy === undefined)(
 
     /** mcp-remote for `url` with `configDir`, signing in as `user` when it opens the browser. */
     async function connect(url: string, configDir: string, user: string): Promise<Client> {
-      const transport = new StdioClientTransport({
-        command: process.execPath,
-        args: [proxy!, url, '--allow-http'],
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: configDir,
-          MCP_REMOTE_CONFIG_DIR: configDir,
-          BROWSER: await desk.script(user),
-        },
-        stderr: 'pipe',
-      });
-      let stderr = '';
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString('utf8');
-      });
-      const client = new Client({ name: 'reconnect-test', version: '1.0.0' });
+      const { client } = await connectThroughMcpRemote({ proxy: proxy!, url, configDir, desk, user });
       clients.push(client);
-      try {
-        await client.connect(transport);
-      } catch (error) {
-        throw new Error(`mcp-remote did not connect: ${String(error)}\n${stderr}`);
-      }
       return client;
     }
 

@@ -24,6 +24,8 @@ export const LONG_POLES = [
   'test/store/file-fencing-engine.test.ts', // ~55 s: every engine write taken over
   'test/store/two-instances.test.ts', // ~52 s: two HTTP instances on one PostgreSQL
   'test/reliability/crash-cells.test.ts', // ~46–51 s
+  'test/hosts/mcp-remote.test.ts', // ~55 s: two mcp-remote sign-ins, then a 45 s call beside the flows
+  'test/hosts/mastra.test.ts', // ~53 s: two rows side by side, each bound by its 45 s call
   'test/hosts/openai-agents.test.ts', // ~50 s: four rows side by side, each bound by its 45 s call
   'test/signin/reconnect.test.ts', // ~50 s: mcp-remote signing in through Chromium, both bindings
   'test/hosts/ai-sdk.test.ts', // ~49 s
