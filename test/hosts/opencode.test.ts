@@ -1,0 +1,127 @@
+/**
+ * opencode (`opencode-ai`, its Linux binary from the platform package `opencode-linux-x64`) drives
+ * the sess tools with no model: `opencode run "<prompt>"` in a temporary project whose
+ * `opencode.json` names the Chat Completions stand-in as a custom `@ai-sdk/openai-compatible`
+ * provider and the stdio server (behind the tap) as a local `mcp` entry, with `HOME` in a
+ * temporary directory. The flows and the long call run side by side, in two lanes.
+ *
+ * Installed by `.ci/run` under `.tmp/opencode-1.18.33`; under `CI=true` a missing install fails.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { auditLaneFiles, type ChatHostLane, runChatHost } from './chat-host-run.js';
+import {
+  expectFullRun,
+  type HostResult,
+  reachOf,
+  readStdioTap,
+  requestBodies,
+  requireHost,
+  runHostCommand,
+  toolDescriptionsIn,
+  useCleanupStack,
+  writeHostResult,
+} from './matrix.js';
+import { MARKERS } from './run-flow.js';
+
+const VERSION = '1.18.33';
+const opencode = requireHost(
+  'opencode',
+  `.tmp/opencode-${VERSION}/node_modules/opencode-linux-x64/bin/opencode`,
+  `npm install --prefix .tmp/opencode-${VERSION} opencode-ai@${VERSION}`,
+);
+const PROVIDER_KEY = 'stand-in-provider-key-not-secret';
+/** How long opencode waits for the server's tool list (its `timeout`, in ms). */
+const LIST_TIMEOUT_MS = 20_000;
+
+const cleanup = useCleanupStack();
+
+async function configure(lane: ChatHostLane): Promise<void> {
+  const { server, standIn, place } = lane;
+  const config = {
+    $schema: 'https://opencode.ai/config.json',
+    autoupdate: false,
+    share: 'disabled',
+    provider: {
+      standin: {
+        npm: '@ai-sdk/openai-compatible',
+        name: 'stand-in',
+        options: { baseURL: standIn.baseUrl, apiKey: PROVIDER_KEY },
+        models: { 'stand-in': { name: 'stand-in', tool_call: true } },
+      },
+    },
+    model: 'standin/stand-in',
+    mcp: {
+      sess: {
+        type: 'local',
+        command: [server.command, ...server.args],
+        environment: server.env,
+        enabled: true,
+        timeout: LIST_TIMEOUT_MS,
+      },
+    },
+  };
+  await writeFile(join(place.project, 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`);
+}
+
+function exec(lane: ChatHostLane, prompt: string): Promise<{ out: string; err: string }> {
+  return runHostCommand(opencode!, ['run', prompt], {
+    cwd: lane.place.project,
+    env: {
+      PATH: process.env.PATH,
+      HOME: lane.place.home,
+      OPENCODE_DISABLE_AUTOUPDATE: '1',
+      OPENCODE_DISABLE_MODELS_FETCH: '1',
+      OPENCODE_DISABLE_SHARE: '1',
+      NO_COLOR: '1',
+    },
+    label: 'opencode run',
+    timeoutMs: 90_000,
+    errTail: true,
+  });
+}
+
+describe.skipIf(opencode === undefined)(`opencode ${VERSION}`, () => {
+  it('runs every flow over stdio with no model, and no key reaches its files or output', async () => {
+    const run = await runChatHost(cleanup, { name: 'opencode', configure, exec });
+    const { lane, probe } = run;
+    for (const l of [lane, probe]) {
+      await auditLaneFiles(l, run, {
+        config: (path) => path === 'opencode.json',
+        // Its session database and log hold the conversation.
+        transcript: (path) => path.startsWith('.local/share/opencode/'),
+        outputIsTranscript: true,
+      });
+    }
+    const log = lane.standIn.log;
+    const bodies = requestBodies(log);
+    const offered = [...new Set(log.requests.flatMap((r) => r.toolNames))].sort();
+    const unserved = [...new Set([...lane.standIn.unserved, ...probe.standIn.unserved])];
+    const result: HostResult = {
+      host: 'opencode',
+      version: VERSION,
+      transport: 'stdio',
+      ...reachOf(log, await readStdioTap(lane.server.tap)),
+      callTimeout: run.callTimeout,
+      instructions: bodies.includes(MARKERS.instructions) ? 'in the system prompt' : 'not sent to the model',
+      toolDescriptions: toolDescriptionsIn(bodies),
+      flows: run.flows,
+      notes: [
+        `tools offered: ${offered.join(', ')}`,
+        'the binary comes from the platform package opencode-linux-x64 (no install script needed); at start it asks the npm registry for its plugin packages (@opencode-ai/plugin, @opentui/*) into ~/.npm',
+        'the test keeps the server env with the API key in the project’s opencode.json, as a user would; that file is not scanned',
+        `run seconds: ${run.seconds} (the flows and the long call side by side)`,
+        ...(unserved.length > 0
+          ? [`model API paths the stand-in does not serve: ${unserved.join(', ')}`]
+          : []),
+      ],
+    };
+    await writeHostResult('opencode-stdio', result);
+    await writeHostResult('opencode-stdio.model-log', log.requests as never);
+    expectFullRun(result);
+    expect(result.toolName).not.toBe('not offered');
+    run.audit.assertClean();
+    run.keysOnly.assertClean();
+  }, 240_000);
+});
