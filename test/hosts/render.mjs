@@ -1,20 +1,27 @@
 // Render docs/hosts.md from the results the host matrix suites wrote under .tmp/hosts/
-// (one JSON file per host and transport). Run after `npx vitest run test/hosts`:
+// (one JSON file per host and transport). Run after `npx vitest run test/hosts` (or any of its
+// files):
 //
 //   node test/hosts/render.mjs
 //
-// It writes only what the run measured; a host whose result is missing is listed as not run.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// A row's result is the fresh one under .tmp/hosts/ when this run wrote it, else the last one kept
+// in test/hosts/results/ (from the run that last rendered it); each fresh result is copied there,
+// so a run of one host's suite re-renders its rows and keeps every other row as it was. It writes
+// only what a run measured; a host with no result in either place is listed as not run.
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = join(root, '.tmp', 'hosts');
+const kept = join(root, 'test', 'hosts', 'results');
 const ORDER = [
   'claude-code-stdio',
   'claude-code-http',
   'claude-code-wake',
   'codex-stdio',
+  'qwen-code-stdio',
+  'opencode-stdio',
   'ai-sdk-http',
   'openai-agents-stdio',
   'openai-agents-stdio-structured',
@@ -33,17 +40,22 @@ const FLOW_NAMES = {
   wake: '`sess_request` → `sess_response` (`waiting`) → `wake.command` in the background, turn ended → answered 15 s later → woken → `sess_response` → `sess_complete`',
 };
 
-const results = ORDER.filter((slug) => existsSync(join(dir, `${slug}.json`))).map((slug) => ({
-  slug,
-  ...JSON.parse(readFileSync(join(dir, `${slug}.json`), 'utf8')),
-}));
+mkdirSync(kept, { recursive: true });
+const results = ORDER.flatMap((slug) => {
+  const fresh = join(dir, `${slug}.json`);
+  if (existsSync(fresh)) copyFileSync(fresh, join(kept, `${slug}.json`));
+  const file = join(kept, `${slug}.json`);
+  return existsSync(file) ? [{ slug, ...JSON.parse(readFileSync(file, 'utf8')) }] : [];
+});
 const extra = existsSync(dir)
   ? readdirSync(dir).filter(
       (f) => f.endsWith('.json') && !f.includes('.model-log') && !ORDER.includes(f.slice(0, -5)),
     )
   : [];
 if (results.length === 0) {
-  console.error('No results under .tmp/hosts/: run `npx vitest run test/hosts` first.');
+  console.error(
+    'No results under .tmp/hosts/ or test/hosts/results/: run `npx vitest run test/hosts` first.',
+  );
   process.exit(1);
 }
 
