@@ -223,14 +223,12 @@ export async function startChatCompletionsStandIn(
       const raw = await readBody(req);
       const path = new URL(req.url ?? '/', 'http://x').pathname;
       if (req.method === 'GET' && path.endsWith('/models')) {
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              object: 'list',
-              data: [{ id: 'stand-in', object: 'model', owned_by: 'host-matrix' }],
-            }),
-          );
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            object: 'list',
+            data: [{ id: 'stand-in', object: 'model', owned_by: 'host-matrix' }],
+          }),
+        );
         return;
       }
       if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {

@@ -22,7 +22,7 @@ import {
   readTree,
   requestBodies,
 } from './matrix.js';
-import { probeLongCall, runFlow } from './run-flow.js';
+import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, type FlowName, promptFor } from './script.js';
 
 /** One lane: a runtime, a stand-in, a place and the stdio server the host is configured with. */
@@ -129,7 +129,8 @@ export async function runChatHost(
 /**
  * Give a lane's files to the audits: a file the host keeps its transcript in (`transcript(path)`)
  * to `keysOnly`, one that stores the configuration the test wrote (`config(path)`) to neither,
- * every other file under its home and project to `audit`; and its output to `audit`, unless the
+ * every other file under its home and project to `audit` (but the server's store under
+ * `sess-state/`); and its output to `audit`, unless the
  * host prints the conversation (`outputIsTranscript`).
  */
 export async function auditLaneFiles(
@@ -139,8 +140,19 @@ export async function auditLaneFiles(
 ): Promise<void> {
   for (const dir of [lane.place.home, lane.place.project])
     for (const file of await readTree(dir)) {
-      if (rules.config(file.path)) continue;
+      // The server's own store (SESS_MCP_STATE_DIR), not the host's: an interaction left answered
+      // keeps its link and answer there by design (the store's own tests cover it).
+      if (rules.config(file.path) || file.path.startsWith('sess-state/')) continue;
       (rules.transcript(file.path) ? run.keysOnly : run.audit).text(file.text, `host file ${file.path}`);
     }
   (rules.outputIsTranscript === true ? run.keysOnly : run.audit).text(lane.outputs.join('\n'), 'host output');
+}
+
+/** Where the server instructions were in a model request (its raw body), from its messages. */
+export function instructionsWhere(body: string | undefined): string {
+  const parsed = JSON.parse(body ?? '{}') as { messages?: Array<{ role: string; content: unknown }> };
+  const holder = parsed.messages?.find((m) => JSON.stringify(m.content).includes(MARKERS.instructions));
+  if (holder === undefined) return 'not sent to the model';
+  if (holder.role === 'system') return 'in the system prompt';
+  return `in the ${holder.role} turn, as a system reminder headed "The text below was supplied by the MCP server"`;
 }

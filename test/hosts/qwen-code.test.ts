@@ -9,7 +9,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditLaneFiles, type ChatHostLane, runChatHost } from './chat-host-run.js';
+import { auditLaneFiles, type ChatHostLane, instructionsWhere, runChatHost } from './chat-host-run.js';
 import {
   expectFullRun,
   type HostResult,
@@ -22,9 +22,10 @@ import {
   useCleanupStack,
   writeHostResult,
 } from './matrix.js';
-import { MARKERS } from './run-flow.js';
 
 const VERSION = '0.24.4';
+/** `npm install` of this version on the 2-core machine, four hosts installing side by side. */
+const INSTALL_SECONDS = 39;
 const qwen = requireHost(
   'Qwen Code',
   `.tmp/qwen-code-${VERSION}/node_modules/@qwen-code/qwen-code/cli.js`,
@@ -33,6 +34,14 @@ const qwen = requireHost(
 const PROVIDER_KEY = 'stand-in-provider-key-not-secret';
 
 const cleanup = useCleanupStack();
+
+/** Qwen Code's refusal of a Surface with no `field` component (Ajv, draft-07, on `contains`). */
+const CONTAINS_REFUSAL = 'params/interaction/source/components must contain at least 1 valid item(s)';
+
+/** The host's own refusal of a call's arguments, if a tool result that reached the model is one. */
+function refusedInHost(results: readonly string[]): string | undefined {
+  return results.find((r) => r.startsWith('params/'))?.split('\n')[0];
+}
 
 async function configure(lane: ChatHostLane): Promise<void> {
   const { server, standIn, place } = lane;
@@ -61,7 +70,8 @@ function exec(lane: ChatHostLane, prompt: string): Promise<{ out: string; err: s
       QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
     },
     label: 'qwen',
-    timeoutMs: 90_000,
+    // A loaded 2-core machine (CI, other suites beside) took over 90 s for the long call's run.
+    timeoutMs: 180_000,
     errTail: true,
   });
 }
@@ -80,31 +90,51 @@ describe.skipIf(qwen === undefined)(`Qwen Code ${VERSION}`, () => {
     const log = lane.standIn.log;
     const bodies = requestBodies(log);
     const offered = [...new Set(log.requests.flatMap((r) => r.toolNames))].sort();
+    const unserved = [...new Set([...lane.standIn.unserved, ...probe.standIn.unserved])];
+    const tapped = await readStdioTap(lane.server.tap);
+    const refusal = refusedInHost(log.requests.flatMap((r) => r.toolResults));
     const result: HostResult = {
       host: 'Qwen Code',
       version: VERSION,
       transport: 'stdio',
-      ...reachOf(log, await readStdioTap(lane.server.tap)),
+      ...reachOf(log, tapped),
       callTimeout: run.callTimeout,
-      instructions: bodies.includes(MARKERS.instructions) ? 'in the system prompt' : 'not sent to the model',
+      instructions: instructionsWhere(log.requests[0]?.body),
       toolDescriptions: toolDescriptionsIn(bodies),
       flows: run.flows,
+      seconds: { install: INSTALL_SECONDS, run: run.seconds },
       notes: [
+        ...(refusal === undefined
+          ? []
+          : [
+              `Qwen Code checks a call's arguments against the tool's input schema before it calls the server, as JSON Schema draft-07 unless the schema names draft 2020-12 in \`$schema\`; the server publishes its schemas without \`$schema\`, so the field cap's \`contains\` with \`minContains: 0\` reads as "at least one \`field\` component", and a Surface with none (the request flow's follow-up) is refused in the host ("${refusal}"); the server never sees the call. \`SESS_MCP_INPUT_SCHEMAS=flat\` keeps \`contains\`, so it is no workaround; the \`sess_ask\` flows pass`,
+            ]),
+        'MCP tools are deferred: the model sees their names and short descriptions in a system reminder, reviews a schema with `tool_search` (`select:<name>`; one tool a search, since the seven sess schemas together, about 35 KB, go over its output budget and reach the model as a file path and an empty preview) and calls it through `tool_call`',
+        'a tool result reaches the model as the `structuredContent` JSON on its first line, then the text block',
         `tools offered: ${offered.join(', ')}`,
-        'the host keeps the server env with the API key in ~/.qwen/settings.json, written by the test as a user would; that file is not scanned',
-        `run seconds: ${run.seconds} (the flows and the long call side by side)`,
-        ...([...lane.standIn.unserved, ...probe.standIn.unserved].length > 0
-          ? [
-              `model API paths the stand-in does not serve: ${[...new Set([...lane.standIn.unserved, ...probe.standIn.unserved])].join(', ')}`,
-            ]
+        'after each turn it sends its model a memory-extraction request (no tools; the stand-in answers it with a short text)',
+        'the test keeps the server env with the API key in ~/.qwen/settings.json, as a user would; that file is not scanned',
+        ...(unserved.length > 0
+          ? [`model API paths the stand-in does not serve: ${unserved.join(', ')}`]
           : []),
       ],
     };
     await writeHostResult('qwen-code-stdio', result);
     await writeHostResult('qwen-code-stdio.model-log', log.requests as never);
-    expectFullRun(result);
-    expect(result.toolName).not.toBe('not offered');
+    // The request flow's follow-up (a Surface with no field) is refused in the host; when a later
+    // Qwen Code or server lets it through, this row's failure and the note above are out of date.
+    const request = result.flows.find((f) => f.flow === 'request');
+    expect(
+      { pass: request?.pass, calls: request?.calls.filter((c) => c.startsWith('sess_')) },
+      'Qwen Code now runs the request flow: drop the known failure from this suite and docs/hosts.md',
+    ).toEqual({ pass: false, calls: ['sess_request', 'sess_response', 'sess_publish'] });
+    expect(refusal).toBe(CONTAINS_REFUSAL);
+    expect(tapped.filter((m) => m.method === 'tools/call' && m.params?.name === 'sess_publish')).toHaveLength(
+      0,
+    );
+    expectFullRun({ ...result, flows: result.flows.filter((f) => f.flow !== 'request') });
+    expect(result.toolName).toBe('mcp__sess__sess_request (deferred: named in the prompt)');
     run.audit.assertClean();
     run.keysOnly.assertClean();
-  }, 240_000);
+  }, 420_000);
 });

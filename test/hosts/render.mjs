@@ -194,7 +194,7 @@ lines.push(
   '',
   '| Host | What it does with the instructions | Form to send |',
   '| --- | --- | --- |',
-  '| Claude Code, Codex CLI | put in the model’s prompt whole (the rows above) | `full` |',
+  '| Claude Code, Codex CLI, Qwen Code, opencode | put in the model’s prompt whole (the rows above) | `full` |',
   '| Vercel AI SDK | not used by the SDK; the app puts `client.instructions` in `system` | `full`, or `short` for a small prompt |',
   '| LangChain.js (`@langchain/mcp-adapters`) | not read by the adapter | put `serverInstructions()` in the agent’s prompt yourself |',
   '| Mastra `MCPClient` | forwarded only when asked, cut at 512 characters by default (its documentation; not in this matrix) | `short` |',
@@ -244,6 +244,11 @@ for (const r of results) {
   lines.push(`### ${r.host} (${r.transport})`);
   lines.push('');
   lines.push(`- Version: ${r.version}`);
+  if (r.seconds !== undefined) {
+    lines.push(
+      `- Cost in CI: ${r.seconds.install} s to install, ${r.seconds.run} s for its suite alone; wait ceiling to set: ${ceilingToSet(r.callTimeout)}`,
+    );
+  }
   lines.push(`- Server instructions: ${r.instructions}`);
   lines.push(`- Tool descriptions: ${r.toolDescriptions}`);
   for (const note of r.notes) lines.push(`- ${note}`);
@@ -264,11 +269,12 @@ lines.push(
   'host’s output, and every request it sent its model. The Sess API key and the MCP bearer token appear',
   'nowhere, except where the host stores the configuration it was given, which is not scanned:',
   '`~/.claude.json` after `claude mcp add` (the bearer header, or the server’s environment with the API',
-  'key) and Claude Code’s own backups of that file under `~/.claude/backups/`; `~/.codex/config.toml`.',
-  'The frameworks write no files. Links and answer values appear only',
-  'where the host keeps its own conversation transcript (Claude Code: `~/.claude/projects/`; Codex:',
-  '`~/.codex/sessions/`, its thread history database and the `codex exec --json` event stream) and in',
-  'what it sends its model.',
+  'key) and Claude Code’s own backups of that file under `~/.claude/backups/`; `~/.codex/config.toml`;',
+  '`~/.qwen/settings.json`; the project’s `opencode.json`. The frameworks write no files. Links and',
+  'answer values appear only where the host keeps its own conversation transcript (Claude Code:',
+  '`~/.claude/projects/`; Codex: `~/.codex/sessions/`, its thread history database and the',
+  '`codex exec --json` event stream; Qwen Code: `~/.qwen/projects/`, `~/.qwen/tmp/` and its output;',
+  'opencode: `~/.local/share/opencode/` and its output) and in what it sends its model.',
 );
 lines.push('');
 lines.push('## Running it');
@@ -279,6 +285,8 @@ lines.push(
   '```sh',
   'npm install --prefix .tmp/claude-code-2.1.332 @anthropic-ai/claude-code@2.1.332',
   'npm install --prefix .tmp/codex-0.171.0 @openai/codex@0.171.0',
+  'npm install --prefix .tmp/qwen-code-0.24.4 @qwen-code/qwen-code@0.24.4',
+  'npm install --prefix .tmp/opencode-1.18.33 opencode-ai@1.18.33',
   'npm run build',
   'npx vitest run test/hosts',
   'node test/hosts/render.mjs',
@@ -293,6 +301,12 @@ lines.push(
   '```',
   '',
   'Without an install a host’s suite is skipped outside CI; under `CI=true` it fails.',
+  '',
+  'Qwen Code and opencode speak the OpenAI Chat Completions API: one stand-in',
+  '(`test/hosts/chat-completions-stand-in.ts`) drives both. Each of their suites runs the flows and the',
+  'long call side by side, each on its own runtime, stand-in and home, so a suite lasts about as long',
+  'as the longer of the two rather than their sum. Running one suite re-renders its rows only: every',
+  'other row keeps its last result, kept in `test/hosts/results/`.',
 );
 if (extra.length > 0) lines.push('', `Other results found and not rendered: ${extra.join(', ')}.`);
 lines.push('');
