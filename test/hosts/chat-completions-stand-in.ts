@@ -11,7 +11,7 @@
  * It is a named double for the model only; the host, the MCP server and Sess are real.
  */
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { listen, readBody } from '../http/helpers.js';
 import { nextStep, type ScriptInput, type ScriptStep } from './script.js';
 import { createStandInLog, type StandInLog } from './stand-in-log.js';
@@ -218,57 +218,59 @@ export async function startChatCompletionsStandIn(
 ): Promise<ChatCompletionsStandIn> {
   const log = createStandInLog();
   const unserved: string[] = [];
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const raw = await readBody(req);
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (req.method === 'GET' && path.endsWith('/models')) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          object: 'list',
+          data: [{ id: 'stand-in', object: 'model', owned_by: 'host-matrix' }],
+        }),
+      );
+      return;
+    }
+    if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
+      unserved.push(`${req.method} ${path}`);
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not here"}}');
+      return;
+    }
+    let body: ChatBody;
+    try {
+      body = JSON.parse(raw) as ChatBody;
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    const toolNames = chatToolNames(body);
+    const { promptText, toolResults, calls } = readChat(body);
+    const deferred = toolNames.includes(BRIDGE.call) ? deferredSessTools(promptText, toolNames) : [];
+    const offersSess = [...toolNames, ...deferred].some((n) => n.includes('sess_'));
+    const step: ScriptStep = offersSess
+      ? next({ promptText, toolNames: [...toolNames, ...deferred], toolResults })
+      : { kind: 'text', text: 'Host matrix' };
+    const sent = bridged(step, toolNames, calls);
+    // The log keeps the script's step (the sess call it made), or the search the bridge needed first.
+    const logged = sent.kind === 'tool' && sent.tool === BRIDGE.search ? sent : step;
+    log.requests.push({
+      api: path,
+      body: raw,
+      toolNames,
+      toolResults,
+      ...(offersSess ? { step: logged } : {}),
+    });
+    send(res, sent, body);
+  };
   const server = await listen((req, res) => {
-    void (async () => {
-      const raw = await readBody(req);
-      const path = new URL(req.url ?? '/', 'http://x').pathname;
-      if (req.method === 'GET' && path.endsWith('/models')) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(
-          JSON.stringify({
-            object: 'list',
-            data: [{ id: 'stand-in', object: 'model', owned_by: 'host-matrix' }],
-          }),
-        );
-        return;
-      }
-      if (req.method !== 'POST' || !path.endsWith('/chat/completions')) {
-        unserved.push(`${req.method} ${path}`);
-        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not here"}}');
-        return;
-      }
-      let body: ChatBody;
-      try {
-        body = JSON.parse(raw) as ChatBody;
-      } catch {
-        res.writeHead(400).end();
-        return;
-      }
-      const toolNames = chatToolNames(body);
-      const { promptText, toolResults, calls } = readChat(body);
-      const deferred = toolNames.includes(BRIDGE.call) ? deferredSessTools(promptText, toolNames) : [];
-      const offersSess = [...toolNames, ...deferred].some((n) => n.includes('sess_'));
-      const step: ScriptStep = offersSess
-        ? next({ promptText, toolNames: [...toolNames, ...deferred], toolResults })
-        : { kind: 'text', text: 'Host matrix' };
-      const sent = bridged(step, toolNames, calls);
-      // The log keeps the script's step (the sess call it made), or the search the bridge needed first.
-      const logged = sent.kind === 'tool' && sent.tool === BRIDGE.search ? sent : step;
-      log.requests.push({
-        api: path,
-        body: raw,
-        toolNames,
-        toolResults,
-        ...(offersSess ? { step: logged } : {}),
-      });
-      send(res, sent, body);
-    })().catch(() => {
+    handle(req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500).end();
     });
   });
-  return {
-    baseUrl: `http://127.0.0.1:${server.port}/v1`,
+  const standIn: ChatCompletionsStandIn = {
     log,
     unserved,
+    baseUrl: `http://127.0.0.1:${server.port}/v1`,
     close: () => server.close(),
   };
+  return standIn;
 }

@@ -127,16 +127,23 @@ export async function runChatHost(
 }
 
 /**
- * Give a lane's files to the audits: a file the host keeps its transcript in (`transcript(path)`)
+ * Give both lanes' files to the audits: a file the host keeps its transcript in (`transcript(path)`)
  * to `keysOnly`, one that stores the configuration the test wrote (`config(path)`) to neither,
  * every other file under its home and project to `audit` (but the server's store under
  * `sess-state/`); and its output to `audit`, unless the
  * host prints the conversation (`outputIsTranscript`).
  */
-export async function auditLaneFiles(
-  lane: ChatHostLane,
+export async function auditRunFiles(
   run: ChatHostRun,
   rules: { config(path: string): boolean; transcript(path: string): boolean; outputIsTranscript?: boolean },
+): Promise<void> {
+  for (const lane of [run.lane, run.probe]) await auditLaneFiles(lane, run, rules);
+}
+
+async function auditLaneFiles(
+  lane: ChatHostLane,
+  run: ChatHostRun,
+  rules: Parameters<typeof auditRunFiles>[1],
 ): Promise<void> {
   for (const dir of [lane.place.home, lane.place.project])
     for (const file of await readTree(dir)) {
@@ -155,4 +162,14 @@ export function instructionsWhere(body: string | undefined): string {
   if (holder === undefined) return 'not sent to the model';
   if (holder.role === 'system') return 'in the system prompt';
   return `in the ${holder.role} turn, as a system reminder headed "The text below was supplied by the MCP server"`;
+}
+
+/** What a suite reads off a run: the flows lane's request bodies, the tools offered, paths not served. */
+export function runFacts(run: ChatHostRun): { bodies: string; offered: string[]; unserved: string[] } {
+  const log = run.lane.standIn.log;
+  return {
+    bodies: requestBodies(log),
+    offered: [...new Set(log.requests.flatMap((r) => r.toolNames))].sort(),
+    unserved: [...new Set([...run.lane.standIn.unserved, ...run.probe.standIn.unserved])],
+  };
 }

@@ -10,13 +10,18 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditLaneFiles, type ChatHostLane, instructionsWhere, runChatHost } from './chat-host-run.js';
+import {
+  auditRunFiles,
+  type ChatHostLane,
+  instructionsWhere,
+  runChatHost,
+  runFacts,
+} from './chat-host-run.js';
 import {
   expectFullRun,
   type HostResult,
   reachOf,
   readStdioTap,
-  requestBodies,
   requireHost,
   runHostCommand,
   toolDescriptionsIn,
@@ -87,19 +92,15 @@ function exec(lane: ChatHostLane, prompt: string): Promise<{ out: string; err: s
 describe.skipIf(opencode === undefined)(`opencode ${VERSION}`, () => {
   it('runs every flow over stdio with no model, and no key reaches its files or output', async () => {
     const run = await runChatHost(cleanup, { name: 'opencode', configure, exec });
-    const { lane, probe } = run;
-    for (const l of [lane, probe]) {
-      await auditLaneFiles(l, run, {
-        config: (path) => path === 'opencode.json',
-        // Its session database and log hold the conversation.
-        transcript: (path) => path.startsWith('.local/share/opencode/'),
-        outputIsTranscript: true,
-      });
-    }
+    await auditRunFiles(run, {
+      config: (path) => path === 'opencode.json',
+      // Its session database and log hold the conversation.
+      transcript: (path) => path.startsWith('.local/share/opencode/'),
+      outputIsTranscript: true,
+    });
+    const { lane } = run;
     const log = lane.standIn.log;
-    const bodies = requestBodies(log);
-    const offered = [...new Set(log.requests.flatMap((r) => r.toolNames))].sort();
-    const unserved = [...new Set([...lane.standIn.unserved, ...probe.standIn.unserved])];
+    const { bodies, offered, unserved } = runFacts(run);
     const result: HostResult = {
       host: 'opencode',
       version: VERSION,

@@ -9,13 +9,18 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { auditLaneFiles, type ChatHostLane, instructionsWhere, runChatHost } from './chat-host-run.js';
+import {
+  auditRunFiles,
+  type ChatHostLane,
+  instructionsWhere,
+  runChatHost,
+  runFacts,
+} from './chat-host-run.js';
 import {
   expectFullRun,
   type HostResult,
   reachOf,
   readStdioTap,
-  requestBodies,
   requireHost,
   runHostCommand,
   toolDescriptionsIn,
@@ -79,18 +84,14 @@ function exec(lane: ChatHostLane, prompt: string): Promise<{ out: string; err: s
 describe.skipIf(qwen === undefined)(`Qwen Code ${VERSION}`, () => {
   it('runs every flow over stdio with no model, and no key reaches its files or output', async () => {
     const run = await runChatHost(cleanup, { name: 'qwen', configure, exec });
-    const { lane, probe } = run;
-    for (const l of [lane, probe]) {
-      await auditLaneFiles(l, run, {
-        config: (path) => path === '.qwen/settings.json',
-        transcript: (path) => path.startsWith('.qwen/projects/') || path.startsWith('.qwen/tmp/'),
-        outputIsTranscript: true,
-      });
-    }
+    await auditRunFiles(run, {
+      config: (path) => path === '.qwen/settings.json',
+      transcript: (path) => path.startsWith('.qwen/projects/') || path.startsWith('.qwen/tmp/'),
+      outputIsTranscript: true,
+    });
+    const { lane } = run;
     const log = lane.standIn.log;
-    const bodies = requestBodies(log);
-    const offered = [...new Set(log.requests.flatMap((r) => r.toolNames))].sort();
-    const unserved = [...new Set([...lane.standIn.unserved, ...probe.standIn.unserved])];
+    const { bodies, offered, unserved } = runFacts(run);
     const tapped = await readStdioTap(lane.server.tap);
     const refusal = refusedInHost(log.requests.flatMap((r) => r.toolResults));
     const result: HostResult = {
