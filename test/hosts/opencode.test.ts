@@ -7,7 +7,7 @@
  *
  * Installed by `.ci/run` under `.tmp/opencode-1.18.33`; under `CI=true` a missing install fails.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -69,6 +69,25 @@ async function configure(lane: ChatHostLane): Promise<void> {
     },
   };
   await writeFile(join(place.project, 'opencode.json'), `${JSON.stringify(config, null, 2)}\n`);
+  await seedConfigDir(join(place.home, '.config', 'opencode'));
+}
+
+/**
+ * At every start opencode installs its plugin SDK (`@opencode-ai/plugin`, with `effect` and
+ * `@opentui/*`, about 50 MB) into its config directory from the npm registry, in the background,
+ * unless the directory has `node_modules` and a `package-lock.json` whose root lists every
+ * dependency of its `package.json` and the SDK (its `Npm.install`, "checkDirty"). No test flow
+ * loads a plugin, so the test seeds the directory as installed: no registry traffic, no install
+ * racing the run for the two cores.
+ */
+async function seedConfigDir(dir: string): Promise<void> {
+  const dependencies = { '@opencode-ai/plugin': VERSION };
+  await mkdir(join(dir, 'node_modules'), { recursive: true });
+  await writeFile(join(dir, 'package.json'), `${JSON.stringify({ dependencies }, null, 2)}\n`);
+  await writeFile(
+    join(dir, 'package-lock.json'),
+    `${JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies } } }, null, 2)}\n`,
+  );
 }
 
 function exec(lane: ChatHostLane, prompt: string): Promise<{ out: string; err: string }> {
@@ -80,6 +99,14 @@ function exec(lane: ChatHostLane, prompt: string): Promise<{ out: string; err: s
       OPENCODE_DISABLE_AUTOUPDATE: '1',
       OPENCODE_DISABLE_MODELS_FETCH: '1',
       OPENCODE_DISABLE_SHARE: '1',
+      // No internal auth plugins (Copilot, Codex, …), external plugins, Claude Code prompts and
+      // skills, LSP downloads or file watcher: none is part of a flow, each costs start-up time.
+      OPENCODE_DISABLE_DEFAULT_PLUGINS: '1',
+      OPENCODE_PURE: '1',
+      OPENCODE_DISABLE_CLAUDE_CODE: '1',
+      OPENCODE_DISABLE_EXTERNAL_SKILLS: '1',
+      OPENCODE_DISABLE_LSP_DOWNLOAD: '1',
+      OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER: '1',
       NO_COLOR: '1',
     },
     label: 'opencode run',
@@ -113,7 +140,8 @@ describe.skipIf(opencode === undefined)(`opencode ${VERSION}`, () => {
       seconds: { install: INSTALL_SECONDS, run: run.seconds },
       notes: [
         `tools offered: ${offered.join(', ')}`,
-        'the binary comes from the platform package opencode-linux-x64 (no install script needed); at start it asks the npm registry for its plugin packages (@opencode-ai/plugin, @opentui/*) into ~/.npm',
+        'the binary comes from the platform package opencode-linux-x64 (no install script needed); at every start it installs its plugin SDK (@opencode-ai/plugin, with effect and @opentui/*, about 50 MB) from the npm registry into ~/.config/opencode unless that directory’s package-lock.json lists it: the test seeds the directory as installed, and runs with its internal and external plugins, Claude Code prompts and skills, LSP downloads and file watcher off (OPENCODE_DISABLE_DEFAULT_PLUGINS, OPENCODE_PURE, …), so a run makes no request off the machine',
+        'each `opencode run` takes 5–14 s (an idle or a loaded 2-core machine) from its start to its first model request',
         'the test keeps the server env with the API key in the project’s opencode.json, as a user would; that file is not scanned',
         ...(unserved.length > 0
           ? [`model API paths the stand-in does not serve: ${unserved.join(', ')}`]

@@ -56,7 +56,8 @@ async function configure(lane: ChatHostLane): Promise<void> {
     mcpServers: { sess: { command: server.command, args: server.args, env: server.env, trust: true } },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
-    general: { disableAutoUpdate: true, disableUpdateNag: true },
+    // No `systemd-inhibit` child per model stream and tool call (two a turn).
+    general: { disableAutoUpdate: true, disableUpdateNag: true, preventSystemSleep: false },
   };
   await mkdir(join(place.home, '.qwen'), { recursive: true });
   await writeFile(join(place.home, '.qwen', 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
@@ -73,6 +74,8 @@ function exec(lane: ChatHostLane, prompt: string): Promise<{ out: string; err: s
       OPENAI_MODEL: 'stand-in',
       NO_COLOR: '1',
       QWEN_CODE_SUPPRESS_YOLO_WARNING: '1',
+      // It would start a second Node with a larger heap and run in that one: 2–4 s a run.
+      QWEN_CODE_NO_RELAUNCH: 'true',
     },
     label: 'qwen',
     // A loaded 2-core machine (CI, other suites beside) took over 90 s for the long call's run.
@@ -113,6 +116,7 @@ describe.skipIf(qwen === undefined)(`Qwen Code ${VERSION}`, () => {
         'MCP tools are deferred: the model sees their names and short descriptions in a system reminder, reviews a schema with `tool_search` (`select:<name>`; one tool a search, since the seven sess schemas together, about 35 KB, go over its output budget and reach the model as a file path and an empty preview) and calls it through `tool_call`',
         'a tool result reaches the model as the `structuredContent` JSON on its first line, then the text block',
         `tools offered: ${offered.join(', ')}`,
+        'the test runs it with `QWEN_CODE_NO_RELAUNCH` (no second Node with a larger heap) and `general.preventSystemSleep: false` (no `systemd-inhibit` child per model stream and tool call); each `qwen` run takes 4–7 s from its start to its first model request and exits right after its last',
         'after each turn it sends its model a memory-extraction request (no tools; the stand-in answers it with a short text)',
         'the test keeps the server env with the API key in ~/.qwen/settings.json, as a user would; that file is not scanned',
         ...(unserved.length > 0
