@@ -10,7 +10,7 @@
  */
 import { type LocalSess, startLocalSess } from '../../src/testing/index.js';
 import { createSecretsAudit, type SecretsAudit } from '../support/audit.js';
-import { type ChatCompletionsStandIn, startChatCompletionsStandIn } from './chat-completions-stand-in.js';
+import { startChatCompletionsStandIn } from './chat-completions-stand-in.js';
 import {
   type FlowOutcome,
   type HostPlace,
@@ -24,11 +24,22 @@ import {
 } from './matrix.js';
 import { MARKERS, probeLongCall, runFlow } from './run-flow.js';
 import { FLOWS, type FlowName, promptFor } from './script.js';
+import type { StandInLog } from './stand-in-log.js';
+
+/** A model API stand-in a lane's host is pointed at (Chat Completions by default). */
+export interface ModelStandIn {
+  /** The base URL the host's provider takes. */
+  readonly baseUrl: string;
+  readonly log: StandInLog;
+  /** Requests the stand-in does not serve (`METHOD path`). */
+  readonly unserved: string[];
+  close(): Promise<void>;
+}
 
 /** One lane: a runtime, a stand-in, a place and the stdio server the host is configured with. */
 export interface ChatHostLane {
   sess: LocalSess;
-  standIn: ChatCompletionsStandIn;
+  standIn: ModelStandIn;
   place: HostPlace;
   server: HostStdioServer;
   /** What the host printed (stdout and stderr of every run). */
@@ -39,6 +50,8 @@ export interface ChatHostLane {
 export interface ChatHostOptions {
   /** Goes into the temporary directories' names. */
   name: string;
+  /** The model API the host speaks, if not Chat Completions. */
+  startStandIn?: () => Promise<ModelStandIn>;
   /** What the suite adds to the stdio server (`SESS_MCP_MAX_WAIT_MS`, …). */
   server?: HostStdioServerOptions;
   /** Write the host's configuration into the lane's place. */
@@ -67,7 +80,7 @@ async function startLane(
 ): Promise<ChatHostLane> {
   const sess = await startLocalSess();
   cleanup.push(() => sess.close());
-  const standIn = await startChatCompletionsStandIn();
+  const standIn = await (options.startStandIn ?? startChatCompletionsStandIn)();
   cleanup.push(() => standIn.close());
   const place = await hostPlace(cleanup, options.name);
   const lane: ChatHostLane = {

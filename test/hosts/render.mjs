@@ -22,6 +22,7 @@ const ORDER = [
   'codex-stdio',
   'qwen-code-stdio',
   'opencode-stdio',
+  'gemini-cli-stdio',
   'ai-sdk-http',
   'openai-agents-stdio',
   'openai-agents-stdio-structured',
@@ -194,7 +195,7 @@ lines.push(
   '',
   '| Host | What it does with the instructions | Form to send |',
   '| --- | --- | --- |',
-  '| Claude Code, Codex CLI, Qwen Code, opencode | put in the model’s prompt whole (the rows above) | `full` |',
+  '| Claude Code, Codex CLI, Qwen Code, opencode, Gemini CLI | put in the model’s prompt whole (the rows above) | `full` |',
   '| Vercel AI SDK | not used by the SDK; the app puts `client.instructions` in `system` | `full`, or `short` for a small prompt |',
   '| LangChain.js (`@langchain/mcp-adapters`) | not read by the adapter | put `serverInstructions()` in the agent’s prompt yourself |',
   '| Mastra `MCPClient` | forwarded only when asked, cut at 512 characters by default (its documentation; not in this matrix) | `short` |',
@@ -270,11 +271,13 @@ lines.push(
   'nowhere, except where the host stores the configuration it was given, which is not scanned:',
   '`~/.claude.json` after `claude mcp add` (the bearer header, or the server’s environment with the API',
   'key) and Claude Code’s own backups of that file under `~/.claude/backups/`; `~/.codex/config.toml`;',
-  '`~/.qwen/settings.json`; the project’s `opencode.json`. The frameworks write no files. Links and',
+  '`~/.qwen/settings.json`; the project’s `opencode.json`; `~/.gemini/settings.json` and',
+  '`~/.gemini/trustedFolders.json`. The frameworks write no files. Links and',
   'answer values appear only where the host keeps its own conversation transcript (Claude Code:',
   '`~/.claude/projects/`; Codex: `~/.codex/sessions/`, its thread history database and the',
   '`codex exec --json` event stream; Qwen Code: `~/.qwen/projects/`, `~/.qwen/tmp/` and its output;',
-  'opencode: `~/.local/share/opencode/` and its output) and in what it sends its model.',
+  'opencode: `~/.local/share/opencode/` and its output; Gemini CLI: `~/.gemini/tmp/`, `~/.gemini/history/`',
+  'and its output) and in what it sends its model.',
 );
 lines.push('');
 lines.push('## Running it');
@@ -287,6 +290,7 @@ lines.push(
   'npm install --prefix .tmp/codex-0.171.0 @openai/codex@0.171.0',
   'npm install --prefix .tmp/qwen-code-0.24.4 @qwen-code/qwen-code@0.24.4',
   'npm install --prefix .tmp/opencode-1.18.33 opencode-ai@1.18.33',
+  'npm install --prefix .tmp/gemini-cli-0.61.0 @google/gemini-cli@0.61.0',
   'npm run build',
   'npx vitest run test/hosts',
   'node test/hosts/render.mjs',
@@ -306,7 +310,9 @@ lines.push(
   '(`test/hosts/chat-completions-stand-in.ts`) drives both. Each of their suites runs the flows and the',
   'long call side by side, each on its own runtime, stand-in and home, so a suite lasts about as long',
   'as the longer of the two rather than their sum. Running one suite re-renders its rows only: every',
-  'other row keeps its last result, kept in `test/hosts/results/`.',
+  'other row keeps its last result, kept in `test/hosts/results/`. Gemini CLI speaks the Gemini API',
+  '(`generateContent`, `streamGenerateContent`): its stand-in (`test/hosts/gemini-stand-in.ts`) runs',
+  'the same script the same two-lane way.',
 );
 if (extra.length > 0) lines.push('', `Other results found and not rendered: ${extra.join(', ')}.`);
 lines.push('');

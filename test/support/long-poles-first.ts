@@ -13,11 +13,12 @@ export const LONG_POLES = [
   'test/page/axe.test.ts', // ~65–140 s: axe-core in Chromium, every page state, two schemes
   'test/page/browser.test.ts', // ~100 s
   'test/hosts/codex.test.ts', // ~80 s
-  'test/hosts/opencode.test.ts', // ~60–110 s: flows beside its 45 s long call
-  'test/hosts/qwen-code.test.ts', // ~60–80 s: flows beside its 45 s long call
+  'test/hosts/opencode.test.ts', // ~65–80 s: flows beside its 45 s long call
+  'test/hosts/qwen-code.test.ts', // ~55–80 s: flows beside its 45 s long call
   'test/hosts/langchain.test.ts', // ~57 s
   'test/reliability/crash-cells.test.ts', // ~51 s
   'test/hosts/openai-agents.test.ts', // ~50 s: four rows side by side, each bound by its 45 s call
+  'test/hosts/gemini-cli.test.ts', // ~50 s: flows beside its 45 s long call
   'test/hosts/ai-sdk.test.ts', // ~49 s
   'test/reliability/crash.test.ts', // ~36 s
   'test/hosts/claude-code-wake.test.ts', // ~35 s: two interactive Claude Codes, a person 15 s late
