@@ -252,6 +252,11 @@ export interface HostResult {
    * `render.mjs` shows "unknown" where it is missing.
    */
   wakes?: string;
+  /**
+   * What the host costs CI, in seconds: its `npm install` (measured by hand on the 2-core
+   * machine, as `.ci/run` installs it) and its suite's wall time when run alone.
+   */
+  seconds?: { install: number; run: number };
 }
 
 /** Write a host's result to `.tmp/hosts/<slug>.json`. */

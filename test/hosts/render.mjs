@@ -1,20 +1,28 @@
 // Render docs/hosts.md from the results the host matrix suites wrote under .tmp/hosts/
-// (one JSON file per host and transport). Run after `npx vitest run test/hosts`:
+// (one JSON file per host and transport). Run after `npx vitest run test/hosts` (or any of its
+// files):
 //
 //   node test/hosts/render.mjs
 //
-// It writes only what the run measured; a host whose result is missing is listed as not run.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// A row's result is the fresh one under .tmp/hosts/ when this run wrote it, else the last one kept
+// in test/hosts/results/ (from the run that last rendered it); each fresh result is copied there,
+// so a run of one host's suite re-renders its rows and keeps every other row as it was. It writes
+// only what a run measured; a host with no result in either place is listed as not run.
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = join(root, '.tmp', 'hosts');
+const kept = join(root, 'test', 'hosts', 'results');
 const ORDER = [
   'claude-code-stdio',
   'claude-code-http',
   'claude-code-wake',
   'codex-stdio',
+  'qwen-code-stdio',
+  'opencode-stdio',
+  'gemini-cli-stdio',
   'ai-sdk-http',
   'openai-agents-stdio',
   'openai-agents-stdio-structured',
@@ -36,17 +44,22 @@ const FLOW_NAMES = {
   wake: '`sess_request` → `sess_response` (`waiting`) → `wake.command` in the background, turn ended → answered 15 s later → woken → `sess_response` → `sess_complete`',
 };
 
-const results = ORDER.filter((slug) => existsSync(join(dir, `${slug}.json`))).map((slug) => ({
-  slug,
-  ...JSON.parse(readFileSync(join(dir, `${slug}.json`), 'utf8')),
-}));
+mkdirSync(kept, { recursive: true });
+const results = ORDER.flatMap((slug) => {
+  const fresh = join(dir, `${slug}.json`);
+  if (existsSync(fresh)) copyFileSync(fresh, join(kept, `${slug}.json`));
+  const file = join(kept, `${slug}.json`);
+  return existsSync(file) ? [{ slug, ...JSON.parse(readFileSync(file, 'utf8')) }] : [];
+});
 const extra = existsSync(dir)
   ? readdirSync(dir).filter(
       (f) => f.endsWith('.json') && !f.includes('.model-log') && !ORDER.includes(f.slice(0, -5)),
     )
   : [];
 if (results.length === 0) {
-  console.error('No results under .tmp/hosts/: run `npx vitest run test/hosts` first.');
+  console.error(
+    'No results under .tmp/hosts/ or test/hosts/results/: run `npx vitest run test/hosts` first.',
+  );
   process.exit(1);
 }
 
@@ -200,7 +213,7 @@ lines.push(
   '',
   '| Host | What it does with the instructions | Form to send |',
   '| --- | --- | --- |',
-  '| Claude Code, Codex CLI | put in the model’s prompt whole (the rows above) | `full` |',
+  '| Claude Code, Codex CLI, Qwen Code, opencode, Gemini CLI | put in the model’s prompt whole (the rows above) | `full` |',
   '| Vercel AI SDK | not used by the SDK; the app puts `client.instructions` in `system` | `full`, or `short` for a small prompt |',
   '| LangChain.js (`@langchain/mcp-adapters`) | not read by the adapter | put `serverInstructions()` in the agent’s prompt yourself |',
   '| Mastra `MCPClient` | forwarded only with `forwardInstructions: true`, cut at 512 characters by default (the rows above) | `short` |',
@@ -251,6 +264,11 @@ for (const r of results) {
   lines.push(`### ${r.host} (${r.transport})`);
   lines.push('');
   lines.push(`- Version: ${r.version}`);
+  if (r.seconds !== undefined) {
+    lines.push(
+      `- Cost in CI: ${r.seconds.install} s to install, ${r.seconds.run} s for its suite alone; wait ceiling to set: ${ceilingToSet(r.callTimeout)}`,
+    );
+  }
   lines.push(`- Server instructions: ${r.instructions}`);
   lines.push(`- Tool descriptions: ${r.toolDescriptions}`);
   for (const note of r.notes) lines.push(`- ${note}`);
@@ -271,12 +289,15 @@ lines.push(
   'host’s output, and every request it sent its model. The Sess API key and the MCP bearer token appear',
   'nowhere, except where the host stores the configuration it was given, which is not scanned:',
   '`~/.claude.json` after `claude mcp add` (the bearer header, or the server’s environment with the API',
-  'key) and Claude Code’s own backups of that file under `~/.claude/backups/`; `~/.codex/config.toml`.',
-  'The frameworks write no files; mcp-remote keeps its registration and tokens in its config directory',
-  '(`MCP_REMOTE_CONFIG_DIR`), which is not scanned either. Links and answer values appear only',
-  'where the host keeps its own conversation transcript (Claude Code: `~/.claude/projects/`; Codex:',
-  '`~/.codex/sessions/`, its thread history database and the `codex exec --json` event stream) and in',
-  'what it sends its model.',
+  'key) and Claude Code’s own backups of that file under `~/.claude/backups/`; `~/.codex/config.toml`;',
+  '`~/.qwen/settings.json`; the project’s `opencode.json`; `~/.gemini/settings.json` and',
+  '`~/.gemini/trustedFolders.json`. The frameworks write no files; mcp-remote keeps its registration and',
+  'tokens in its config directory (`MCP_REMOTE_CONFIG_DIR`), which is not scanned either. Links and',
+  'answer values appear only where the host keeps its own conversation transcript (Claude Code:',
+  '`~/.claude/projects/`; Codex: `~/.codex/sessions/`, its thread history database and the',
+  '`codex exec --json` event stream; Qwen Code: `~/.qwen/projects/`, `~/.qwen/tmp/` and its output;',
+  'opencode: `~/.local/share/opencode/` and its output; Gemini CLI: `~/.gemini/tmp/`, `~/.gemini/history/`',
+  'and its output) and in what it sends its model.',
 );
 lines.push('');
 lines.push('## Running it');
@@ -287,6 +308,9 @@ lines.push(
   '```sh',
   'npm install --prefix .tmp/claude-code-2.1.332 @anthropic-ai/claude-code@2.1.332',
   'npm install --prefix .tmp/codex-0.171.0 @openai/codex@0.171.0',
+  'npm install --prefix .tmp/qwen-code-0.24.4 @qwen-code/qwen-code@0.24.4',
+  'npm install --prefix .tmp/opencode-1.18.33 opencode-ai@1.18.33',
+  'npm install --prefix .tmp/gemini-cli-0.61.0 @google/gemini-cli@0.61.0',
   'npm install --prefix .tmp/mcp-remote mcp-remote@0.15.1  # and Chromium, for its sign-in',
   'npm run build',
   'npx vitest run test/hosts',
@@ -303,6 +327,14 @@ lines.push(
   '```',
   '',
   'Without an install a host’s suite is skipped outside CI; under `CI=true` it fails.',
+  '',
+  'Qwen Code and opencode speak the OpenAI Chat Completions API: one stand-in',
+  '(`test/hosts/chat-completions-stand-in.ts`) drives both. Each of their suites runs the flows and the',
+  'long call side by side, each on its own runtime, stand-in and home, so a suite lasts about as long',
+  'as the longer of the two rather than their sum. Running one suite re-renders its rows only: every',
+  'other row keeps its last result, kept in `test/hosts/results/`. Gemini CLI speaks the Gemini API',
+  '(`generateContent`, `streamGenerateContent`): its stand-in (`test/hosts/gemini-stand-in.ts`) runs',
+  'the same script the same two-lane way.',
 );
 if (extra.length > 0) lines.push('', `Other results found and not rendered: ${extra.join(', ')}.`);
 lines.push('');

@@ -116,6 +116,9 @@ export function parseToolResult(text: string): Record<string, unknown> | undefin
     if (lines[i]!.trimStart().startsWith('{')) {
       const rest = tryParse(lines.slice(i).join('\n').trim());
       if (rest !== undefined) return rest;
+      // A JSON line inside a host's own wrapper (Gemini CLI's `<untrusted_context>` tags).
+      const line = tryParse(lines[i]!.trim());
+      if (line !== undefined) return line;
     }
   }
   return undefined;

@@ -93,8 +93,23 @@ export function nextSentences(log: StandInLog): string[] {
     for (const result of request.toolResults) {
       const next = parseToolResult(result)?.next;
       if (typeof next === 'string') seen.add(next);
+      // A host that forwards structuredContent on a line of its own before the text block (Qwen Code).
+      for (const line of result.split('\n')) {
+        const lineNext = line.startsWith('{') ? jsonNext(line) : undefined;
+        if (lineNext !== undefined) seen.add(lineNext);
+      }
     }
   return [...seen];
+}
+
+/** The `next` string of a line that is one JSON object, if it has one. */
+function jsonNext(line: string): string | undefined {
+  try {
+    const next = (JSON.parse(line) as { next?: unknown } | null)?.next;
+    return typeof next === 'string' ? next : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -17,9 +17,11 @@ export const LONG_POLES = [
   'test/page/axe.test.ts', // ~65–140 s: axe-core in Chromium, every page state, two schemes
   'test/page/browser.test.ts', // ~80–100 s
   'test/hosts/codex.test.ts', // ~80 s
-  'test/store/file-fencing.test.ts', // ~70 s: leases taken over, a 15 s real lease
-  'test/store/postgres.test.ts', // ~63 s: the contract suite and two-process races
-  'test/store/file.test.ts', // ~59 s: the contract suite, two-process races, a killed writer
+  'test/hosts/opencode.test.ts', // ~65–80 s: flows beside its 45 s long call
+  'test/hosts/qwen-code.test.ts', // ~55–80 s: flows beside its 45 s long call
+  'test/store/file-fencing.test.ts', // ~50–70 s: leases taken over, a 15 s real lease
+  'test/store/postgres.test.ts', // ~20–63 s: the contract suite and two-process races
+  'test/store/file.test.ts', // ~10–59 s: the contract suite, two-process races, a killed writer
   'test/hosts/langchain.test.ts', // ~57 s
   'test/store/file-fencing-engine.test.ts', // ~55 s: every engine write taken over
   'test/store/two-instances.test.ts', // ~52 s: two HTTP instances on one PostgreSQL
@@ -28,6 +30,7 @@ export const LONG_POLES = [
   'test/hosts/mastra.test.ts', // ~53 s: two rows side by side, each bound by its 45 s call
   'test/hosts/openai-agents.test.ts', // ~50 s: four rows side by side, each bound by its 45 s call
   'test/signin/reconnect.test.ts', // ~50 s: mcp-remote signing in through Chromium, both bindings
+  'test/hosts/gemini-cli.test.ts', // ~50 s: flows beside its 45 s long call
   'test/hosts/ai-sdk.test.ts', // ~49 s
   'test/store/retention-bounds.test.ts', // ~45 s: 20 000 interactions finished and pruned per store
   'test/engine/list.test.ts', // ~38 s
