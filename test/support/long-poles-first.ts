@@ -12,7 +12,6 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 /** The slowest files, slowest first (seconds on a 2-core machine, alone or beside a few files). */
 export const LONG_POLES = [
   'test/hosts/claude-code.test.ts', // ~110–140 s: a real Claude Code, stdio and HTTP
-  'test/package/strict-consumer.test.ts', // ~140 s beside other files: three tsc runs, no skipLibCheck
   'test/soak/soak.test.ts', // ~105 s: its 60 s fault schedule, three instances, PostgreSQL, HAProxy
   'test/page/axe.test.ts', // ~65–140 s: axe-core in Chromium, every page state, two schemes
   'test/page/browser.test.ts', // ~80–100 s
@@ -40,6 +39,8 @@ export const LONG_POLES = [
   'test/stdio/resilience.test.ts', // ~35 s
   'test/http/inspector.test.ts', // ~31 s
   'test/signin/oauth-http.test.ts', // ~28 s
+  // CPU, not waiting: about 65 CPU-seconds of tsc, so it starts after the files that mostly wait.
+  'test/package/strict-consumer.test.ts', // ~95 s alone, ~140 s beside other files
 ];
 
 function rank(spec: TestSpecification): number {
