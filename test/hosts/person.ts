@@ -49,14 +49,18 @@ async function nthWait(sess: LocalSess, sessionId: string | undefined, count: nu
   }
 }
 
-/** Play the person of `flow` until it is answered; rejects after `timeoutMs`. */
+/**
+ * Play the person of `flow` until it is answered; rejects after `timeoutMs`. The default is just
+ * under the CLI hosts' 180 s run limit: a host's first run starts with the other long files of a
+ * CI run, and on two loaded cores its first call came after more than 120 s.
+ */
 export async function playPerson(
   sess: LocalSess,
   flow: FlowName,
   audit: SecretsAudit,
   knownSessions: ReadonlySet<string>,
   knownAsks: ReadonlySet<string>,
-  timeoutMs = 120_000,
+  timeoutMs = 170_000,
 ): Promise<PersonReport> {
   const deadline = Date.now() + timeoutMs;
   const report: PersonReport = { waitsBeforeAnswer: [] };
